@@ -1,0 +1,7 @@
+#pragma once
+// Everything onnxmap offers, in one include.
+
+#include "onnxmap/error.hpp"
+#include "onnxmap/schema.hpp"
+#include "onnxmap/version.hpp"
+#include "onnxmap/wire.hpp"

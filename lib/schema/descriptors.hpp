@@ -1,0 +1,54 @@
+#pragma once
+// What each field of each onnx.proto message is: name, JSON name, type, label. The indexing pass
+// uses it to know which LEN fields are messages, and the JSON dump to print every field.
+
+#include <cstdint>
+#include <span>
+
+#include "onnxmap/schema.hpp"
+
+namespace onnxmap::schema {
+
+enum class FieldType : std::uint8_t {
+  int64_,
+  int32_,
+  uint64_,
+  float_,
+  double_,
+  string_,
+  bytes_,
+  enum_,
+  message,
+};
+
+enum class EnumKind : std::uint8_t { none, attribute_type, data_location };
+
+struct FieldDescriptor {
+  std::uint32_t number;
+  const char* name;       // as in onnx.proto
+  const char* json_name;  // lowerCamelCase, as protobuf's JSON mapping names it
+  FieldType type;
+  MessageKind message;  // the field's message type, when type == message
+  EnumKind enum_kind;
+  bool repeated;
+  bool packed;        // written packed by libprotobuf (a reader accepts both forms anyway)
+  const char* oneof;  // name of the oneof the field belongs to, or nullptr
+};
+
+struct MessageDescriptor {
+  const char* name;  // as in onnx.proto, nested ones dotted ("TensorProto.Segment")
+  std::span<const FieldDescriptor> fields;
+};
+
+[[nodiscard]] const MessageDescriptor& descriptor(MessageKind kind) noexcept;
+
+// The descriptor of field `number` of `kind`, or nullptr for a field the schema does not know.
+[[nodiscard]] inline const FieldDescriptor* find_field(MessageKind kind,
+                                                       std::uint32_t number) noexcept {
+  for (const FieldDescriptor& field : descriptor(kind).fields) {
+    if (field.number == number) return &field;
+  }
+  return nullptr;
+}
+
+}  // namespace onnxmap::schema

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages onnxmap builds and tests with, only those that are missing.
+# Sourced by tools/demo.sh and tools/test.sh; quiet when everything is in place.
+set -euo pipefail
+
+onnxmap_packages=(
+  g++ meson ninja-build pkg-config
+  libboost-dev libboost-iostreams-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev
+  # The reference implementation, used as the oracle by tests and benchmarks.
+  python3 python3-onnx python3-protobuf python3-numpy
+  libonnx-dev libprotobuf-dev
+)
+
+onnxmap_install_deps() {
+  local missing=()
+  local pkg
+  for pkg in "${onnxmap_packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+
+  echo "onnxmap: installing missing packages: ${missing[*]}" >&2
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "onnxmap: need root or sudo to install ${missing[*]}" >&2; return 1; }
+    sudo=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq >&2
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

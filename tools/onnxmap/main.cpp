@@ -1,0 +1,33 @@
+// onnxmap: the command-line face of the library, git-style (`onnxmap VERB ...`).
+// Exit codes: 0 success, 1 invalid model or failed check, 2 usage error.
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "onnxmap/onnxmap.hpp"
+#include "verbs.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"onnxmap: read ONNX models through a memory map, lazily"};
+  app.set_version_flag("--version", std::string("onnxmap ") + std::string(onnxmap::version()));
+  app.require_subcommand(1);
+  onnxmap::cli::register_verbs(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 exits 0 for --help and --version; every real usage error becomes exit code 2.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : onnxmap::cli::kExitUsage;
+  }
+  try {
+    return onnxmap::cli::run_selected(app);
+  } catch (const onnxmap::Error& e) {
+    std::cerr << "onnxmap: " << e.what() << '\n';
+    return onnxmap::cli::kExitInvalid;
+  } catch (const std::exception& e) {
+    std::cerr << "onnxmap: " << e.what() << '\n';
+    return onnxmap::cli::kExitInvalid;
+  }
+}

@@ -1,0 +1,39 @@
+#include "verbs.hpp"
+
+#include <utility>
+#include <vector>
+
+namespace onnxmap::cli {
+
+namespace {
+
+struct Verb {
+  const CLI::App* subcommand;
+  VerbRunner run;
+};
+
+std::vector<Verb>& verbs() {
+  static std::vector<Verb> all;
+  return all;
+}
+
+}  // namespace
+
+void add_verb(CLI::App* subcommand, VerbRunner run) {
+  verbs().push_back({subcommand, std::move(run)});
+}
+
+int run_selected(const CLI::App& app) {
+  for (const Verb& verb : verbs()) {
+    if (verb.subcommand->parsed()) return verb.run();
+  }
+  (void)app;
+  return kExitUsage;
+}
+
+void register_verbs(CLI::App& app) {
+  // Verbs are added here as they are written, one file each.
+  (void)app;
+}
+
+}  // namespace onnxmap::cli

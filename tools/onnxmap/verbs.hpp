@@ -1,0 +1,24 @@
+#pragma once
+// The verbs of the onnxmap command, one file each. Each `add_*` registers its subcommand and
+// the function that runs it.
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace onnxmap::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInvalid = 1;
+inline constexpr int kExitUsage = 2;
+
+using VerbRunner = std::function<int()>;
+
+// Registers every verb on `app`.
+void register_verbs(CLI::App& app);
+// Runs the verb the command line selected; returns the exit code.
+int run_selected(const CLI::App& app);
+
+// Called by each verb's file to make itself known.
+void add_verb(CLI::App* subcommand, VerbRunner run);
+
+}  // namespace onnxmap::cli

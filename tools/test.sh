@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds onnxmap and runs the whole test suite twice: a normal build (warnings are errors) and an
+# AddressSanitizer + UndefinedBehaviorSanitizer build. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source tools/install-deps.sh
+onnxmap_install_deps
+
+# build_and_test DIR [MESON OPTIONS...]: configures once, builds, runs `meson test`.
+build_and_test() {
+  local dir=$1
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" --buildtype=debugoptimized -Dwerror=true "$@" >/dev/null
+  fi
+  ninja -C "$dir" --quiet
+  echo "== meson test ($dir)"
+  meson test -C "$dir" --print-errorlogs --num-processes 2
+}
+
+status=0
+build_and_test build-test || status=1
+# Sanitized build: -Db_lundef=false is what meson needs to link with the sanitizer runtimes.
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  build_and_test build-asan -Db_sanitize=address,undefined -Db_lundef=false || status=1
+
+# One closing line over both runs, read from meson's JSON logs.
+/usr/bin/python3 - build-test build-asan <<'PY'
+import json, sys, collections
+counts = collections.Counter()
+for build in sys.argv[1:]:
+    try:
+        with open(f"{build}/meson-logs/testlog.json") as log:
+            for line in log:
+                counts[json.loads(line)["result"]] += 1
+    except FileNotFoundError:
+        counts["FAIL"] += 1
+failed = sum(n for r, n in counts.items() if r not in ("OK", "SKIP", "EXPECTEDFAIL"))
+print(f"tests: {counts['OK'] + counts['EXPECTEDFAIL']} passed, {failed} failed, {counts['SKIP']} skipped")
+PY
+exit $status
