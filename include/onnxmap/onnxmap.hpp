@@ -2,6 +2,8 @@
 // Everything onnxmap offers, in one include.
 
 #include "onnxmap/error.hpp"
+#include "onnxmap/mapped_file.hpp"
+#include "onnxmap/model.hpp"
 #include "onnxmap/schema.hpp"
 #include "onnxmap/version.hpp"
 #include "onnxmap/wire.hpp"

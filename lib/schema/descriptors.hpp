@@ -6,6 +6,7 @@
 #include <span>
 
 #include "onnxmap/schema.hpp"
+#include "onnxmap/wire.hpp"
 
 namespace onnxmap::schema {
 
@@ -49,6 +50,29 @@ struct MessageDescriptor {
     if (field.number == number) return &field;
   }
   return nullptr;
+}
+
+}  // namespace onnxmap::schema
+
+namespace onnxmap::schema {
+
+// Whether a field arriving with wire type `type` is this field: its own encoding, or the packed
+// form of a repeated scalar. libprotobuf treats a field that fits neither as unknown.
+[[nodiscard]] constexpr bool wire_type_fits(const FieldDescriptor& field,
+                                            wire::WireType type) noexcept {
+  const bool packed_form = field.repeated && type == wire::WireType::len;
+  switch (field.type) {
+    case FieldType::int64_:
+    case FieldType::int32_:
+    case FieldType::uint64_:
+    case FieldType::enum_: return type == wire::WireType::varint || packed_form;
+    case FieldType::float_: return type == wire::WireType::i32 || packed_form;
+    case FieldType::double_: return type == wire::WireType::i64 || packed_form;
+    case FieldType::string_:
+    case FieldType::bytes_:
+    case FieldType::message: return type == wire::WireType::len;
+  }
+  return false;
 }
 
 }  // namespace onnxmap::schema

@@ -32,8 +32,7 @@ int run_selected(const CLI::App& app) {
 }
 
 void register_verbs(CLI::App& app) {
-  // Verbs are added here as they are written, one file each.
-  (void)app;
+  add_ls_verb(app);
 }
 
 }  // namespace onnxmap::cli

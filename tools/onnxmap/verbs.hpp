@@ -18,6 +18,9 @@ void register_verbs(CLI::App& app);
 // Runs the verb the command line selected; returns the exit code.
 int run_selected(const CLI::App& app);
 
+// Each verb's file defines one of these.
+void add_ls_verb(CLI::App& app);
+
 // Called by each verb's file to make itself known.
 void add_verb(CLI::App* subcommand, VerbRunner run);
 

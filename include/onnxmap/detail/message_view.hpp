@@ -1,0 +1,106 @@
+#pragma once
+// The base of every view: a message's byte spans in the model file, decoded field by field when
+// a getter is called. Internal; users see the named views in views.hpp and tensor.hpp.
+
+#include <boost/container/small_vector.hpp>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace onnxmap::detail {
+
+struct ModelIndex;
+
+inline constexpr std::uint32_t kNone = UINT32_MAX;
+
+// A byte range of the model file.
+struct Span {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+// A message's bytes: one span, or several when a singular message field was given more than
+// once (protobuf merges them).
+using SpanList = boost::container::small_vector<Span, 1>;
+
+class MessageView {
+ public:
+  // Where the message is: its record in the index (kNone for leaf messages) and its bytes.
+  [[nodiscard]] std::uint32_t record() const noexcept { return record_; }
+  [[nodiscard]] const SpanList& spans() const noexcept { return spans_; }
+  // Offset in the model file of the message's first byte.
+  [[nodiscard]] std::uint64_t offset() const noexcept {
+    return spans_.empty() ? 0 : spans_.front().offset;
+  }
+
+ protected:
+  MessageView() = default;
+  MessageView(const ModelIndex* index, std::uint32_t record);
+  MessageView(const ModelIndex* index, SpanList spans) : index_(index), spans_(std::move(spans)) {}
+
+  [[nodiscard]] bool empty() const noexcept { return spans_.empty(); }
+  [[nodiscard]] bool has(std::uint32_t number) const;
+  // Singular fields: the last occurrence wins.
+  [[nodiscard]] std::string_view string_field(std::uint32_t number) const;
+  [[nodiscard]] std::optional<std::uint64_t> varint_field(std::uint32_t number) const;
+  [[nodiscard]] std::optional<std::uint32_t> fixed32_field(std::uint32_t number) const;
+  // Repeated fields, packed or not, in wire order.
+  [[nodiscard]] std::vector<std::string_view> strings_field(std::uint32_t number) const;
+  [[nodiscard]] std::vector<std::int64_t> int64s_field(std::uint32_t number) const;
+  [[nodiscard]] std::vector<float> floats_field(std::uint32_t number) const;
+  // A singular leaf message (all occurrences, merged), and repeated leaf messages.
+  [[nodiscard]] SpanList message_field(std::uint32_t number) const;
+  [[nodiscard]] std::vector<SpanList> messages_field(std::uint32_t number) const;
+  // Indexed children held in field `number`: record ids [first, last).
+  [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> children(std::uint32_t number) const;
+
+  const ModelIndex* index_ = nullptr;
+  std::uint32_t record_ = kNone;
+  SpanList spans_;
+};
+
+// The indexed children of one field as a random-access range of views, without allocation.
+template <class View>
+class ViewRange {
+ public:
+  ViewRange(const ModelIndex* index, std::uint32_t first, std::uint32_t last)
+      : index_(index), first_(first), last_(last) {}
+
+  [[nodiscard]] std::size_t size() const noexcept { return last_ - first_; }
+  [[nodiscard]] bool empty() const noexcept { return first_ == last_; }
+  [[nodiscard]] View operator[](std::size_t i) const {
+    return View(index_, first_ + static_cast<std::uint32_t>(i));
+  }
+
+  class iterator {
+   public:
+    using value_type = View;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    iterator(const ModelIndex* index, std::uint32_t id) : index_(index), id_(id) {}
+    View operator*() const { return View(index_, id_); }
+    iterator& operator++() {
+      ++id_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++id_;
+      return old;
+    }
+    bool operator==(const iterator& other) const { return id_ == other.id_; }
+
+   private:
+    const ModelIndex* index_ = nullptr;
+    std::uint32_t id_ = 0;
+  };
+  [[nodiscard]] iterator begin() const { return {index_, first_}; }
+  [[nodiscard]] iterator end() const { return {index_, last_}; }
+
+ private:
+  const ModelIndex* index_;
+  std::uint32_t first_;
+  std::uint32_t last_;
+};
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,68 @@
+#pragma once
+// An ONNX model opened through a memory map: one indexing pass at open, views decoded on touch.
+//
+//   auto model = onnxmap::Model::open("llama.onnx");
+//   onnxmap::Tensor w = model.tensor("model.layers.7.mlp.up_proj.weight");
+//   std::span<const std::byte> bytes = w.bytes();  // zero-copy
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "onnxmap/model_options.hpp"
+#include "onnxmap/tensor.hpp"
+#include "onnxmap/views.hpp"
+
+namespace onnxmap {
+
+class Model {
+ public:
+  // Maps `path` and indexes it. Throws onnxmap::Error (file, field path, byte offset) for an
+  // unreadable or malformed file. A bare TensorProto file opens with `root` TensorProto.
+  [[nodiscard]] static Model open(const std::filesystem::path& path, const Options& options = {},
+                                  schema::MessageKind root = schema::MessageKind::ModelProto);
+  // A model held in memory (copied); external data resolves against `folder`.
+  [[nodiscard]] static Model from_bytes(std::span<const std::byte> bytes,
+                                        const Options& options = {},
+                                        schema::MessageKind root = schema::MessageKind::ModelProto,
+                                        const std::filesystem::path& folder = {});
+
+  [[nodiscard]] std::int64_t ir_version() const;
+  [[nodiscard]] std::vector<OperatorSetId> opset_imports() const;
+  [[nodiscard]] std::string_view producer_name() const;
+  [[nodiscard]] std::string_view producer_version() const;
+  [[nodiscard]] std::string_view domain() const;
+  [[nodiscard]] ModelVersion model_version() const;
+  [[nodiscard]] std::string_view doc_string() const;
+  [[nodiscard]] std::vector<StringStringEntry> metadata_props() const;
+  [[nodiscard]] std::optional<Graph> graph() const;
+  [[nodiscard]] detail::ViewRange<Function> functions() const;
+  [[nodiscard]] detail::ViewRange<TrainingInfo> training_info() const;
+
+  // Tensors: every initializer of every graph, sparse initializer parts, and tensors held in
+  // attributes (a Constant's value is found by the Constant's output name), breadth-first.
+  [[nodiscard]] std::size_t tensor_count() const noexcept;
+  [[nodiscard]] Tensor tensor_at(std::size_t i) const;
+  // The outermost tensor named `name`; throws onnxmap::Error (not_found).
+  [[nodiscard]] Tensor tensor(std::string_view name) const;
+  [[nodiscard]] std::optional<Tensor> find_tensor(std::string_view name) const;
+  // Every tensor named `name`, outermost first.
+  [[nodiscard]] std::vector<Tensor> tensors(std::string_view name) const;
+  // The tensor at `path` ("graph.node[3].attribute[0].t"), which always names exactly one.
+  [[nodiscard]] std::optional<Tensor> tensor_at_path(std::string_view path) const;
+
+  // Number of message records the index holds, and the files behind the model.
+  [[nodiscard]] std::size_t message_count() const noexcept;
+  [[nodiscard]] const std::filesystem::path& path() const noexcept;
+  [[nodiscard]] std::uint64_t file_size() const noexcept;
+
+ private:
+  explicit Model(std::shared_ptr<const detail::ModelIndex> index) : index_(std::move(index)) {}
+
+  std::shared_ptr<const detail::ModelIndex> index_;
+};
+
+}  // namespace onnxmap

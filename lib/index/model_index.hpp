@@ -1,0 +1,112 @@
+#pragma once
+// The index one pass over a model builds: flat, immutable tables of message records and tensor
+// records, plus a hash from tensor name to record. Views are (index, record) pairs over it.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "onnxmap/detail/message_view.hpp"
+#include "onnxmap/mapped_file.hpp"
+#include "onnxmap/model_options.hpp"
+#include "onnxmap/schema.hpp"
+#include "schema/descriptors.hpp"
+
+namespace onnxmap::detail {
+
+using schema::MessageKind;
+
+// The structural messages get records; small leaf messages (types, shapes, string pairs, opset
+// ids, ...) are validated by the pass and decoded from their parent's bytes when touched.
+[[nodiscard]] constexpr bool is_indexed(MessageKind kind) noexcept {
+  switch (kind) {
+    case MessageKind::ModelProto:
+    case MessageKind::GraphProto:
+    case MessageKind::NodeProto:
+    case MessageKind::AttributeProto:
+    case MessageKind::TensorProto:
+    case MessageKind::SparseTensorProto:
+    case MessageKind::ValueInfoProto:
+    case MessageKind::FunctionProto:
+    case MessageKind::TrainingInfoProto: return true;
+    default: return false;
+  }
+}
+
+struct MessageRecord {
+  std::uint64_t offset = 0;  // first span
+  std::uint64_t length = 0;
+  std::uint32_t parent = kNone;
+  std::uint32_t first_child = 0;  // children are contiguous, sorted by field number
+  std::uint32_t child_count = 0;
+  std::uint32_t field_number = 0;    // the parent's field that holds this message
+  std::uint32_t index_in_field = 0;  // position among the parent's values of that field
+  MessageKind kind = MessageKind::ModelProto;
+  std::uint16_t depth = 0;
+  bool merged = false;  // more spans in ModelIndex::merged_spans
+};
+
+// How a tensor's elements are stored.
+enum class Storage : std::uint8_t {
+  none,      // no payload field at all (an empty tensor, or one with no data)
+  raw,       // raw_data: a view into the model file
+  external,  // data_location EXTERNAL: a view into a data file
+  typed,     // float_data, int32_data, ...: decoded on request
+};
+
+struct TensorRecord {
+  std::uint32_t message = kNone;         // the TensorProto's MessageRecord
+  std::uint32_t next_same_name = kNone;  // the next tensor (breadth-first) with the same name
+  std::string_view name;                 // the lookup name (a Constant's output when unnamed)
+  std::int32_t data_type = 0;
+  Storage storage = Storage::none;
+  std::uint32_t typed_field = 0;     // the typed field that holds the data, for Storage::typed
+  std::uint32_t data_file = kNone;   // index into ModelIndex::data_files, for Storage::external
+  std::uint64_t payload_offset = 0;  // in the model file, or in the data file when external
+  std::uint64_t payload_length = 0;
+  std::uint32_t dims_begin = 0;  // into ModelIndex::dims
+  std::uint32_t dims_count = 0;
+};
+
+struct DataFile {
+  std::string location;  // as written in the model
+  MappedFile file;
+};
+
+struct ModelIndex {
+  MappedFile file;
+  std::string display_name;      // the path, for error messages
+  std::filesystem::path folder;  // external data locations resolve against it
+  Options options;
+  std::vector<MessageRecord> messages;                           // [0] is the root message
+  std::vector<std::pair<std::uint32_t, SpanList>> merged_spans;  // sorted by record id
+  std::vector<TensorRecord> tensors;  // breadth-first: outer graphs first
+  std::vector<std::int64_t> dims;
+  std::vector<DataFile> data_files;
+  std::vector<std::uint32_t> name_slots;  // open addressing: tensor id + 1, 0 = empty
+
+  [[nodiscard]] std::span<const std::byte> bytes(const Span& span) const noexcept {
+    return file.bytes().subspan(span.offset, span.length);
+  }
+  [[nodiscard]] SpanList spans(std::uint32_t record) const;
+  // Children of `record` held in field `field_number`, as a range of record ids.
+  [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> children(std::uint32_t record,
+                                                                 std::uint32_t field_number) const;
+  // "graph.node[12].attribute[0].t"
+  [[nodiscard]] std::string path(std::uint32_t record) const;
+  // The tensor id of TensorProto record `record` (tensors are in record order).
+  [[nodiscard]] std::uint32_t tensor_of_message(std::uint32_t record) const noexcept;
+  // The first tensor (breadth-first) with lookup name `name`, or kNone.
+  [[nodiscard]] std::uint32_t find_tensor(std::string_view name) const noexcept;
+};
+
+// Maps `path` and builds its index. Throws onnxmap::Error naming file, field path and offset.
+[[nodiscard]] std::shared_ptr<const ModelIndex> build_index(MappedFile file,
+                                                            std::string display_name,
+                                                            std::filesystem::path folder,
+                                                            MessageKind root,
+                                                            const Options& options);
+
+}  // namespace onnxmap::detail

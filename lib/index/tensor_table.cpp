@@ -1,0 +1,243 @@
+#include "index/tensor_table.hpp"
+
+#include <charconv>
+#include <functional>
+#include <string>
+
+namespace onnxmap::detail {
+
+namespace {
+
+using TP = schema::TensorProto;
+
+// The external_data entries of a tensor that matter for finding its bytes.
+struct ExternalRef {
+  std::string_view location;
+  std::optional<std::uint64_t> offset;
+  std::optional<std::uint64_t> length;
+};
+
+std::uint64_t parse_decimal(std::string_view key, std::string_view text, std::uint64_t at) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) {
+    throw Error(ErrorKind::bad_tensor,
+                "external_data '" + std::string(key) + "' is '" + std::string(text) +
+                    "', not a non-negative decimal number",
+                at, "external_data");
+  }
+  return value;
+}
+
+void read_external_entry(const wire::Field& entry, ExternalRef& ref) {
+  std::string_view key;
+  std::string_view value;
+  wire::Reader reader(entry.bytes, entry.payload_offset);
+  wire::Field field;
+  while (reader.next(field)) {
+    if (field.type != wire::WireType::len) continue;
+    if (field.number == schema::StringStringEntryProto::kKey) key = wire::as_string(field.bytes);
+    if (field.number == schema::StringStringEntryProto::kValue) {
+      value = wire::as_string(field.bytes);
+    }
+  }
+  // Later entries with the same key win, as onnx's loader reads them.
+  if (key == "location") ref.location = value;
+  if (key == "offset") ref.offset = parse_decimal(key, value, entry.offset);
+  if (key == "length") ref.length = parse_decimal(key, value, entry.offset);
+}
+
+bool is_typed_data_field(std::uint32_t number) {
+  return number == TP::kFloatData || number == TP::kInt32Data || number == TP::kStringData ||
+         number == TP::kInt64Data || number == TP::kDoubleData || number == TP::kUint64Data;
+}
+
+// A tensor held in a Constant node's attribute is known by the node's output name.
+std::string_view constant_output_name(const ModelIndex& index, std::uint32_t tensor) {
+  const MessageRecord& t = index.messages[tensor];
+  if (t.parent == kNone || index.messages[t.parent].kind != MessageKind::AttributeProto) return {};
+  const std::uint32_t node = index.messages[t.parent].parent;
+  if (node == kNone || index.messages[node].kind != MessageKind::NodeProto) return {};
+  std::string_view op_type;
+  std::string_view first_output;
+  bool has_output = false;
+  for (const Span& span : index.spans(node)) {
+    wire::Reader reader(index.bytes(span), span.offset);
+    wire::Field field;
+    while (reader.next(field)) {
+      if (field.type != wire::WireType::len) continue;
+      if (field.number == schema::NodeProto::kOpType) op_type = wire::as_string(field.bytes);
+      if (field.number == schema::NodeProto::kOutput && !has_output) {
+        first_output = wire::as_string(field.bytes);
+        has_output = true;
+      }
+    }
+  }
+  return op_type == "Constant" ? first_output : std::string_view{};
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> element_count(std::span<const std::int64_t> dims) {
+  std::uint64_t count = 1;
+  for (const std::int64_t d : dims) {
+    const auto u = static_cast<std::uint64_t>(d);
+    if (u != 0 && count > UINT64_MAX / u) return std::nullopt;
+    count *= u;
+  }
+  return count;
+}
+
+std::optional<std::uint64_t> packed_byte_size(std::int32_t data_type, std::uint64_t count) {
+  const auto t = traits(static_cast<DataType>(data_type));
+  if (!t || t->bits == 0) return std::nullopt;
+  if (count > UINT64_MAX / t->bits - 7) return std::nullopt;
+  return (count * t->bits + 7) / 8;
+}
+
+void index_tensor(ModelIndex& index, std::uint32_t id) {
+  TensorRecord tensor;
+  tensor.message = id;
+  tensor.dims_begin = static_cast<std::uint32_t>(index.dims.size());
+  std::optional<Span> raw;
+  std::optional<Span> typed;
+  ExternalRef external;
+  bool is_external = false;
+  std::string_view own_name;
+
+  for (const Span& span : index.spans(id)) {
+    wire::Reader reader(index.bytes(span), span.offset);
+    wire::Field field;
+    while (reader.next(field)) {
+      switch (field.number) {
+        case TP::kDims:
+          (void)wire::for_each_varint(field, [&](std::uint64_t v) {
+            const auto d = wire::as_int64(v);
+            if (d < 0) {
+              throw Error(ErrorKind::bad_tensor, "negative dimension " + std::to_string(d),
+                          field.offset, "dims");
+            }
+            index.dims.push_back(d);
+          });
+          break;
+        case TP::kDataType:
+          if (field.type == wire::WireType::varint) tensor.data_type = wire::as_int32(field.value);
+          break;
+        case TP::kName:
+          if (field.type == wire::WireType::len) own_name = wire::as_string(field.bytes);
+          break;
+        case TP::kRawData:
+          if (field.type == wire::WireType::len)
+            raw = Span{field.payload_offset, field.bytes.size()};
+          break;
+        case TP::kExternalData:
+          if (field.type == wire::WireType::len) read_external_entry(field, external);
+          break;
+        case TP::kDataLocation:
+          // proto2: an unknown enum value is kept aside, not stored in the field.
+          if (field.type == wire::WireType::varint && field.value <= 1) {
+            is_external = field.value == 1;
+          }
+          break;
+        default:
+          if (is_typed_data_field(field.number) && !typed) {
+            tensor.typed_field = field.number;
+            typed = Span{field.payload_offset, field.bytes.size()};
+          }
+      }
+    }
+  }
+  tensor.dims_count = static_cast<std::uint32_t>(index.dims.size() - tensor.dims_begin);
+  const std::span<const std::int64_t> dims(index.dims.data() + tensor.dims_begin,
+                                           tensor.dims_count);
+  const auto count = element_count(dims);
+  if (!count)
+    throw Error(ErrorKind::bad_tensor, "the product of dims overflows 64 bits",
+                index.messages[id].offset, "dims");
+  const auto expected = packed_byte_size(tensor.data_type, *count);
+  const std::string type_name = data_type_name(tensor.data_type);
+
+  if (is_external) {
+    tensor.storage = Storage::external;
+    if (external.location.empty()) {
+      throw Error(ErrorKind::bad_tensor, "data_location is EXTERNAL but no 'location' is given",
+                  index.messages[id].offset, "external_data");
+    }
+    tensor.data_file = open_data_file(index, external.location);
+    const std::uint64_t file_size = index.data_files[tensor.data_file].file.size();
+    const std::uint64_t offset = external.offset.value_or(0);
+    if (offset > file_size) {
+      throw Error(ErrorKind::out_of_bounds,
+                  "external offset " + std::to_string(offset) + " is past the end of '" +
+                      std::string(external.location) + "' (" + std::to_string(file_size) +
+                      " bytes)",
+                  index.messages[id].offset, "external_data");
+    }
+    const std::uint64_t length = external.length.value_or(file_size - offset);
+    if (length > file_size - offset) {
+      throw Error(ErrorKind::out_of_bounds,
+                  "external range [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                      ") runs past the end of '" + std::string(external.location) + "' (" +
+                      std::to_string(file_size) + " bytes)",
+                  index.messages[id].offset, "external_data");
+    }
+    tensor.payload_offset = offset;
+    tensor.payload_length = length;
+  } else if (raw) {
+    tensor.storage = Storage::raw;
+    tensor.payload_offset = raw->offset;
+    tensor.payload_length = raw->length;
+    if (tensor.data_type == static_cast<std::int32_t>(DataType::string)) {
+      throw Error(ErrorKind::bad_tensor, "a STRING tensor cannot use raw_data", raw->offset,
+                  "raw_data");
+    }
+  } else if (typed) {
+    tensor.storage = Storage::typed;
+    tensor.payload_offset = typed->offset;
+    tensor.payload_length = typed->length;
+  }
+  if ((tensor.storage == Storage::raw || tensor.storage == Storage::external) && expected &&
+      tensor.payload_length != *expected) {
+    throw Error(ErrorKind::bad_tensor,
+                std::to_string(tensor.payload_length) + " bytes, but " + std::to_string(*count) +
+                    " elements of " + type_name + " need " + std::to_string(*expected),
+                tensor.storage == Storage::raw ? tensor.payload_offset : index.messages[id].offset,
+                tensor.storage == Storage::raw ? "raw_data" : "external_data");
+  }
+  const std::string_view alias =
+      own_name.empty() ? constant_output_name(index, id) : std::string_view{};
+  tensor.name = alias.empty() ? own_name : alias;
+  if (index.tensors.size() >= index.options.max_tensors) {
+    throw Error(ErrorKind::limit_exceeded,
+                "more than max_tensors (" + std::to_string(index.options.max_tensors) + ") tensors",
+                index.messages[id].offset);
+  }
+  index.tensors.push_back(tensor);
+}
+
+void build_name_table(ModelIndex& index) {
+  std::size_t slots = 16;
+  while (slots < 2 * index.tensors.size()) slots *= 2;
+  index.name_slots.assign(slots, 0);
+  std::vector<std::uint32_t> last_of_name(index.tensors.size(), kNone);
+  const std::hash<std::string_view> hash;
+  for (std::uint32_t id = 0; id < index.tensors.size(); ++id) {
+    const std::string_view name = index.tensors[id].name;
+    for (std::size_t slot = hash(name) & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
+      const std::uint32_t held = index.name_slots[slot];
+      if (held == 0) {
+        index.name_slots[slot] = id + 1;
+        last_of_name[id] = id;
+        break;
+      }
+      if (index.tensors[held - 1].name == name) {
+        // Same name again: chain it after the last one seen, keeping breadth-first order.
+        index.tensors[last_of_name[held - 1]].next_same_name = id;
+        last_of_name[held - 1] = id;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,113 @@
+#include "onnxmap/mapped_file.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <boost/interprocess/file_mapping.hpp>
+#include <boost/iostreams/device/file_descriptor.hpp>
+#include <boost/iostreams/read.hpp>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <system_error>
+
+#include "onnxmap/error.hpp"
+
+namespace onnxmap {
+
+namespace {
+
+Error io_error(const std::filesystem::path& path, const std::string& what) {
+  return {ErrorKind::io, what, Error::kNoOffset, {}, path.string()};
+}
+
+// Reads a whole stream (a regular file, a pipe, stdin) through Boost.Iostreams.
+std::vector<std::byte> read_all(boost::iostreams::file_descriptor_source& source) {
+  std::vector<std::byte> out;
+  constexpr std::size_t kChunk = std::size_t{1} << 20U;
+  while (true) {
+    const std::size_t used = out.size();
+    out.resize(used + kChunk);
+    const std::streamsize got = boost::iostreams::read(
+        source, reinterpret_cast<char*>(out.data() + used), static_cast<std::streamsize>(kChunk));
+    if (got <= 0) {
+      out.resize(used);
+      return out;
+    }
+    out.resize(used + static_cast<std::size_t>(got));
+  }
+}
+
+// The page-aligned range covering [offset, offset+length) of a mapping of `size` bytes.
+std::span<std::byte> page_range(std::span<const std::byte> map, std::uint64_t offset,
+                                std::uint64_t length) {
+  if (offset >= map.size()) return {};
+  length = std::min<std::uint64_t>(length, map.size() - offset);
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(map.data()) + offset;
+  const std::uintptr_t aligned = begin - begin % page;
+  return {reinterpret_cast<std::byte*>(aligned),
+          static_cast<std::size_t>(begin + length - aligned)};
+}
+
+}  // namespace
+
+MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
+  namespace bip = boost::interprocess;
+  MappedFile file;
+  file.path_ = path;
+  try {
+    if (path == "-") {
+      boost::iostreams::file_descriptor_source in(STDIN_FILENO,
+                                                  boost::iostreams::never_close_handle);
+      file.owned_ = read_all(in);
+      file.bytes_ = file.owned_;
+      return file;
+    }
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec) throw io_error(path, "cannot open: " + ec.message());
+    if (std::filesystem::is_directory(status)) throw io_error(path, "is a directory");
+    if (mode == LoadMode::read || !std::filesystem::is_regular_file(status)) {
+      boost::iostreams::file_descriptor_source in(path.string());
+      file.owned_ = read_all(in);
+      file.bytes_ = file.owned_;
+      return file;
+    }
+    if (std::filesystem::file_size(path) == 0) return file;  // nothing to map
+    const bip::file_mapping mapping(path.c_str(), bip::read_only);
+    file.region_ = bip::mapped_region(mapping, bip::read_only);
+    // Random access: without this the kernel reads ahead into tensor payloads nobody asked for.
+    (void)file.region_.advise(bip::mapped_region::advice_random);
+    file.bytes_ = {static_cast<const std::byte*>(file.region_.get_address()),
+                   file.region_.get_size()};
+    return file;
+  } catch (const bip::interprocess_exception& e) {
+    throw io_error(path, std::string("cannot map: ") + e.what());
+  } catch (const std::ios_base::failure& e) {
+    throw io_error(path, std::string("cannot read: ") + e.what());
+  } catch (const std::filesystem::filesystem_error& e) {
+    throw io_error(path, e.code().message());
+  }
+}
+
+MappedFile MappedFile::from_bytes(std::span<const std::byte> bytes) {
+  MappedFile file;
+  file.owned_.assign(bytes.begin(), bytes.end());
+  file.bytes_ = file.owned_;
+  return file;
+}
+
+void MappedFile::prefetch(std::uint64_t offset, std::uint64_t length) const noexcept {
+  if (!is_mapped()) return;
+  const auto range = page_range(bytes_, offset, length);
+  if (!range.empty()) (void)::madvise(range.data(), range.size(), MADV_WILLNEED);
+}
+
+void MappedFile::release(std::uint64_t offset, std::uint64_t length) const noexcept {
+  if (!is_mapped()) return;
+  const auto range = page_range(bytes_, offset, length);
+  if (!range.empty()) (void)::madvise(range.data(), range.size(), MADV_DONTNEED);
+}
+
+}  // namespace onnxmap

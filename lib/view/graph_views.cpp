@@ -1,0 +1,258 @@
+// Views of the structural messages: graphs, nodes, attributes, value infos, functions, training
+// info, sparse tensors. Each getter decodes its field from the message's bytes when called.
+
+#include "onnxmap/tensor.hpp"
+#include "onnxmap/views.hpp"
+#include "view/leaf.hpp"
+
+namespace onnxmap {
+
+namespace {
+
+using detail::ModelIndex;
+using detail::ViewRange;
+
+template <class View>
+ViewRange<View> range(const ModelIndex* index, std::pair<std::uint32_t, std::uint32_t> ids) {
+  return ViewRange<View>(index, ids.first, ids.second);
+}
+
+// The single indexed child in field `number` (merged if given twice), if present.
+template <class View>
+std::optional<View> single(const ModelIndex* index, std::pair<std::uint32_t, std::uint32_t> ids) {
+  if (ids.first == ids.second) return std::nullopt;
+  return View(index, ids.first);
+}
+
+std::vector<Tensor> tensors_of(const ModelIndex* index,
+                               std::pair<std::uint32_t, std::uint32_t> ids) {
+  std::vector<Tensor> out;
+  out.reserve(ids.second - ids.first);
+  for (std::uint32_t id = ids.first; id < ids.second; ++id) {
+    out.emplace_back(index, index->tensor_of_message(id));
+  }
+  return out;
+}
+
+std::optional<Tensor> tensor_of(const ModelIndex* index,
+                                std::pair<std::uint32_t, std::uint32_t> ids) {
+  if (ids.first == ids.second) return std::nullopt;
+  return Tensor(index, index->tensor_of_message(ids.first));
+}
+
+}  // namespace
+
+// --- ValueInfo ---------------------------------------------------------------------------------
+using VI = schema::ValueInfoProto;
+std::string_view ValueInfo::name() const {
+  return string_field(VI::kName);
+}
+Type ValueInfo::type() const {
+  return {index_, message_field(VI::kType)};
+}
+std::string_view ValueInfo::doc_string() const {
+  return string_field(VI::kDocString);
+}
+std::vector<StringStringEntry> ValueInfo::metadata_props() const {
+  return detail::decode_entries(index_, messages_field(VI::kMetadataProps));
+}
+
+// --- Attribute ---------------------------------------------------------------------------------
+using AP = schema::AttributeProto;
+std::string_view Attribute::name() const {
+  return string_field(AP::kName);
+}
+AttributeType Attribute::type() const {
+  // proto2: a value outside the enum is an unknown field, so the last known one stands.
+  AttributeType type = AttributeType::undefined;
+  for (const std::int64_t v : int64s_field(AP::kType)) {
+    if (v >= 0 && v <= kMaxAttributeType) type = static_cast<AttributeType>(v);
+  }
+  return type;
+}
+std::string_view Attribute::ref_attr_name() const {
+  return string_field(AP::kRefAttrName);
+}
+std::string_view Attribute::doc_string() const {
+  return string_field(AP::kDocString);
+}
+float Attribute::f() const {
+  return wire::as_float(fixed32_field(AP::kF).value_or(0));
+}
+std::int64_t Attribute::i() const {
+  return wire::as_int64(varint_field(AP::kI).value_or(0));
+}
+std::string_view Attribute::s() const {
+  return string_field(AP::kS);
+}
+std::optional<Tensor> Attribute::t() const {
+  return tensor_of(index_, children(AP::kT));
+}
+std::optional<Graph> Attribute::g() const {
+  return single<Graph>(index_, children(AP::kG));
+}
+std::optional<SparseTensor> Attribute::sparse_tensor() const {
+  return single<SparseTensor>(index_, children(AP::kSparseTensor));
+}
+std::optional<Type> Attribute::tp() const {
+  auto spans = message_field(AP::kTp);
+  if (spans.empty()) return std::nullopt;
+  return Type(index_, std::move(spans));
+}
+std::vector<float> Attribute::floats() const {
+  return floats_field(AP::kFloats);
+}
+std::vector<std::int64_t> Attribute::ints() const {
+  return int64s_field(AP::kInts);
+}
+std::vector<std::string_view> Attribute::strings() const {
+  return strings_field(AP::kStrings);
+}
+std::vector<Tensor> Attribute::tensors() const {
+  return tensors_of(index_, children(AP::kTensors));
+}
+ViewRange<Graph> Attribute::graphs() const {
+  return range<Graph>(index_, children(AP::kGraphs));
+}
+ViewRange<SparseTensor> Attribute::sparse_tensors() const {
+  return range<SparseTensor>(index_, children(AP::kSparseTensors));
+}
+std::vector<Type> Attribute::type_protos() const {
+  std::vector<Type> out;
+  for (auto& spans : messages_field(AP::kTypeProtos)) out.emplace_back(index_, std::move(spans));
+  return out;
+}
+
+// --- Node --------------------------------------------------------------------------------------
+using NP = schema::NodeProto;
+std::vector<std::string_view> Node::inputs() const {
+  return strings_field(NP::kInput);
+}
+std::vector<std::string_view> Node::outputs() const {
+  return strings_field(NP::kOutput);
+}
+std::string_view Node::name() const {
+  return string_field(NP::kName);
+}
+std::string_view Node::op_type() const {
+  return string_field(NP::kOpType);
+}
+std::string_view Node::domain() const {
+  return string_field(NP::kDomain);
+}
+std::string_view Node::overload() const {
+  return string_field(NP::kOverload);
+}
+std::string_view Node::doc_string() const {
+  return string_field(NP::kDocString);
+}
+ViewRange<Attribute> Node::attributes() const {
+  return range<Attribute>(index_, children(NP::kAttribute));
+}
+std::optional<Attribute> Node::attribute(std::string_view name) const {
+  for (const Attribute attribute : attributes()) {
+    if (attribute.name() == name) return attribute;
+  }
+  return std::nullopt;
+}
+std::vector<StringStringEntry> Node::metadata_props() const {
+  return detail::decode_entries(index_, messages_field(NP::kMetadataProps));
+}
+
+// --- Graph -------------------------------------------------------------------------------------
+using GP = schema::GraphProto;
+std::string_view Graph::name() const {
+  return string_field(GP::kName);
+}
+std::string_view Graph::doc_string() const {
+  return string_field(GP::kDocString);
+}
+ViewRange<Node> Graph::nodes() const {
+  return range<Node>(index_, children(GP::kNode));
+}
+std::vector<Tensor> Graph::initializers() const {
+  return tensors_of(index_, children(GP::kInitializer));
+}
+ViewRange<SparseTensor> Graph::sparse_initializers() const {
+  return range<SparseTensor>(index_, children(GP::kSparseInitializer));
+}
+ViewRange<ValueInfo> Graph::inputs() const {
+  return range<ValueInfo>(index_, children(GP::kInput));
+}
+ViewRange<ValueInfo> Graph::outputs() const {
+  return range<ValueInfo>(index_, children(GP::kOutput));
+}
+ViewRange<ValueInfo> Graph::value_infos() const {
+  return range<ValueInfo>(index_, children(GP::kValueInfo));
+}
+std::vector<StringStringEntry> Graph::metadata_props() const {
+  return detail::decode_entries(index_, messages_field(GP::kMetadataProps));
+}
+
+// --- SparseTensor ------------------------------------------------------------------------------
+using SP = schema::SparseTensorProto;
+std::optional<Tensor> SparseTensor::values() const {
+  return tensor_of(index_, children(SP::kValues));
+}
+std::optional<Tensor> SparseTensor::indices() const {
+  return tensor_of(index_, children(SP::kIndices));
+}
+std::vector<std::int64_t> SparseTensor::dims() const {
+  return int64s_field(SP::kDims);
+}
+
+// --- Function ----------------------------------------------------------------------------------
+using FP = schema::FunctionProto;
+std::string_view Function::name() const {
+  return string_field(FP::kName);
+}
+std::string_view Function::domain() const {
+  return string_field(FP::kDomain);
+}
+std::string_view Function::overload() const {
+  return string_field(FP::kOverload);
+}
+std::string_view Function::doc_string() const {
+  return string_field(FP::kDocString);
+}
+std::vector<std::string_view> Function::inputs() const {
+  return strings_field(FP::kInput);
+}
+std::vector<std::string_view> Function::outputs() const {
+  return strings_field(FP::kOutput);
+}
+std::vector<std::string_view> Function::attribute_names() const {
+  return strings_field(FP::kAttribute);
+}
+ViewRange<Attribute> Function::attribute_defaults() const {
+  return range<Attribute>(index_, children(FP::kAttributeProto));
+}
+ViewRange<Node> Function::nodes() const {
+  return range<Node>(index_, children(FP::kNode));
+}
+std::vector<OperatorSetId> Function::opset_imports() const {
+  return detail::decode_opsets(index_, messages_field(FP::kOpsetImport));
+}
+ViewRange<ValueInfo> Function::value_infos() const {
+  return range<ValueInfo>(index_, children(FP::kValueInfo));
+}
+std::vector<StringStringEntry> Function::metadata_props() const {
+  return detail::decode_entries(index_, messages_field(FP::kMetadataProps));
+}
+
+// --- TrainingInfo ------------------------------------------------------------------------------
+using TI = schema::TrainingInfoProto;
+std::optional<Graph> TrainingInfo::initialization() const {
+  return single<Graph>(index_, children(TI::kInitialization));
+}
+std::optional<Graph> TrainingInfo::algorithm() const {
+  return single<Graph>(index_, children(TI::kAlgorithm));
+}
+std::vector<StringStringEntry> TrainingInfo::initialization_binding() const {
+  return detail::decode_entries(index_, messages_field(TI::kInitializationBinding));
+}
+std::vector<StringStringEntry> TrainingInfo::update_binding() const {
+  return detail::decode_entries(index_, messages_field(TI::kUpdateBinding));
+}
+
+}  // namespace onnxmap

@@ -1,0 +1,121 @@
+#include "onnxmap/model.hpp"
+
+#include "view/leaf.hpp"
+
+namespace onnxmap {
+
+namespace {
+
+using MP = schema::ModelProto;
+constexpr std::uint32_t kRoot = 0;
+
+}  // namespace
+
+Model Model::open(const std::filesystem::path& path, const Options& options,
+                  schema::MessageKind root) {
+  MappedFile file = [&] {
+    try {
+      return MappedFile::open(path, options.load);
+    } catch (const Error& e) {
+      throw e.in_context(path.string(), "");
+    }
+  }();
+  return Model(
+      detail::build_index(std::move(file), path.string(), path.parent_path(), root, options));
+}
+
+Model Model::from_bytes(std::span<const std::byte> bytes, const Options& options,
+                        schema::MessageKind root, const std::filesystem::path& folder) {
+  return Model(
+      detail::build_index(MappedFile::from_bytes(bytes), "<memory>", folder, root, options));
+}
+
+std::int64_t Model::ir_version() const {
+  return wire::as_int64(
+      detail::FieldAccess(index_.get(), kRoot).varint_field(MP::kIrVersion).value_or(0));
+}
+std::vector<OperatorSetId> Model::opset_imports() const {
+  return detail::decode_opsets(
+      index_.get(), detail::FieldAccess(index_.get(), kRoot).messages_field(MP::kOpsetImport));
+}
+std::string_view Model::producer_name() const {
+  return detail::FieldAccess(index_.get(), kRoot).string_field(MP::kProducerName);
+}
+std::string_view Model::producer_version() const {
+  return detail::FieldAccess(index_.get(), kRoot).string_field(MP::kProducerVersion);
+}
+std::string_view Model::domain() const {
+  return detail::FieldAccess(index_.get(), kRoot).string_field(MP::kDomain);
+}
+ModelVersion Model::model_version() const {
+  return {wire::as_int64(
+      detail::FieldAccess(index_.get(), kRoot).varint_field(MP::kModelVersion).value_or(0))};
+}
+std::string_view Model::doc_string() const {
+  return detail::FieldAccess(index_.get(), kRoot).string_field(MP::kDocString);
+}
+std::vector<StringStringEntry> Model::metadata_props() const {
+  return detail::decode_entries(
+      index_.get(), detail::FieldAccess(index_.get(), kRoot).messages_field(MP::kMetadataProps));
+}
+std::optional<Graph> Model::graph() const {
+  const auto [first, last] = index_->children(kRoot, MP::kGraph);
+  if (first == last) return std::nullopt;
+  return Graph(index_.get(), first);
+}
+detail::ViewRange<Function> Model::functions() const {
+  const auto [first, last] = index_->children(kRoot, MP::kFunctions);
+  return {index_.get(), first, last};
+}
+detail::ViewRange<TrainingInfo> Model::training_info() const {
+  const auto [first, last] = index_->children(kRoot, MP::kTrainingInfo);
+  return {index_.get(), first, last};
+}
+
+std::size_t Model::tensor_count() const noexcept {
+  return index_->tensors.size();
+}
+Tensor Model::tensor_at(std::size_t i) const {
+  return {index_.get(), static_cast<std::uint32_t>(i)};
+}
+
+std::optional<Tensor> Model::find_tensor(std::string_view name) const {
+  const std::uint32_t id = index_->find_tensor(name);
+  if (id == detail::kNone) return std::nullopt;
+  return Tensor(index_.get(), id);
+}
+
+Tensor Model::tensor(std::string_view name) const {
+  if (auto found = find_tensor(name)) return *found;
+  throw Error(ErrorKind::not_found, "no tensor named '" + std::string(name) + "'", Error::kNoOffset,
+              {}, index_->display_name);
+}
+
+std::vector<Tensor> Model::tensors(std::string_view name) const {
+  std::vector<Tensor> out;
+  for (std::uint32_t id = index_->find_tensor(name); id != detail::kNone;
+       id = index_->tensors[id].next_same_name) {
+    out.emplace_back(index_.get(), id);
+  }
+  return out;
+}
+
+std::optional<Tensor> Model::tensor_at_path(std::string_view path) const {
+  // Paths are rare lookups (the CLI, error messages): a scan is fine.
+  for (std::uint32_t id = 0; id < index_->tensors.size(); ++id) {
+    if (index_->path(index_->tensors[id].message) == path) return Tensor(index_.get(), id);
+  }
+  return std::nullopt;
+}
+
+std::size_t Model::message_count() const noexcept {
+  return index_->messages.size();
+}
+const std::filesystem::path& Model::path() const noexcept {
+  return index_->file.path();
+}
+std::uint64_t Model::file_size() const noexcept {
+  return index_->file.size();
+}
+
+}  // namespace onnxmap

@@ -1,0 +1,154 @@
+// Tensor views: metadata from the tensor record, bytes as views into the mapped files.
+
+#include "onnxmap/tensor.hpp"
+
+#include <string>
+
+#include "index/tensor_table.hpp"
+#include "view/leaf.hpp"
+#include "view/tensor_decode.hpp"
+
+namespace onnxmap {
+
+namespace {
+
+using TP = schema::TensorProto;
+
+const detail::TensorRecord& record_of(const detail::ModelIndex* index, std::uint32_t tensor) {
+  return index->tensors[tensor];
+}
+
+}  // namespace
+
+Tensor::Tensor(const detail::ModelIndex* index, std::uint32_t tensor)
+    : MessageView(index, index->tensors[tensor].message), tensor_(tensor) {}
+
+std::string_view Tensor::name() const {
+  return string_field(TP::kName);
+}
+std::string_view Tensor::lookup_name() const {
+  return record_of(index_, tensor_).name;
+}
+std::string Tensor::path() const {
+  return index_->path(record_);
+}
+std::int32_t Tensor::data_type() const {
+  return record_of(index_, tensor_).data_type;
+}
+
+std::span<const std::int64_t> Tensor::dims() const {
+  const auto& r = record_of(index_, tensor_);
+  return {index_->dims.data() + r.dims_begin, r.dims_count};
+}
+
+std::uint64_t Tensor::element_count() const {
+  return detail::element_count(dims()).value_or(0);  // overflow was refused at open
+}
+
+std::uint64_t Tensor::byte_size() const {
+  return detail::packed_byte_size(data_type(), element_count()).value_or(0);
+}
+
+TensorStorage Tensor::storage() const {
+  return static_cast<TensorStorage>(record_of(index_, tensor_).storage);
+}
+
+std::string_view Tensor::doc_string() const {
+  return string_field(TP::kDocString);
+}
+std::vector<StringStringEntry> Tensor::external_data() const {
+  return detail::decode_entries(index_, messages_field(TP::kExternalData));
+}
+std::vector<StringStringEntry> Tensor::metadata_props() const {
+  return detail::decode_entries(index_, messages_field(TP::kMetadataProps));
+}
+
+std::string_view Tensor::data_file() const {
+  const auto& r = record_of(index_, tensor_);
+  if (r.storage != detail::Storage::external) return {};
+  return index_->data_files[r.data_file].location;
+}
+
+std::uint64_t Tensor::file_offset() const {
+  return record_of(index_, tensor_).payload_offset;
+}
+
+std::uint64_t Tensor::alignment() const {
+  constexpr std::uint64_t kMaxReported = 4096;
+  const std::uint64_t offset = file_offset();
+  if (offset == 0) return kMaxReported;
+  return std::min<std::uint64_t>(offset & (~offset + 1), kMaxReported);
+}
+
+std::span<const std::byte> Tensor::bytes() const {
+  const auto& r = record_of(index_, tensor_);
+  switch (r.storage) {
+    case detail::Storage::none: return {};
+    case detail::Storage::raw:
+      return index_->file.bytes().subspan(r.payload_offset, r.payload_length);
+    case detail::Storage::external:
+      return index_->data_files[r.data_file].file.bytes().subspan(r.payload_offset,
+                                                                  r.payload_length);
+    case detail::Storage::typed: break;
+  }
+  throw Error(ErrorKind::invalid_argument,
+              "the tensor's elements are in a typed field, which cannot be viewed without "
+              "decoding; use data()",
+              r.payload_offset, path(), index_->display_name);
+}
+
+TensorData Tensor::data() const {
+  const auto& r = record_of(index_, tensor_);
+  if (r.storage != detail::Storage::typed) return TensorData(bytes());
+  try {
+    return TensorData(
+        detail::decode_typed(*index_, spans_, r.typed_field, r.data_type, element_count()));
+  } catch (const Error& e) {
+    throw e.in_context(index_->display_name, path());
+  }
+}
+
+std::vector<std::string_view> Tensor::strings() const {
+  if (data_type() != static_cast<std::int32_t>(DataType::string)) {
+    throw Error(ErrorKind::invalid_argument, "not a STRING tensor", offset(), path(),
+                index_->display_name);
+  }
+  return strings_field(TP::kStringData);
+}
+
+std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t end) const {
+  const auto shape = dims();
+  const auto fail = [&](const std::string& why) {
+    return Error(ErrorKind::invalid_argument,
+                 "slice_rows(" + std::to_string(begin) + ", " + std::to_string(end) + "): " + why,
+                 offset(), path(), index_->display_name);
+  };
+  if (shape.empty()) throw fail("a scalar has no rows");
+  const auto rows = static_cast<std::uint64_t>(shape[0]);
+  if (begin > end || end > rows) throw fail("rows run 0.." + std::to_string(rows));
+  const std::span<const std::byte> all = bytes();
+  if (rows == 0) return all;
+  const std::uint64_t row_elements = element_count() / rows;
+  const std::uint64_t bits = traits(static_cast<DataType>(data_type()))->bits;
+  if ((row_elements * bits) % 8 != 0) throw fail("a row is not a whole number of bytes");
+  const std::uint64_t row_bytes = row_elements * bits / 8;
+  return all.subspan(begin * row_bytes, (end - begin) * row_bytes);
+}
+
+void Tensor::prefetch() const {
+  const auto& r = record_of(index_, tensor_);
+  if (r.storage == detail::Storage::raw) index_->file.prefetch(r.payload_offset, r.payload_length);
+  if (r.storage == detail::Storage::external) {
+    index_->data_files[r.data_file].file.prefetch(r.payload_offset, r.payload_length);
+  }
+}
+
+void Tensor::release() const {
+  const auto& r = record_of(index_, tensor_);
+  if (r.storage == detail::Storage::raw) index_->file.release(r.payload_offset, r.payload_length);
+  if (r.storage == detail::Storage::external) {
+    index_->data_files[r.data_file].file.release(r.payload_offset, r.payload_length);
+  }
+}
+
+}  // namespace onnxmap

@@ -1,0 +1,162 @@
+// TypeProto and its oneof kinds, decoded from the bytes on touch (types are leaf messages).
+
+#include <string>
+
+#include "onnxmap/views.hpp"
+#include "view/leaf.hpp"
+
+namespace onnxmap {
+
+namespace {
+
+using TP = schema::TypeProto;
+
+Type::Kind kind_of_field(std::uint32_t number) {
+  switch (number) {
+    case TP::kTensorType: return Type::Kind::tensor;
+    case TP::kSequenceType: return Type::Kind::sequence;
+    case TP::kMapType: return Type::Kind::map;
+    case TP::kOptionalType: return Type::Kind::optional;
+    case TP::kSparseTensorType: return Type::Kind::sparse_tensor;
+    case TP::kOpaqueType: return Type::Kind::opaque;
+    default: return Type::Kind::none;
+  }
+}
+
+}  // namespace
+
+// The oneof member set last, with only its occurrences after the last switch (protobuf clears a
+// oneof when another member is set, and merges repeats of the same member).
+detail::SpanList Type::kind_spans() const {
+  detail::SpanList member;
+  std::uint32_t current = 0;
+  for (const detail::Span& span : spans_) {
+    wire::Reader reader(index_->bytes(span), span.offset);
+    wire::Field field;
+    while (reader.next(field)) {
+      if (kind_of_field(field.number) == Kind::none || field.type != wire::WireType::len) continue;
+      if (field.number != current) {
+        current = field.number;
+        member.clear();
+      }
+      member.push_back({field.payload_offset, field.bytes.size()});
+    }
+  }
+  return member;
+}
+
+Type::Kind Type::kind() const {
+  if (empty()) return Kind::none;
+  std::uint32_t last = 0;
+  for (const detail::Span& span : spans_) {
+    wire::Reader reader(index_->bytes(span), span.offset);
+    wire::Field field;
+    while (reader.next(field)) {
+      if (kind_of_field(field.number) != Kind::none && field.type == wire::WireType::len) {
+        last = field.number;
+      }
+    }
+  }
+  return kind_of_field(last);
+}
+
+std::string_view Type::denotation() const {
+  return string_field(TP::kDenotation);
+}
+
+std::int32_t Type::elem_type() const {
+  const Kind k = kind();
+  if (k != Kind::tensor && k != Kind::sparse_tensor) return 0;
+  // TypeProto.Tensor and TypeProto.SparseTensor share field numbers.
+  const detail::FieldAccess member(index_, kind_spans());
+  return wire::as_int32(member.varint_field(schema::TypeProtoTensor::kElemType).value_or(0));
+}
+
+std::optional<std::vector<Dimension>> Type::shape() const {
+  const Kind k = kind();
+  if (k != Kind::tensor && k != Kind::sparse_tensor) return std::nullopt;
+  const detail::FieldAccess member(index_, kind_spans());
+  auto shape_spans = member.message_field(schema::TypeProtoTensor::kShape);
+  if (shape_spans.empty()) return std::nullopt;
+  const detail::FieldAccess shape(index_, std::move(shape_spans));
+  std::vector<Dimension> dims;
+  using DP = schema::TensorShapeProtoDimension;
+  for (auto& dim_spans : shape.messages_field(schema::TensorShapeProto::kDim)) {
+    Dimension dim;
+    for (const detail::Span& span : dim_spans) {
+      wire::Reader reader(index_->bytes(span), span.offset);
+      wire::Field field;
+      while (reader.next(field)) {
+        // dim_value and dim_param are a oneof: the one set last wins.
+        if (field.number == DP::kDimValue && field.type == wire::WireType::varint) {
+          dim.value = wire::as_int64(field.value);
+          dim.param = {};
+        } else if (field.number == DP::kDimParam && field.type == wire::WireType::len) {
+          dim.param = wire::as_string(field.bytes);
+          dim.value.reset();
+        } else if (field.number == DP::kDenotation && field.type == wire::WireType::len) {
+          dim.denotation = wire::as_string(field.bytes);
+        }
+      }
+    }
+    dims.push_back(dim);
+  }
+  return dims;
+}
+
+Type Type::element() const {
+  const Kind k = kind();
+  const detail::FieldAccess member(index_, kind_spans());
+  // Sequence.elem_type, Optional.elem_type and Map.value_type.
+  if (k == Kind::sequence)
+    return {index_, member.message_field(schema::TypeProtoSequence::kElemType)};
+  if (k == Kind::optional)
+    return {index_, member.message_field(schema::TypeProtoOptional::kElemType)};
+  if (k == Kind::map) return {index_, member.message_field(schema::TypeProtoMap::kValueType)};
+  return {};
+}
+
+std::int32_t Type::map_key_type() const {
+  if (kind() != Kind::map) return 0;
+  const detail::FieldAccess member(index_, kind_spans());
+  return wire::as_int32(member.varint_field(schema::TypeProtoMap::kKeyType).value_or(0));
+}
+
+std::string_view Type::opaque_domain() const {
+  if (kind() != Kind::opaque) return {};
+  return detail::FieldAccess(index_, kind_spans()).string_field(schema::TypeProtoOpaque::kDomain);
+}
+
+std::string_view Type::opaque_name() const {
+  if (kind() != Kind::opaque) return {};
+  return detail::FieldAccess(index_, kind_spans()).string_field(schema::TypeProtoOpaque::kName);
+}
+
+std::string Type::to_string() const {
+  switch (kind()) {
+    case Kind::none: return "?";
+    case Kind::tensor:
+    case Kind::sparse_tensor: {
+      std::string out = kind() == Kind::sparse_tensor ? "sparse " : "";
+      out += data_type_name(elem_type());
+      const auto dims = shape();
+      if (!dims) return out;
+      out += '[';
+      for (std::size_t i = 0; i < dims->size(); ++i) {
+        if (i > 0) out += ',';
+        const Dimension& d = (*dims)[i];
+        out += d.value ? std::to_string(*d.value) : (d.param.empty() ? "?" : std::string(d.param));
+      }
+      return out + ']';
+    }
+    case Kind::sequence: return "seq(" + element().to_string() + ")";
+    case Kind::optional: return "optional(" + element().to_string() + ")";
+    case Kind::map:
+      return "map(" + data_type_name(map_key_type()) + "," + element().to_string() + ")";
+    case Kind::opaque:
+      return "opaque(" + std::string(opaque_domain()) + "." + std::string(opaque_name()) + ")";
+  }
+  return "?";
+}
+
+}  // namespace onnxmap
