@@ -18,6 +18,8 @@
 
 namespace onnxmap {
 
+class ModelSummary;
+
 class Model {
  public:
   // Maps `path` and indexes it. Throws onnxmap::Error (file, field path, byte offset) for an
@@ -61,8 +63,39 @@ class Model {
 
  private:
   explicit Model(std::shared_ptr<const detail::ModelIndex> index) : index_(std::move(index)) {}
+  friend class ModelSummary;
+  friend ModelSummary peek(const std::filesystem::path& path, const Options& options);
 
   std::shared_ptr<const detail::ModelIndex> index_;
 };
+
+// What `peek` reads: the model's own fields and the main graph's name, inputs and outputs, with
+// no tensor index and no walk over nodes. For metadata of huge files at almost no cost.
+class ModelSummary {
+ public:
+  [[nodiscard]] std::int64_t ir_version() const { return model_.ir_version(); }
+  [[nodiscard]] std::vector<OperatorSetId> opset_imports() const { return model_.opset_imports(); }
+  [[nodiscard]] std::string_view producer_name() const { return model_.producer_name(); }
+  [[nodiscard]] std::string_view producer_version() const { return model_.producer_version(); }
+  [[nodiscard]] std::string_view domain() const { return model_.domain(); }
+  [[nodiscard]] ModelVersion model_version() const { return model_.model_version(); }
+  [[nodiscard]] std::string_view doc_string() const { return model_.doc_string(); }
+  [[nodiscard]] std::vector<StringStringEntry> metadata_props() const {
+    return model_.metadata_props();
+  }
+  [[nodiscard]] bool has_graph() const { return model_.graph().has_value(); }
+  [[nodiscard]] std::string_view graph_name() const;
+  [[nodiscard]] detail::ViewRange<ValueInfo> inputs() const;
+  [[nodiscard]] detail::ViewRange<ValueInfo> outputs() const;
+  [[nodiscard]] std::uint64_t file_size() const noexcept { return model_.file_size(); }
+
+ private:
+  explicit ModelSummary(Model model) : model_(std::move(model)) {}
+  friend ModelSummary peek(const std::filesystem::path& path, const Options& options);
+  Model model_;
+};
+
+// Maps `path` and reads only what ModelSummary shows. Throws onnxmap::Error like Model::open.
+[[nodiscard]] ModelSummary peek(const std::filesystem::path& path, const Options& options = {});
 
 }  // namespace onnxmap

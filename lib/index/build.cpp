@@ -41,7 +41,7 @@ void validate_leaf(std::span<const std::byte> bytes, std::uint64_t base, Message
 
 class IndexBuilder {
  public:
-  explicit IndexBuilder(ModelIndex& index) : index_(index) {}
+  IndexBuilder(ModelIndex& index, IndexScope scope) : index_(index), scope_(scope) {}
 
   void run(MessageKind root) {
     MessageRecord record;
@@ -76,7 +76,9 @@ class IndexBuilder {
           (i > 0 && pending_[i - 1].field_number == child.field_number) ? index_in_field + 1 : 0;
       add_record(id, record.depth, child, index_in_field);
     }
-    if (record.kind == MessageKind::TensorProto) index_tensor(index_, id);
+    if (record.kind == MessageKind::TensorProto && scope_ == IndexScope::full) {
+      index_tensor(index_, id);
+    }
   }
 
   void scan_span(const MessageRecord& record, const Span& span) {
@@ -89,6 +91,7 @@ class IndexBuilder {
           field.type != wire::WireType::len) {
         continue;  // scalars, payloads and unknown fields: the reader has checked their extent
       }
+      if (scope_ == IndexScope::metadata && !shown_by_peek(record.kind, field.number)) continue;
       const Span child{field.payload_offset, field.bytes.size()};
       if (!is_indexed(desc->message)) {
         validate_leaf(field.bytes, field.payload_offset, desc->message, record.depth + 1,
@@ -132,25 +135,42 @@ class IndexBuilder {
     index_.messages.push_back(record);
   }
 
+  static bool shown_by_peek(MessageKind kind, std::uint32_t field) {
+    if (kind == MessageKind::ModelProto)
+      return field != schema::ModelProto::kFunctions && field != schema::ModelProto::kTrainingInfo;
+    if (kind == MessageKind::GraphProto)
+      return field == schema::GraphProto::kInput || field == schema::GraphProto::kOutput;
+    return true;  // inside a value info: its type
+  }
+
   static bool by_field(const PendingChild& a, const PendingChild& b) {
     return a.field_number < b.field_number;
   }
 
   ModelIndex& index_;
+  IndexScope scope_;
   std::vector<PendingChild> pending_;
 };
 
 }  // namespace
 
+MappedFile open_model_file(const std::filesystem::path& path, const Options& options) {
+  try {
+    return MappedFile::open(path, options.load);
+  } catch (const Error& e) {
+    throw e.in_context(path.string(), "");
+  }
+}
+
 std::shared_ptr<const ModelIndex> build_index(MappedFile file, std::string display_name,
                                               std::filesystem::path folder, MessageKind root,
-                                              const Options& options) {
+                                              const Options& options, IndexScope scope) {
   auto index = std::make_shared<ModelIndex>();
   index->file = std::move(file);
   index->display_name = std::move(display_name);
   index->folder = std::move(folder);
   index->options = options;
-  IndexBuilder(*index).run(root);
+  IndexBuilder(*index, scope).run(root);
   build_name_table(*index);
   return index;
 }

@@ -102,11 +102,16 @@ struct ModelIndex {
   [[nodiscard]] std::uint32_t find_tensor(std::string_view name) const noexcept;
 };
 
+// Opens a model file as `options` say, errors naming the file.
+[[nodiscard]] MappedFile open_model_file(const std::filesystem::path& path, const Options& options);
+
+// How much of the model the pass indexes: everything, or only what `peek` shows (the model's
+// own fields, the main graph's name, inputs and outputs), skipping nodes and tensors unread.
+enum class IndexScope { full, metadata };
+
 // Maps `path` and builds its index. Throws onnxmap::Error naming file, field path and offset.
-[[nodiscard]] std::shared_ptr<const ModelIndex> build_index(MappedFile file,
-                                                            std::string display_name,
-                                                            std::filesystem::path folder,
-                                                            MessageKind root,
-                                                            const Options& options);
+[[nodiscard]] std::shared_ptr<const ModelIndex> build_index(
+    MappedFile file, std::string display_name, std::filesystem::path folder, MessageKind root,
+    const Options& options, IndexScope scope = IndexScope::full);
 
 }  // namespace onnxmap::detail

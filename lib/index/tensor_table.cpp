@@ -155,6 +155,11 @@ void index_tensor(ModelIndex& index, std::uint32_t id) {
     throw Error(ErrorKind::bad_tensor, "the product of dims overflows 64 bits",
                 index.messages[id].offset, "dims");
   const auto expected = packed_byte_size(tensor.data_type, *count);
+  const auto type_traits = traits(static_cast<DataType>(tensor.data_type));
+  if (!expected && type_traits && type_traits->bits > 0) {
+    throw Error(ErrorKind::bad_tensor, "the byte size of dims overflows 64 bits",
+                index.messages[id].offset, "dims");
+  }
   const std::string type_name = data_type_name(tensor.data_type);
 
   if (is_external) {

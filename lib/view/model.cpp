@@ -13,13 +13,7 @@ constexpr std::uint32_t kRoot = 0;
 
 Model Model::open(const std::filesystem::path& path, const Options& options,
                   schema::MessageKind root) {
-  MappedFile file = [&] {
-    try {
-      return MappedFile::open(path, options.load);
-    } catch (const Error& e) {
-      throw e.in_context(path.string(), "");
-    }
-  }();
+  MappedFile file = detail::open_model_file(path, options);
   return Model(
       detail::build_index(std::move(file), path.string(), path.parent_path(), root, options));
 }

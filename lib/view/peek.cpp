@@ -1,0 +1,38 @@
+// peek: the metadata of a model from a partial index (no nodes, no tensors).
+
+#include "index/model_index.hpp"
+#include "onnxmap/model.hpp"
+
+namespace onnxmap {
+
+namespace {
+
+// The main graph's fields ModelSummary shows, empty when there is no graph.
+detail::ViewRange<ValueInfo> graph_values(const Model& model, bool inputs) {
+  const auto graph = model.graph();
+  if (!graph) return {nullptr, 0, 0};
+  return inputs ? graph->inputs() : graph->outputs();
+}
+
+}  // namespace
+
+std::string_view ModelSummary::graph_name() const {
+  const auto graph = model_.graph();
+  return graph ? graph->name() : std::string_view{};
+}
+
+detail::ViewRange<ValueInfo> ModelSummary::inputs() const {
+  return graph_values(model_, true);
+}
+detail::ViewRange<ValueInfo> ModelSummary::outputs() const {
+  return graph_values(model_, false);
+}
+
+ModelSummary peek(const std::filesystem::path& path, const Options& options) {
+  MappedFile file = detail::open_model_file(path, options);
+  return ModelSummary(Model(detail::build_index(std::move(file), path.string(), path.parent_path(),
+                                                schema::MessageKind::ModelProto, options,
+                                                detail::IndexScope::metadata)));
+}
+
+}  // namespace onnxmap

@@ -1,0 +1,121 @@
+// onnxmap get MODEL NAME|PATH: one tensor as a NumPy .npy file, or its payload bytes as stored.
+
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "npy.hpp"
+#include "onnxmap/onnxmap.hpp"
+#include "verbs.hpp"
+
+namespace onnxmap::cli {
+
+namespace {
+
+struct GetArgs {
+  std::string model;
+  std::string tensor;
+  std::string npy_out;
+  std::string raw_out;
+  std::string rows;
+  bool no_mmap = false;
+};
+
+Tensor find(const Model& model, const std::string& name_or_path) {
+  if (auto by_path = model.tensor_at_path(name_or_path)) return *by_path;
+  return model.tensor(name_or_path);
+}
+
+// "A:B" -> [A, B).
+std::pair<std::uint64_t, std::uint64_t> parse_rows(const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) throw CLI::ValidationError("--rows", "expected A:B");
+  try {
+    return {std::stoull(text.substr(0, colon)), std::stoull(text.substr(colon + 1))};
+  } catch (const std::exception&) {
+    throw CLI::ValidationError("--rows", "expected A:B with non-negative integers");
+  }
+}
+
+// Writes to `path` through a temporary name, so no partial file is ever left under `path`.
+void write_file(const std::string& path, std::span<const char> header,
+                std::span<const std::byte> body) {
+  const std::string temporary = path + ".partial";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    out.write(reinterpret_cast<const char*>(body.data()),
+              static_cast<std::streamsize>(body.size()));
+    out.close();
+    if (!out) {
+      std::remove(temporary.c_str());
+      throw Error(ErrorKind::io, "cannot write", Error::kNoOffset, {}, path);
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw Error(ErrorKind::io, "cannot rename the finished file into place", Error::kNoOffset, {},
+                path);
+  }
+}
+
+int run_get(const GetArgs& args) {
+  Options options;
+  options.load = args.no_mmap ? LoadMode::read : LoadMode::map;
+  const Model model = Model::open(args.model, options);
+  const Tensor tensor = find(model, args.tensor);
+  const auto type = static_cast<DataType>(tensor.data_type());
+  const auto t = traits(type);
+
+  std::vector<std::int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  TensorData data = tensor.data();
+  std::span<const std::byte> bytes = data.bytes();
+  if (!args.rows.empty()) {
+    const auto [begin, end] = parse_rows(args.rows);
+    bytes = tensor.slice_rows(begin, end);
+    shape[0] = static_cast<std::int64_t>(end - begin);
+  }
+  if (!args.raw_out.empty()) {
+    write_file(args.raw_out, {}, bytes);
+    return kExitOk;
+  }
+  if (!t || type == DataType::string) {
+    std::cerr << "onnxmap: " << tensor.path() << " is a " << data_type_name(tensor.data_type())
+              << " tensor, which .npy cannot hold; use --raw FILE for its bytes\n";
+    return kExitUsage;
+  }
+  std::uint64_t count = 1;
+  for (const std::int64_t d : shape) count *= static_cast<std::uint64_t>(d);
+  std::vector<std::byte> unpacked;
+  if (t->bits < 8) {
+    const bool is_signed = type == DataType::int4 || type == DataType::int2;
+    unpacked = unpack_sub_byte(bytes, t->bits, is_signed, count);
+    bytes = unpacked;
+  }
+  const auto header = npy_header(t->numpy_descr, shape);
+  if (args.npy_out.empty() || args.npy_out == "-") {
+    std::cout.write(header.data(), static_cast<std::streamsize>(header.size()));
+    std::cout.write(reinterpret_cast<const char*>(bytes.data()),
+                    static_cast<std::streamsize>(bytes.size()));
+    return kExitOk;
+  }
+  write_file(args.npy_out, header, bytes);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_get_verb(CLI::App& app) {
+  auto args = std::make_shared<GetArgs>();
+  CLI::App* sub = app.add_subcommand("get", "Write one tensor as .npy, or its bytes as stored");
+  sub->add_option("MODEL", args->model, "the .onnx file")->required();
+  sub->add_option("TENSOR", args->tensor, "a tensor name, or a path as `ls` shows it")->required();
+  auto* npy = sub->add_option("-o,--output", args->npy_out, "the .npy file to write (- = stdout)");
+  sub->add_option("--raw", args->raw_out, "write the payload bytes as stored instead")
+      ->excludes(npy);
+  sub->add_option("--rows", args->rows, "only rows A:B along the first axis");
+  sub->add_flag("--no-mmap", args->no_mmap, "read the file into memory instead of mapping it");
+  add_verb(sub, [args] { return run_get(*args); });
+}
+
+}  // namespace onnxmap::cli
