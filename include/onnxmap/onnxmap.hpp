@@ -1,6 +1,7 @@
 #pragma once
 // Everything onnxmap offers, in one include.
 
+#include "onnxmap/annotations.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/mapped_file.hpp"
 #include "onnxmap/model.hpp"

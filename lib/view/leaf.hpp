@@ -16,6 +16,7 @@ class FieldAccess : public MessageView {
   using MessageView::floats_field;
   using MessageView::has;
   using MessageView::int64s_field;
+  using MessageView::last_of;
   using MessageView::message_field;
   using MessageView::messages_field;
   using MessageView::string_field;

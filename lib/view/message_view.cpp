@@ -98,6 +98,18 @@ std::vector<SpanList> MessageView::messages_field(std::uint32_t number) const {
   return values;
 }
 
+std::uint32_t MessageView::last_of(std::uint32_t a, std::uint32_t b) const {
+  std::uint32_t last = 0;
+  for (const Span& span : spans_) {
+    wire::Reader reader(index_->bytes(span), span.offset);
+    wire::Field field;
+    while (reader.next(field)) {
+      if (field.number == a || field.number == b) last = field.number;
+    }
+  }
+  return last;
+}
+
 std::pair<std::uint32_t, std::uint32_t> MessageView::children(std::uint32_t number) const {
   return index_->children(record_, number);
 }

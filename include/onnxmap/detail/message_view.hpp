@@ -28,6 +28,8 @@ class MessageView {
   // Where the message is: its record in the index (kNone for leaf messages) and its bytes.
   [[nodiscard]] std::uint32_t record() const noexcept { return record_; }
   [[nodiscard]] const SpanList& spans() const noexcept { return spans_; }
+  // The index the view reads from (for the library's own code).
+  [[nodiscard]] const ModelIndex* index() const noexcept { return index_; }
   // Offset in the model file of the message's first byte.
   [[nodiscard]] std::uint64_t offset() const noexcept {
     return spans_.empty() ? 0 : spans_.front().offset;
@@ -51,6 +53,8 @@ class MessageView {
   // A singular leaf message (all occurrences, merged), and repeated leaf messages.
   [[nodiscard]] SpanList message_field(std::uint32_t number) const;
   [[nodiscard]] std::vector<SpanList> messages_field(std::uint32_t number) const;
+  // Which of fields `a` and `b` occurs last on the wire (0: neither): settles a oneof.
+  [[nodiscard]] std::uint32_t last_of(std::uint32_t a, std::uint32_t b) const;
   // Indexed children held in field `number`: record ids [first, last).
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> children(std::uint32_t number) const;
 
