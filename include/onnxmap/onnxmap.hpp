@@ -2,6 +2,7 @@
 // Everything onnxmap offers, in one include.
 
 #include "onnxmap/annotations.hpp"
+#include "onnxmap/bulk.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/mapped_file.hpp"
 #include "onnxmap/model.hpp"
