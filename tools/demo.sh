@@ -14,4 +14,37 @@ ninja -C "$build" >/dev/null
 onnxmap="$build/tools/onnxmap/onnxmap"
 
 "$onnxmap" --version
-echo "(the model reader is not built yet: this demo grows with the project)"
+
+# show MODEL: the tensors, one tensor fetched as .npy, and the model's structure as JSON.
+show() {
+  local model=$1
+  echo
+  echo "== onnxmap ls $model"
+  "$onnxmap" ls "$model"
+  local first
+  first=$("$onnxmap" ls --json "$model" | /usr/bin/python3 -c \
+    'import json, sys; rows = [r for r in json.load(sys.stdin) if r["dtype"] != "STRING"]; print(rows[0]["path"] if rows else "")')
+  if [ -n "$first" ]; then
+    local npy
+    npy=$(mktemp --suffix=.npy)
+    echo
+    echo "== onnxmap get $model $first -o $npy"
+    "$onnxmap" get "$model" "$first" -o "$npy"
+    /usr/bin/python3 -c 'import numpy, sys; a = numpy.load(sys.argv[1]); print(a.dtype, a.shape, a.ravel()[:6])' "$npy"
+    rm -f "$npy"
+  fi
+  if "$onnxmap" --help | grep -qE "^ +dump"; then
+    echo
+    echo "== onnxmap dump --omit-data $model (first 30 lines)"
+    "$onnxmap" dump --omit-data "$model" | head -n 30
+  fi
+}
+
+if [ $# -ge 1 ]; then
+  show "$1"
+else
+  demo=$(mktemp -d)
+  trap 'rm -rf "$demo"' EXIT
+  /usr/bin/python3 tools/make-demo-model.py "$demo"
+  show "$demo/demo.onnx"
+fi
