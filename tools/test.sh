@@ -6,26 +6,32 @@ cd "$(dirname "$0")/.."
 source tools/install-deps.sh
 onnxmap_install_deps
 
-# build_and_test DIR [MESON OPTIONS...]: configures once, builds, runs `meson test`.
+# build_and_test DIR "MESON OPTIONS" [MESON TEST ARGS...]: configures once, builds, runs tests.
 build_and_test() {
   local dir=$1
-  shift
+  local options=$2
+  shift 2
   if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" --buildtype=debugoptimized -Dwerror=true "$@" >/dev/null
+    # shellcheck disable=SC2086  # options are words on purpose
+    meson setup "$dir" --buildtype=debugoptimized -Dwerror=true $options >/dev/null
   fi
   ninja -C "$dir" --quiet
   echo "== meson test ($dir)"
-  meson test -C "$dir" --print-errorlogs --num-processes 2
+  meson test -C "$dir" --print-errorlogs --num-processes 2 "$@"
 }
 
 status=0
-build_and_test build-test || status=1
-# Sanitized build: -Db_lundef=false is what meson needs to link with the sanitizer runtimes.
+build_and_test build-test "" || status=1
+# Sanitized builds: -Db_lundef=false is what meson needs to link with the sanitizer runtimes.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  build_and_test build-asan -Db_sanitize=address,undefined -Db_lundef=false || status=1
+  build_and_test build-asan "-Db_sanitize=address,undefined -Db_lundef=false" || status=1
+# ThreadSanitizer over the tests that share one model between threads.
+TSAN_OPTIONS=halt_on_error=1 \
+  build_and_test build-tsan "-Db_sanitize=thread -Db_lundef=false -Dbench=disabled" unit \
+  --test-args=--gtest_filter=Concurrency.*:Bulk.* || status=1
 
 # One closing line over both runs, read from meson's JSON logs.
-/usr/bin/python3 - build-test build-asan <<'PY'
+/usr/bin/python3 - build-test build-asan build-tsan <<'PY'
 import json, sys, collections
 counts = collections.Counter()
 for build in sys.argv[1:]:
