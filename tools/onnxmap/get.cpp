@@ -67,6 +67,22 @@ int run_get(const GetArgs& args) {
   const auto type = static_cast<DataType>(tensor.data_type());
   const auto t = traits(type);
 
+  const bool npy = args.raw_out.empty();
+  if (npy && (!t || type == DataType::string)) {
+    std::cerr << "onnxmap: " << tensor.path() << " is a " << data_type_name(tensor.data_type())
+              << " tensor, which .npy cannot hold; use --raw FILE for its bytes\n";
+    return kExitUsage;
+  }
+  if (!npy && type == DataType::string) {
+    // STRING elements have no raw layout: write them as the file stores them, one string_data
+    // field (tag, length, bytes) each, which any protobuf reader can split again.
+    wire::Writer fields;
+    for (const std::string_view s : tensor.strings()) {
+      fields.field_string(schema::TensorProto::kStringData, s);
+    }
+    write_file(args.raw_out, {}, fields.bytes());
+    return kExitOk;
+  }
   std::vector<std::int64_t> shape(tensor.dims().begin(), tensor.dims().end());
   TensorData data = tensor.data();
   std::span<const std::byte> bytes = data.bytes();
@@ -75,14 +91,9 @@ int run_get(const GetArgs& args) {
     bytes = tensor.slice_rows(begin, end);
     shape[0] = static_cast<std::int64_t>(end - begin);
   }
-  if (!args.raw_out.empty()) {
+  if (!npy) {
     write_file(args.raw_out, {}, bytes);
     return kExitOk;
-  }
-  if (!t || type == DataType::string) {
-    std::cerr << "onnxmap: " << tensor.path() << " is a " << data_type_name(tensor.data_type())
-              << " tensor, which .npy cannot hold; use --raw FILE for its bytes\n";
-    return kExitUsage;
   }
   std::uint64_t count = 1;
   for (const std::int64_t d : shape) count *= static_cast<std::uint64_t>(d);

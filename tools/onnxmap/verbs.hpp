@@ -20,6 +20,7 @@ int run_selected(const CLI::App& app);
 
 // Each verb's file defines one of these.
 void add_get_verb(CLI::App& app);
+void add_info_verb(CLI::App& app);
 void add_ls_verb(CLI::App& app);
 
 // Called by each verb's file to make itself known.

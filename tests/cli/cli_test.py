@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""The onnxmap command from the outside: exit codes, one-line errors, and info/ls/get output
+checked against python3-onnx on models it builds.
+
+    cli_test.py PATH/TO/onnxmap
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ONNXMAP = sys.argv[1]
+results = {"passed": 0, "failed": 0}
+
+
+def run(*args):
+    return subprocess.run([ONNXMAP, *map(str, args)], capture_output=True, text=False)
+
+
+def check(name, condition, detail=""):
+    results["passed" if condition else "failed"] += 1
+    print(("ok   " if condition else "FAIL ") + name + ("" if condition else ": " + detail))
+
+
+def make_model(folder):
+    """A model with a float initializer, a string initializer and a Constant node."""
+    weights = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3), "w")
+    names = helper.make_tensor("names", TensorProto.STRING, [2], [b"a", b"bc"])
+    const = helper.make_node("Constant", [], ["c"],
+                             value=numpy_helper.from_array(np.array([5, 6], dtype=np.int64), ""))
+    node = helper.make_node("MatMul", ["x", "w"], ["y"])
+    graph = helper.make_graph([const, node], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3])],
+                              initializer=[weights, names])
+    model = helper.make_model(graph, producer_name="cli-test", opset_imports=[helper.make_opsetid("", 17)])
+    model.model_version = 3
+    path = folder / "m.onnx"
+    onnx.save(model, str(path))
+    return path, model
+
+
+def main():
+    folder = pathlib.Path(tempfile.mkdtemp())
+    path, model = make_model(folder)
+
+    # Usage errors exit 2; invalid models exit 1 with one line naming the file and byte.
+    check("no verb exits 2", run().returncode == 2)
+    check("unknown verb exits 2", run("frobnicate").returncode == 2)
+    check("get without a tensor exits 2", run("get", path).returncode == 2)
+    garbage = folder / "garbage.onnx"
+    garbage.write_bytes(b"\x0a\xff\xff\xff\xff\x0f")
+    r = run("ls", garbage)
+    lines = r.stderr.decode().strip().splitlines()
+    check("garbage exits 1", r.returncode == 1, str(r.returncode))
+    check("garbage gives one line with file and byte",
+          len(lines) == 1 and "garbage.onnx" in lines[0] and "byte" in lines[0], repr(lines))
+    check("missing file exits 1", run("info", folder / "nope.onnx").returncode == 1)
+    check("unknown tensor exits 1", run("get", path, "nope", "-o", folder / "x.npy").returncode == 1)
+
+    # info --json against the reference reader.
+    r = run("info", "--json", path)
+    info = json.loads(r.stdout)
+    check("info ir_version", info["ir_version"] == model.ir_version)
+    check("info producer", info["producer_name"] == "cli-test")
+    check("info model_version", info["model_version"] == "3")
+    check("info opsets", info["opset_import"] == {"ai.onnx": 17}, str(info["opset_import"]))
+    check("info inputs", info["inputs"] == [{"name": "x", "type": "FLOAT[n,4]"}], str(info["inputs"]))
+    r = run("info", "--stats", "--json", path)
+    stats = json.loads(r.stdout)["stats"]
+    check("info --stats ops", stats["nodes_by_op_type"] == {"Constant": 1, "MatMul": 1}, str(stats))
+
+    # ls --json: every tensor breadth-first (outer graph first), the Constant's by its output name.
+    rows = json.loads(run("ls", "--json", path).stdout)
+    check("ls names", [r["name"] for r in rows] == ["w", "names", "c"], str(rows))
+    check("ls constant path", rows[2]["path"] == "graph.node[0].attribute[0].t", rows[2]["path"])
+
+    # get: .npy equal to numpy_helper; rows; STRING refused with a pointer to --raw; no partial files.
+    out = folder / "w.npy"
+    r = run("get", path, "w", "-o", out)
+    expected = numpy_helper.to_array(model.graph.initializer[0])
+    check("get w", r.returncode == 0 and np.array_equal(np.load(out), expected))
+    r = run("get", path, "w", "--rows", "1:3", "-o", out)
+    check("get --rows", r.returncode == 0 and np.array_equal(np.load(out), expected[1:3]))
+    r = run("get", path, "c", "-o", out)
+    check("get constant", r.returncode == 0 and np.load(out).tolist() == [5, 6])
+    r = run("get", path, "names", "-o", folder / "s.npy")
+    check("get STRING exits 2 and names --raw", r.returncode == 2 and b"--raw" in r.stderr)
+    check("no partial .npy", not (folder / "s.npy").exists())
+    r = run("get", path, "names", "--raw", folder / "s.bin")
+    parsed = TensorProto()
+    parsed.ParseFromString((folder / "s.bin").read_bytes())
+    check("get --raw of STRING writes string_data fields", list(parsed.string_data) == [b"a", b"bc"])
+    r = run("get", path, "w", "-o", folder / "no" / "such" / "dir.npy")
+    check("unwritable output exits 1", r.returncode == 1, str(r.returncode))
+    r = run("get", path, "w", "--raw", folder / "w.bin")
+    check("get --raw", (folder / "w.bin").read_bytes() == expected.tobytes())
+
+    for f in folder.iterdir():
+        f.unlink()
+    folder.rmdir()
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+// onnxmap info MODEL: the quick peek (no tensor index); --stats adds counts from the full index.
+
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "format.hpp"
+#include "onnxmap/onnxmap.hpp"
+#include "verbs.hpp"
+
+namespace onnxmap::cli {
+
+namespace {
+
+struct InfoArgs {
+  std::string model;
+  bool json = false;
+  bool stats = false;
+  bool no_mmap = false;
+};
+
+std::string ir_text(std::int64_t ir) {
+  const auto release = onnx_release_for_ir(ir);
+  return std::to_string(ir) + (release ? " (ONNX " + std::string(*release) + ")" : "");
+}
+
+nlohmann::json values_json(const detail::ViewRange<ValueInfo>& values) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ValueInfo v : values) {
+    out.push_back({{"name", std::string(v.name())}, {"type", v.type().to_string()}});
+  }
+  return out;
+}
+
+nlohmann::json summary_json(const ModelSummary& s) {
+  nlohmann::json out;
+  out["ir_version"] = s.ir_version();
+  if (const auto release = onnx_release_for_ir(s.ir_version())) out["onnx_release"] = *release;
+  out["opset_import"] = nlohmann::json::object();
+  for (const OperatorSetId& o : s.opset_imports()) {
+    out["opset_import"][o.domain.empty() ? "ai.onnx" : std::string(o.domain)] = o.version;
+  }
+  out["producer_name"] = std::string(s.producer_name());
+  out["producer_version"] = std::string(s.producer_version());
+  out["domain"] = std::string(s.domain());
+  out["model_version"] = s.model_version().to_string();
+  out["doc_string"] = std::string(s.doc_string());
+  out["metadata_props"] = nlohmann::json::object();
+  for (const StringStringEntry& e : s.metadata_props()) {
+    out["metadata_props"][std::string(e.key)] = std::string(e.value);
+  }
+  out["graph"] = std::string(s.graph_name());
+  out["inputs"] = values_json(s.inputs());
+  out["outputs"] = values_json(s.outputs());
+  out["file_size"] = s.file_size();
+  return out;
+}
+
+// Counts over the full index: nodes by op type, tensors and bytes by dtype, external files.
+nlohmann::json stats_json(const Model& model) {
+  nlohmann::json out;
+  std::map<std::string, std::uint64_t> ops;
+  if (const auto graph = model.graph()) {
+    for (const Node node : graph->nodes()) {
+      std::string op(node.op_type());
+      if (!node.domain().empty()) op = std::string(node.domain()) + "." + op;
+      ++ops[op];
+    }
+  }
+  out["nodes_by_op_type"] = ops;
+  std::map<std::string, nlohmann::json> by_dtype;
+  std::map<std::string, std::uint64_t> files;
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    const Tensor t = model.tensor_at(i);
+    auto& entry = by_dtype[data_type_name(t.data_type())];
+    if (entry.is_null()) entry = {{"tensors", 0}, {"elements", 0}, {"bytes", 0}};
+    entry["tensors"] = entry["tensors"].get<std::uint64_t>() + 1;
+    entry["elements"] = entry["elements"].get<std::uint64_t>() + t.element_count();
+    entry["bytes"] = entry["bytes"].get<std::uint64_t>() + t.byte_size();
+    if (t.storage() == TensorStorage::external) files[std::string(t.data_file())] += t.byte_size();
+  }
+  out["tensors"] = model.tensor_count();
+  out["by_dtype"] = by_dtype;
+  out["external_files"] = files;
+  return out;
+}
+
+void print_text(const nlohmann::json& info) {
+  std::cout << "ir_version:     " << ir_text(info["ir_version"].get<std::int64_t>()) << '\n';
+  std::cout << "opset_import:   ";
+  for (const auto& [domain, version] : info["opset_import"].items()) {
+    std::cout << domain << " " << version.get<std::int64_t>() << "  ";
+  }
+  std::cout << '\n';
+  for (const char* key :
+       {"producer_name", "producer_version", "domain", "model_version", "doc_string", "graph"}) {
+    const std::string value = info[key].get<std::string>();
+    if (!value.empty())
+      std::cout << key << ":" << std::string(16 - std::string(key).size() - 1, ' ') << value
+                << '\n';
+  }
+  for (const auto& [key, value] : info["metadata_props"].items()) {
+    std::cout << "metadata:       " << key << " = " << value.get<std::string>() << '\n';
+  }
+  std::cout << "file size:      " << human_bytes(info["file_size"].get<std::uint64_t>()) << '\n';
+  for (const char* side : {"inputs", "outputs"}) {
+    std::cout << side << ":\n";
+    for (const auto& v : info[side]) {
+      std::cout << "  " << v["name"].get<std::string>() << "  " << v["type"].get<std::string>()
+                << '\n';
+    }
+  }
+  if (!info.contains("stats")) return;
+  const auto& stats = info["stats"];
+  std::cout << "nodes by op type:\n";
+  for (const auto& [op, count] : stats["nodes_by_op_type"].items()) {
+    std::cout << "  " << op << "  " << count.get<std::uint64_t>() << '\n';
+  }
+  std::cout << "tensors: " << stats["tensors"].get<std::uint64_t>() << '\n';
+  for (const auto& [dtype, entry] : stats["by_dtype"].items()) {
+    std::cout << "  " << dtype << "  " << entry["tensors"].get<std::uint64_t>() << " tensors, "
+              << entry["elements"].get<std::uint64_t>() << " elements, "
+              << human_bytes(entry["bytes"].get<std::uint64_t>()) << '\n';
+  }
+  for (const auto& [file, bytes] : stats["external_files"].items()) {
+    std::cout << "external: " << file << "  " << human_bytes(bytes.get<std::uint64_t>()) << '\n';
+  }
+}
+
+int run_info(const InfoArgs& args) {
+  Options options;
+  options.load = args.no_mmap ? LoadMode::read : LoadMode::map;
+  nlohmann::json info = summary_json(peek(args.model, options));
+  if (args.stats) info["stats"] = stats_json(Model::open(args.model, options));
+  if (args.json) {
+    std::cout << info.dump(2) << '\n';
+  } else {
+    print_text(info);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_info_verb(CLI::App& app) {
+  auto args = std::make_shared<InfoArgs>();
+  CLI::App* sub = app.add_subcommand("info", "The model's metadata, inputs and outputs (a peek)");
+  sub->add_option("MODEL", args->model, "the .onnx file")->required();
+  sub->add_flag("--json", args->json, "print JSON");
+  sub->add_flag("--stats", args->stats, "also count nodes and tensors (reads the whole index)");
+  sub->add_flag("--no-mmap", args->no_mmap, "read the file into memory instead of mapping it");
+  add_verb(sub, [args] { return run_info(*args); });
+}
+
+}  // namespace onnxmap::cli
