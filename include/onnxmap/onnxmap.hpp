@@ -7,5 +7,6 @@
 #include "onnxmap/mapped_file.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/schema.hpp"
+#include "onnxmap/synth.hpp"
 #include "onnxmap/version.hpp"
 #include "onnxmap/wire.hpp"

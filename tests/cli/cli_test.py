@@ -102,6 +102,21 @@ def main():
     r = run("get", path, "w", "--raw", folder / "w.bin")
     check("get --raw", (folder / "w.bin").read_bytes() == expected.tobytes())
 
+    # synth: python3-onnx loads what it writes, inline and external, and the pattern holds.
+    for extra in ([], ["--external-data"]):
+        out = folder / "synth.onnx"
+        r = run("synth", out, "--layers", 2, "--hidden", 32, "--vocab", 50, *extra)
+        m = onnx.load(str(out))
+        onnx.checker.check_model(m)
+        t = m.graph.initializer[4]
+        got = numpy_helper.to_array(t).view(np.uint8).ravel()
+        want = np.array([(i * 131 + 4 * 17 + (i >> 12)) & 0xFF for i in range(got.size)], np.uint8)
+        check("synth " + " ".join(extra), r.returncode == 0 and np.array_equal(got, want))
+        check("synth ls agrees", [x["name"] for x in json.loads(run("ls", "--json", out).stdout)]
+              == [i.name for i in m.graph.initializer])
+    r = run("synth", folder / "bad.onnx", "--layers", 1, "--hidden", 0)
+    check("synth --hidden 0 exits 2", r.returncode == 2 and not (folder / "bad.onnx").exists())
+
     for f in folder.iterdir():
         f.unlink()
     folder.rmdir()

@@ -35,6 +35,7 @@ void register_verbs(CLI::App& app) {
   add_get_verb(app);
   add_info_verb(app);
   add_ls_verb(app);
+  add_synth_verb(app);
 }
 
 }  // namespace onnxmap::cli

@@ -22,6 +22,7 @@ int run_selected(const CLI::App& app);
 void add_get_verb(CLI::App& app);
 void add_info_verb(CLI::App& app);
 void add_ls_verb(CLI::App& app);
+void add_synth_verb(CLI::App& app);
 
 // Called by each verb's file to make itself known.
 void add_verb(CLI::App* subcommand, VerbRunner run);
