@@ -1,0 +1,104 @@
+// Reader benchmarks: onnxmap's open, peek, lookup, fetch and walk, against libprotobuf's
+// ParseFromArray of the same mapped bytes (Debian's libonnx_proto, linked by the bench only).
+
+#include <benchmark/benchmark.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <random>
+
+#include "models.hpp"
+#include "onnxmap/onnxmap.hpp"
+
+namespace onnxmap::bench {
+
+namespace {
+
+// Registers `fn` once per bench model present on disk.
+template <class Fn>
+void per_model(const std::string& what, Fn fn) {
+  for (const BenchModel& model : bench_models()) {
+    const auto path = bench_dir() / model.file;
+    if (!std::filesystem::exists(path)) continue;
+    benchmark::RegisterBenchmark((what + "/" + model.name).c_str(),
+                                 [=](benchmark::State& state) { fn(state, path, model); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+}
+
+void open(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
+  for (auto _ : state) benchmark::DoNotOptimize(Model::open(path).tensor_count());
+}
+
+void peek_model(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
+  for (auto _ : state) benchmark::DoNotOptimize(peek(path).ir_version());
+}
+
+void lookup(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
+  const Model model = Model::open(path);
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    names.emplace_back(model.tensor_at(i).lookup_name());
+  }
+  std::mt19937 rng(1);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(model.find_tensor(names[rng() % names.size()]));
+  }
+  state.counters["ns_per_lookup"] = benchmark::Counter(
+      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// Touches one byte per page of a tensor: the cost of bringing it in (warm: from the page cache).
+void fetch_warm(benchmark::State& state, const std::filesystem::path& path, const BenchModel& m) {
+  const Model model = Model::open(path);
+  const Tensor t = model.tensor(m.tensor);
+  for (auto _ : state) {
+    const auto bytes = t.bytes();
+    unsigned sum = 0;
+    for (std::size_t i = 0; i < bytes.size(); i += 4096) sum += static_cast<unsigned>(bytes[i]);
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * t.byte_size()));
+}
+
+void walk_nodes(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
+  const Model model = Model::open(path);
+  for (auto _ : state) {
+    std::size_t total = 0;
+    for (const Node node : model.graph()->nodes()) {
+      total += node.op_type().size() + node.inputs().size();
+    }
+    benchmark::DoNotOptimize(total);
+  }
+}
+
+void protobuf_parse(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
+  const MappedFile file = MappedFile::open(path);
+  if (file.size() > static_cast<std::uint64_t>(INT32_MAX)) {
+    state.SkipWithError("cannot open: libprotobuf stops at 2 GB");
+    return;
+  }
+  for (auto _ : state) {
+    onnx::ModelProto proto;
+    const bool ok = proto.ParseFromArray(file.bytes().data(), static_cast<int>(file.size()));
+    if (!ok) state.SkipWithError("ParseFromArray failed");
+    benchmark::DoNotOptimize(proto.graph().initializer_size());
+  }
+}
+
+const bool registered = [] {
+  per_model("onnxmap_open", open);
+  per_model("onnxmap_peek", peek_model);
+  per_model("onnxmap_lookup", lookup);
+  per_model("onnxmap_fetch_warm", fetch_warm);
+  per_model("onnxmap_walk_nodes", walk_nodes);
+  per_model("protobuf_parse", protobuf_parse);
+  return true;
+}();
+
+}  // namespace
+
+}  // namespace onnxmap::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,48 @@
+// One operation in a fresh process, reporting wall time and peak RSS, so memory can be compared
+// fairly: rss_probe onnxmap-open|onnxmap-peek|protobuf-parse MODEL  ->  "ms peak_rss_kib"
+
+#include <onnx/onnx_pb.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "onnxmap/onnxmap.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: rss_probe onnxmap-open|onnxmap-peek|protobuf-parse MODEL\n");
+    return 2;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    if (std::strcmp(argv[1], "onnxmap-open") == 0) {
+      (void)onnxmap::Model::open(argv[2]).tensor_count();
+    } else if (std::strcmp(argv[1], "onnxmap-peek") == 0) {
+      (void)onnxmap::peek(argv[2]).ir_version();
+    } else if (std::strcmp(argv[1], "protobuf-parse") == 0) {
+      const auto file = onnxmap::MappedFile::open(argv[2]);
+      if (file.size() > static_cast<std::uint64_t>(INT32_MAX)) {
+        std::puts("cannot-open -");
+        return 0;
+      }
+      onnx::ModelProto proto;
+      if (!proto.ParseFromArray(file.bytes().data(), static_cast<int>(file.size()))) {
+        std::puts("parse-failed -");
+        return 0;
+      }
+    } else {
+      return 2;
+    }
+  } catch (const onnxmap::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("%.3f %ld\n", ms, usage.ru_maxrss);
+  return 0;
+}
