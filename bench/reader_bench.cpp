@@ -45,8 +45,9 @@ void lookup(benchmark::State& state, const std::filesystem::path& path, const Be
   for (auto _ : state) {
     benchmark::DoNotOptimize(model.find_tensor(names[rng() % names.size()]));
   }
-  state.counters["ns_per_lookup"] = benchmark::Counter(
-      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_lookup"] =
+      benchmark::Counter(static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // Touches one byte per page of a tensor: the cost of bringing it in (warm: from the page cache).

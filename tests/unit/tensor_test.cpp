@@ -113,6 +113,19 @@ TEST(Tensor, TypedCountMismatchIsAnErrorOnDecode) {
   EXPECT_THROW((void)model.tensor("t").bytes(), Error);  // typed data is never a view
 }
 
+TEST(Tensor, ClaimsDoNotAllocate) {
+  // Dims claim 4 billion floats; the file holds one. Opening costs nothing, decoding fails
+  // without reserving 16 GB.
+  const Model model = Model::from_bytes(model_with([](wire::Writer& t) {
+    t.field_int64(TP::kDims, 4'000'000'000LL);
+    t.field_int32(TP::kDataType, static_cast<std::int32_t>(DataType::float32));
+    t.field_string(TP::kName, "t");
+    t.field_float(TP::kFloatData, 1.0F);
+  }));
+  EXPECT_EQ(model.tensor("t").byte_size(), 16'000'000'000ULL);
+  EXPECT_THROW((void)model.tensor("t").data(), Error);
+}
+
 TEST(Tensor, StringTensors) {
   const Model model = Model::from_bytes(model_with([](wire::Writer& t) {
     t.field_int64(TP::kDims, 2);
