@@ -87,7 +87,20 @@ inline constexpr int kDefaultGroupDepthLimit = 64;
 // `pos` indexes into `bytes` and advances past the value; `base` is the absolute file offset of
 // bytes[0], used only to report where a problem is.
 
-[[nodiscard]] std::uint64_t read_varint(Bytes bytes, std::size_t& pos, std::uint64_t base = 0);
+// Varints of more than one byte, and every error case.
+[[nodiscard]] std::uint64_t read_varint_slow(Bytes bytes, std::size_t& pos, std::uint64_t base);
+// Most tags and lengths fit one byte: that case stays inline, the rest goes out of line.
+[[nodiscard]] inline std::uint64_t read_varint(Bytes bytes, std::size_t& pos,
+                                               std::uint64_t base = 0) {
+  if (pos < bytes.size()) {
+    const auto first = static_cast<std::uint8_t>(bytes[pos]);
+    if (first < 0x80U) {
+      ++pos;
+      return first;
+    }
+  }
+  return read_varint_slow(bytes, pos, base);
+}
 [[nodiscard]] std::uint32_t read_fixed32(Bytes bytes, std::size_t& pos, std::uint64_t base = 0);
 [[nodiscard]] std::uint64_t read_fixed64(Bytes bytes, std::size_t& pos, std::uint64_t base = 0);
 

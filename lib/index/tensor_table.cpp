@@ -160,7 +160,6 @@ void index_tensor(ModelIndex& index, std::uint32_t id) {
     throw Error(ErrorKind::bad_tensor, "the byte size of dims overflows 64 bits",
                 index.messages[id].offset, "dims");
   }
-  const std::string type_name = data_type_name(tensor.data_type);
 
   if (is_external) {
     tensor.storage = Storage::external;
@@ -205,7 +204,8 @@ void index_tensor(ModelIndex& index, std::uint32_t id) {
       tensor.payload_length != *expected) {
     throw Error(ErrorKind::bad_tensor,
                 std::to_string(tensor.payload_length) + " bytes, but " + std::to_string(*count) +
-                    " elements of " + type_name + " need " + std::to_string(*expected),
+                    " elements of " + data_type_name(tensor.data_type) + " need " +
+                    std::to_string(*expected),
                 tensor.storage == Storage::raw ? tensor.payload_offset : index.messages[id].offset,
                 tensor.storage == Storage::raw ? "raw_data" : "external_data");
   }

@@ -4,7 +4,7 @@
 
 namespace onnxmap::wire {
 
-std::uint64_t read_varint(Bytes bytes, std::size_t& pos, std::uint64_t base) {
+std::uint64_t read_varint_slow(Bytes bytes, std::size_t& pos, std::uint64_t base) {
   const std::size_t start = pos;
   std::uint64_t value = 0;
   for (std::size_t i = 0; i < kMaxVarintBytes; ++i) {
