@@ -4,13 +4,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-source tools/install-deps.sh
+source tools/setup.sh
 onnxmap_install_deps
 
+onnxmap_release_build
 build=build-release
-[ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
-ninja -C "$build" --quiet
-onnxmap="$build/tools/onnxmap/onnxmap"
 
 dir=$(mktemp -d "$root/bench-models.XXXXXX")
 trap 'rm -rf "$dir"' EXIT

@@ -3,21 +3,19 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-source tools/install-deps.sh
+source tools/setup.sh
 onnxmap_install_deps
 
-build=build-release
-if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" --buildtype=release >/dev/null
-fi
-ninja -C "$build" >/dev/null
-onnxmap="$build/tools/onnxmap/onnxmap"
+onnxmap_release_build
 
 "$onnxmap" --version
 
-# show MODEL: the tensors, one tensor fetched as .npy, and the model's structure as JSON.
+# show MODEL: the metadata, the tensors, one tensor fetched as .npy, the structure as JSON.
 show() {
   local model=$1
+  echo
+  echo "== onnxmap info $model"
+  "$onnxmap" info "$model"
   echo
   echo "== onnxmap ls $model"
   "$onnxmap" ls "$model"
@@ -45,6 +43,8 @@ if [ $# -ge 1 ]; then
 else
   demo=$(mktemp -d)
   trap 'rm -rf "$demo"' EXIT
-  /usr/bin/python3 tools/make-demo-model.py "$demo"
+  echo
+  echo "== onnxmap synth $demo/demo.onnx --layers 2 --hidden 64 --vocab 256 --external-data"
+  "$onnxmap" synth "$demo/demo.onnx" --layers 2 --hidden 64 --vocab 256 --external-data
   show "$demo/demo.onnx"
 fi

@@ -3,7 +3,7 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer build. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source tools/install-deps.sh
+source tools/setup.sh
 onnxmap_install_deps
 
 # build_and_test DIR "MESON OPTIONS" [MESON TEST ARGS...]: configures once, builds, runs tests.

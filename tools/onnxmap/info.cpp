@@ -96,7 +96,8 @@ void print_text(const nlohmann::json& info) {
   for (const char* key :
        {"producer_name", "producer_version", "domain", "model_version", "doc_string", "graph"}) {
     const std::string value = info[key].get<std::string>();
-    if (!value.empty())
+    const bool absent = value.empty() || (std::string_view(key) == "model_version" && value == "0");
+    if (!absent)
       std::cout << key << ":" << std::string(16 - std::string(key).size() - 1, ' ') << value
                 << '\n';
   }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages onnxmap builds and tests with, only those that are missing.
-# Sourced by tools/demo.sh and tools/test.sh; quiet when everything is in place.
+# Shared by tools/demo.sh, tools/test.sh and tools/bench.sh: installs the Debian packages onnxmap
+# builds and tests with (only those missing, quiet when all are in place) and makes the release
+# build.
 set -euo pipefail
 
 onnxmap_packages=(
@@ -32,4 +33,18 @@ onnxmap_install_deps() {
   export DEBIAN_FRONTEND=noninteractive
   "${sudo[@]}" apt-get update -qq >&2
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Configures (once) and builds the release build in build-release; sets $onnxmap to the command.
+onnxmap_release_build() {
+  local build=build-release
+  if [ ! -f "$build/build.ninja" ]; then
+    meson setup "$build" --buildtype=release >/dev/null
+  fi
+  local log
+  if ! log=$(ninja -C "$build" --quiet 2>&1); then
+    echo "$log" >&2
+    return 1
+  fi
+  onnxmap="$build/tools/onnxmap/onnxmap"
 }
