@@ -3,6 +3,7 @@
 
 #include "onnxmap/annotations.hpp"
 #include "onnxmap/bulk.hpp"
+#include "onnxmap/dump.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/mapped_file.hpp"
 #include "onnxmap/model.hpp"

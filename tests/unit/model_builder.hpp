@@ -27,8 +27,9 @@ inline std::vector<std::byte> message(const Body& body) {
   return w.take();
 }
 
-inline std::span<const std::byte> as_bytes_of(const std::vector<float>& values) {
-  return std::as_bytes(std::span(values));
+inline std::vector<std::byte> bytes_of_text(std::string_view text) {
+  const auto bytes = std::as_bytes(std::span(text.data(), text.size()));
+  return {bytes.begin(), bytes.end()};
 }
 
 // A TensorProto with raw_data.

@@ -1,0 +1,28 @@
+#pragma once
+// protobuf's canonical JSON mapping of any onnx.proto message, as
+// google.protobuf.json_format.MessageToJson prints it: lowerCamelCase names, 64-bit integers as
+// strings, bytes in base64, enums by name, NaN and Infinity as strings, only fields present.
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "onnxmap/schema.hpp"
+
+namespace onnxmap {
+
+struct DumpOptions {
+  bool omit_data = false;  // leave out TensorProto payloads (raw_data and the typed fields)
+  int max_depth = 64;      // nested messages deeper than this are an error
+};
+
+// The JSON text (2-space indented, ending in a newline) of the message of `kind` held in
+// `bytes`, whose first byte is at file offset `base`. Throws onnxmap::Error on malformed input,
+// with the field path and byte offset.
+[[nodiscard]] std::string dump_json(std::span<const std::byte> bytes, schema::MessageKind kind,
+                                    const DumpOptions& options = {}, std::uint64_t base = 0);
+
+// The name of a message kind as onnx.proto spells it ("TensorProto", "TypeProto.Tensor").
+[[nodiscard]] std::string schema_message_name(schema::MessageKind kind);
+
+}  // namespace onnxmap

@@ -1,0 +1,59 @@
+// onnxmap dump MODEL: protobuf's canonical JSON of the whole message, as MessageToJson prints it.
+
+#include <iostream>
+#include <string>
+
+#include "onnxmap/onnxmap.hpp"
+#include "verbs.hpp"
+
+namespace onnxmap::cli {
+
+namespace {
+
+struct DumpArgs {
+  std::string model;
+  std::string message = "ModelProto";
+  bool omit_data = false;
+  bool no_mmap = false;
+};
+
+int run_dump(const DumpArgs& args) {
+  std::optional<schema::MessageKind> kind;
+  std::string known;
+  for (int k = 0; k < schema::kMessageKindCount; ++k) {
+    const auto candidate = static_cast<schema::MessageKind>(k);
+    const std::string name = schema_message_name(candidate);
+    known += " " + name;
+    if (name == args.message) kind = candidate;
+  }
+  if (!kind) {
+    std::cerr << "onnxmap dump: --message " << args.message << " is not a message of onnx.proto;"
+              << " one of:" << known << '\n';
+    return kExitUsage;
+  }
+  const MappedFile file =
+      MappedFile::open(args.model, args.no_mmap ? LoadMode::read : LoadMode::map);
+  DumpOptions options;
+  options.omit_data = args.omit_data;
+  try {
+    std::cout << dump_json(file.bytes(), *kind, options);
+  } catch (const Error& e) {
+    throw e.in_context(args.model, "");
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_dump_verb(CLI::App& app) {
+  auto args = std::make_shared<DumpArgs>();
+  CLI::App* sub = app.add_subcommand("dump", "Print the model as protobuf's canonical JSON");
+  sub->add_option("MODEL", args->model, "the .onnx file (or a .pb with --message)")->required();
+  sub->add_option("--message", args->message,
+                  "the message the file holds (default ModelProto; TensorProto for .pb files)");
+  sub->add_flag("--omit-data", args->omit_data, "leave out tensor payloads");
+  sub->add_flag("--no-mmap", args->no_mmap, "read the file into memory instead of mapping it");
+  add_verb(sub, [args] { return run_dump(*args); });
+}
+
+}  // namespace onnxmap::cli
