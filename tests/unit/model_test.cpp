@@ -222,6 +222,17 @@ TEST(Model, UnknownFieldsAndAnyFieldOrder) {
   EXPECT_EQ(t.byte_size(), 12U);
 }
 
+TEST(Model, NewerIrVersionsStillOpen) {
+  const Model model = Model::from_bytes(message([](wire::Writer& m) {
+    m.field_int64(MP::kIrVersion, 99);
+    m.field_varint(77, 1);  // a field this build does not know
+    sub(m, MP::kGraph, [](wire::Writer& g) { g.field_string(GP::kName, "future"); });
+  }));
+  EXPECT_EQ(model.ir_version(), 99);
+  EXPECT_FALSE(onnx_release_for_ir(model.ir_version()).has_value());
+  EXPECT_EQ(model.graph()->name(), "future");
+}
+
 TEST(Model, BareTensorProto) {
   const auto bytes =
       message(raw_tensor("input_0", DataType::int64, {2}, std::vector<std::byte>(16)));
