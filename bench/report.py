@@ -22,8 +22,8 @@ with open(os.path.join(folder, "reader.json")) as f:
 probes = collections.defaultdict(list)
 with open(os.path.join(folder, "probes.txt")) as f:
     for line in f:
-        model, mode, ms, rss = line.split()
-        probes[(model, mode)].append((ms, rss))
+        model, mode, ms, rss, *index = line.split()
+        probes[(model, mode)].append((ms, rss, index[0] if index else "0"))
 
 
 def probe(model, mode):
@@ -32,7 +32,8 @@ def probe(model, mode):
     if not rows or rows[0][0] in ("cannot-open", "parse-failed"):
         return None
     return (statistics.median(float(r[0]) for r in rows),
-            statistics.median(int(r[1]) for r in rows) / 1024)
+            statistics.median(int(r[1]) for r in rows) / 1024,
+            statistics.median(int(r[2]) for r in rows) / 1024)
 
 
 def bench_ms(name, model):
@@ -48,7 +49,11 @@ def fmt_ms(v):
 
 
 def ratio(a, b):
-    return "-" if a is None or b is None or a == 0 else f"{b / a:.0f}x"
+    """How many times faster `a` is than `b` (below 1: slower)."""
+    if a is None or b is None or a == 0:
+        return "-"
+    r = b / a
+    return f"{r:.0f}x" if r >= 10 else f"{r:.2f}x"
 
 
 size = {m: os.path.getsize(os.path.join(folder, m + ".onnx")) for m in models}
@@ -56,8 +61,8 @@ print(f"Machine: {platform.machine()}, {sys.argv[2]} cores, {platform.system()} 
       f"{platform.release()}. Medians of 5 runs (bench) and of 3 fresh processes (RSS).\n")
 print("| model | file | onnxmap open ms | peek ms | lookup ns | libprotobuf parse ms | "
       "python onnx.load ms | open speed-up vs libprotobuf | onnxmap open RSS MiB | "
-      "libprotobuf RSS MiB | python RSS MiB |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+      "onnxmap index MiB | libprotobuf RSS MiB | python RSS MiB |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for m in models:
     open_ms = bench_ms("onnxmap_open", m)
     peek = bench_ms("onnxmap_peek", m)
@@ -68,5 +73,5 @@ for m in models:
     pb_rss = probe(m, "protobuf-parse")
     print(f"| {m} | {size[m] / 2**30:.2f} GiB | {fmt_ms(open_ms)} | {fmt_ms(peek)} | "
           f"{lookup * 1e6:.0f} | {fmt_ms(pb)} | {fmt_ms(py[0] if py else None)} | "
-          f"{ratio(open_ms, pb)} | {o_rss[1]:.1f} | "
+          f"{ratio(open_ms, pb)} | {o_rss[1]:.1f} | {o_rss[2]:.1f} | "
           f"{'-' if pb_rss is None else f'{pb_rss[1]:.0f}'} | {'-' if py is None else f'{py[1]:.0f}'} |")

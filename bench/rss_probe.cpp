@@ -1,5 +1,6 @@
 // One operation in a fresh process, reporting wall time and peak RSS, so memory can be compared
-// fairly: rss_probe onnxmap-open|onnxmap-peek|protobuf-parse MODEL  ->  "ms peak_rss_kib"
+// fairly: rss_probe onnxmap-open|onnxmap-peek|protobuf-parse MODEL  ->  "ms peak_rss_kib", and
+// for onnxmap-open a third column, the index's own heap bytes in KiB.
 
 #include <onnx/onnx_pb.h>
 #include <sys/resource.h>
@@ -16,9 +17,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto start = std::chrono::steady_clock::now();
+  std::uint64_t index_bytes = 0;
   try {
     if (std::strcmp(argv[1], "onnxmap-open") == 0) {
-      (void)onnxmap::Model::open(argv[2]).tensor_count();
+      index_bytes = onnxmap::Model::open(argv[2]).index_bytes();
     } else if (std::strcmp(argv[1], "onnxmap-peek") == 0) {
       (void)onnxmap::peek(argv[2]).ir_version();
     } else if (std::strcmp(argv[1], "protobuf-parse") == 0) {
@@ -43,6 +45,8 @@ int main(int argc, char** argv) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  std::printf("%.3f %ld\n", ms, usage.ru_maxrss);
+  std::printf("%.3f %ld", ms, usage.ru_maxrss);
+  if (index_bytes > 0) std::printf(" %llu", static_cast<unsigned long long>(index_bytes / 1024));
+  std::printf("\n");
   return 0;
 }

@@ -60,6 +60,8 @@ class Model {
   [[nodiscard]] std::size_t message_count() const noexcept;
   [[nodiscard]] const std::filesystem::path& path() const noexcept;
   [[nodiscard]] std::uint64_t file_size() const noexcept;
+  // Heap bytes of the index (records, tensor table, name hash); the mapped file is not counted.
+  [[nodiscard]] std::uint64_t index_bytes() const noexcept;
   // The index views read from (for the library's own code).
   [[nodiscard]] const detail::ModelIndex* index() const noexcept { return index_.get(); }
 

@@ -12,11 +12,13 @@ namespace onnxmap::detail {
 
 namespace {
 
-// A child message found while scanning a record, before it gets a record of its own.
+// A child message found while scanning a record, before it gets a record of its own. Merged
+// occurrences (rare) keep their further spans in IndexBuilder::extra_spans_.
 struct PendingChild {
   std::uint32_t field_number;
   MessageKind kind;
-  SpanList spans;
+  Span span;
+  std::uint32_t extra = kNone;  // index into extra_spans_
 };
 
 // Walks a leaf message and everything inside it, so that every varint and length of the file is
@@ -62,7 +64,12 @@ class IndexBuilder {
   void scan(std::uint32_t id) {
     const MessageRecord record = index_.messages[id];  // a copy: the table grows below
     pending_.clear();
-    for (const Span& span : index_.spans(id)) scan_span(record, span);
+    extra_spans_.clear();
+    if (record.merged) {
+      for (const Span& span : index_.spans(id)) scan_span(record, span);
+    } else {
+      scan_span(record, Span{record.offset, record.length});
+    }
     if (!std::is_sorted(pending_.begin(), pending_.end(), by_field)) {
       std::stable_sort(pending_.begin(), pending_.end(), by_field);
     }
@@ -104,11 +111,15 @@ class IndexBuilder {
           return p.field_number == field.number;
         });
         if (same != pending_.end()) {
-          same->spans.push_back(child);
+          if (same->extra == kNone) {
+            same->extra = static_cast<std::uint32_t>(extra_spans_.size());
+            extra_spans_.emplace_back();
+          }
+          extra_spans_[same->extra].push_back(child);
           continue;
         }
       }
-      pending_.push_back({field.number, desc->message, SpanList{child}});
+      pending_.push_back({field.number, desc->message, child});
     }
   }
 
@@ -119,19 +130,23 @@ class IndexBuilder {
       throw Error(
           ErrorKind::depth_limit,
           "messages nested deeper than max_depth " + std::to_string(index_.options.max_depth),
-          child.spans.front().offset);
+          child.span.offset);
     }
     MessageRecord record;
-    record.offset = child.spans.front().offset;
-    record.length = child.spans.front().length;
+    record.offset = child.span.offset;
+    record.length = child.span.length;
     record.parent = parent;
     record.field_number = child.field_number;
     record.index_in_field = index_in_field;
     record.kind = child.kind;
     record.depth = static_cast<std::uint16_t>(depth);
-    record.merged = child.spans.size() > 1;
+    record.merged = child.extra != kNone;
     const auto id = static_cast<std::uint32_t>(index_.messages.size());
-    if (record.merged) index_.merged_spans.emplace_back(id, child.spans);
+    if (record.merged) {
+      SpanList spans{child.span};
+      spans.insert(spans.end(), extra_spans_[child.extra].begin(), extra_spans_[child.extra].end());
+      index_.merged_spans.emplace_back(id, std::move(spans));
+    }
     index_.messages.push_back(record);
   }
 
@@ -150,6 +165,7 @@ class IndexBuilder {
   ModelIndex& index_;
   IndexScope scope_;
   std::vector<PendingChild> pending_;
+  std::vector<std::vector<Span>> extra_spans_;
 };
 
 }  // namespace
@@ -171,6 +187,10 @@ std::shared_ptr<const ModelIndex> build_index(MappedFile file, std::string displ
   index->folder = std::move(folder);
   index->options = options;
   IndexBuilder(*index, scope).run(root);
+  // The tables grew by doubling; an index lives as long as its model, so return the slack.
+  index->messages.shrink_to_fit();
+  index->tensors.shrink_to_fit();
+  index->dims.shrink_to_fit();
   build_name_table(*index);
   return index;
 }

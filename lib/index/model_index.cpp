@@ -30,6 +30,16 @@ std::pair<std::uint32_t, std::uint32_t> ModelIndex::children(std::uint32_t recor
           static_cast<std::uint32_t>(hi - messages.begin())};
 }
 
+std::uint64_t ModelIndex::memory_bytes() const noexcept {
+  std::uint64_t bytes =
+      messages.capacity() * sizeof(MessageRecord) + tensors.capacity() * sizeof(TensorRecord) +
+      dims.capacity() * sizeof(std::int64_t) + name_slots.capacity() * sizeof(std::uint32_t) +
+      data_files.capacity() * sizeof(DataFile);
+  for (const auto& [id, spans] : merged_spans)
+    bytes += sizeof(id) + spans.capacity() * sizeof(Span);
+  return bytes;
+}
+
 std::string ModelIndex::path(std::uint32_t record) const {
   std::vector<std::uint32_t> chain;
   for (std::uint32_t id = record; id != kNone && messages[id].parent != kNone;

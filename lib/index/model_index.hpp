@@ -94,6 +94,8 @@ struct ModelIndex {
   // Children of `record` held in field `field_number`, as a range of record ids.
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> children(std::uint32_t record,
                                                                  std::uint32_t field_number) const;
+  // Heap bytes the index holds (its tables, not the mapped file).
+  [[nodiscard]] std::uint64_t memory_bytes() const noexcept;
   // "graph.node[12].attribute[0].t"
   [[nodiscard]] std::string path(std::uint32_t record) const;
   // The tensor id of TensorProto record `record` (tensors are in record order).

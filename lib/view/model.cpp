@@ -102,6 +102,9 @@ std::optional<Tensor> Model::tensor_at_path(std::string_view path) const {
   return std::nullopt;
 }
 
+std::uint64_t Model::index_bytes() const noexcept {
+  return index_->memory_bytes();
+}
 std::size_t Model::message_count() const noexcept {
   return index_->messages.size();
 }

@@ -1,0 +1,42 @@
+// The README's library example, run as it is written, on the model its comment says to make.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "onnxmap/onnxmap.hpp"
+
+namespace {
+
+TEST(Readme, LibraryExampleRuns) {
+  const auto folder = std::filesystem::temp_directory_path() /
+                      ("onnxmap-readme-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  const auto old_path = std::filesystem::current_path();
+  std::filesystem::current_path(folder);
+  onnxmap::SynthOptions options;
+  options.layers = 2;
+  options.hidden = 64;
+  (void)onnxmap::synth("model.onnx", options);
+
+  // --- the README's code, unchanged ---
+  const onnxmap::Model model = onnxmap::Model::open("model.onnx");
+  for (const onnxmap::Node node : model.graph()->nodes()) {
+    std::cout << node.op_type() << " ";
+  }
+  const onnxmap::Tensor w = model.tensor("model.layers.0.mlp.up_proj.weight");
+  std::span<const std::byte> bytes = w.bytes();  // a view into the mapped file, no copy
+  std::span<const std::byte> rows = w.slice_rows(0, 16);  // rows 0..15, also a view
+  const onnxmap::ModelSummary meta = onnxmap::peek("model.onnx");  // metadata only
+  std::cout << "\n" << meta.ir_version() << " " << bytes.size() << " " << rows.size() << "\n";
+  // --- end ---
+
+  EXPECT_EQ(bytes.size(), 256U * 64U * 2U);
+  EXPECT_EQ(rows.size(), 16U * 64U * 2U);
+  std::filesystem::current_path(old_path);
+  std::filesystem::remove_all(folder);
+}
+
+}  // namespace
