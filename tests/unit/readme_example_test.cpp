@@ -11,8 +11,8 @@
 namespace {
 
 TEST(Readme, LibraryExampleRuns) {
-  const auto folder = std::filesystem::temp_directory_path() /
-                      ("onnxmap-readme-" + std::to_string(::getpid()));
+  const auto folder =
+      std::filesystem::temp_directory_path() / ("onnxmap-readme-" + std::to_string(::getpid()));
   std::filesystem::create_directories(folder);
   const auto old_path = std::filesystem::current_path();
   std::filesystem::current_path(folder);
@@ -27,7 +27,7 @@ TEST(Readme, LibraryExampleRuns) {
     std::cout << node.op_type() << " ";
   }
   const onnxmap::Tensor w = model.tensor("model.layers.0.mlp.up_proj.weight");
-  std::span<const std::byte> bytes = w.bytes();  // a view into the mapped file, no copy
+  std::span<const std::byte> bytes = w.bytes();           // a view into the mapped file, no copy
   std::span<const std::byte> rows = w.slice_rows(0, 16);  // rows 0..15, also a view
   const onnxmap::ModelSummary meta = onnxmap::peek("model.onnx");  // metadata only
   std::cout << "\n" << meta.ir_version() << " " << bytes.size() << " " << rows.size() << "\n";
