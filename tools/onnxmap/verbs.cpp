@@ -32,6 +32,7 @@ int run_selected(const CLI::App& app) {
 }
 
 void register_verbs(CLI::App& app) {
+  add_convert_verb(app);
   add_dump_verb(app);
   add_get_verb(app);
   add_info_verb(app);

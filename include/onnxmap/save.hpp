@@ -1,0 +1,70 @@
+#pragma once
+// Writing models: a model opened with Model::open, or one made with ModelBuilder, saved inline or
+// with its tensors in external data files.
+//
+// Every length is planned bottom-up with 64-bit sizes before a byte is written, then each file is
+// written in one streaming pass. Messages that do not change are copied byte for byte from the
+// source file (payloads by the kernel where it can), so saving an opened model with nothing to
+// move reproduces it exactly, and converting a 300 GB model costs one sequential copy.
+//
+// Files are written under temporary names in their folder and renamed when complete: an error, a
+// full disk or an interrupted write never leaves a half-written file under a final name.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace onnxmap {
+
+class Model;
+class ModelBuilder;
+
+struct SaveOptions {
+  // false: every tensor inline (raw_data), external tensors of the source included.
+  // true: tensors of at least `size_threshold` bytes go to external data files.
+  bool external_data = false;
+  // The data file, relative to the model's folder; may name a subfolder ("weights/model.data").
+  // Empty: the model's file name + ".data". Absolute paths and ".." are refused.
+  std::string location;
+  // Tensors smaller than this stay inline (as onnx's save_model does by default).
+  std::uint64_t size_threshold = 1024;
+  // One data file per tensor instead of one for all. Each file is named after its tensor (bytes
+  // outside [A-Za-z0-9._-] become '_', an empty name "tensor"; a name used twice gets ".2", ".3"
+  // ...) and placed in the folder of `location`.
+  bool one_file_per_tensor = false;
+  // When non-zero, data is split at tensor boundaries into files of at most this many bytes,
+  // named LOCATION.00001, LOCATION.00002, ... in file order; a tensor larger than the cap gets a
+  // file of its own.
+  std::uint64_t max_external_file_size = 0;
+  // Every external payload starts at a multiple of this (a power of two; 1 = packed). 4096 lets
+  // onnxmap and ONNX Runtime map tensors in place; 65536 suits Windows' allocation granularity.
+  std::uint64_t align = 4096;
+  // Tensors held in attributes (Constant nodes and others) go external too, as onnx's
+  // convert_attribute does; otherwise only initializers (and sparse initializer parts) move.
+  bool convert_attribute = false;
+  // fsync every file before it is renamed into place (survives a power cut; slower).
+  bool durable = false;
+  // Called now and then with the bytes written so far and the total planned.
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress;
+};
+
+struct SaveResult {
+  std::uint64_t model_bytes = 0;
+  std::vector<std::filesystem::path> data_files;  // relative to the model's folder, in order
+  std::uint64_t data_bytes = 0;                   // total size of the data files
+  std::uint64_t external_tensors = 0;
+  std::uint64_t copied_messages = 0;    // messages copied verbatim from the source
+  std::uint64_t reencoded_tensors = 0;  // tensors whose data moved
+};
+
+// Saves `model` to `path`. Throws onnxmap::Error: io for unwritable destinations or a full disk,
+// unsafe_path for a destination that is a symlink, is the source model or one of its data files,
+// or a location outside the model's folder; invalid_argument for unusable options.
+SaveResult save(const Model& model, const std::filesystem::path& path,
+                const SaveOptions& options = {});
+SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,
+                const SaveOptions& options = {});
+
+}  // namespace onnxmap

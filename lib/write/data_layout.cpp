@@ -1,0 +1,148 @@
+#include "write/data_layout.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+
+#include "onnxmap/error.hpp"
+#include "onnxmap/schema.hpp"
+#include "onnxmap/wire.hpp"
+
+namespace onnxmap::detail {
+
+namespace {
+
+using TP = schema::TensorProto;
+
+std::uint64_t align_up(std::uint64_t offset, std::uint64_t align) {
+  return (offset + align - 1) / align * align;
+}
+
+// A location must stay inside the model's folder: relative, no "..", a file name at the end.
+std::string checked_location(const std::string& location) {
+  const std::filesystem::path path(location);
+  const auto fail = [&](const char* why) {
+    return Error(ErrorKind::unsafe_path, "external data location \"" + location + "\" " + why);
+  };
+  if (location.empty() || path.is_absolute() || path.has_root_name() || path.has_root_directory()) {
+    throw fail("must be a path relative to the model's folder");
+  }
+  for (const auto& part : path) {
+    if (part == "..") throw fail("must not climb out of the model's folder with ..");
+  }
+  const std::filesystem::path normal = path.lexically_normal();
+  if (!normal.has_filename() || normal.filename() == ".") throw fail("must name a file");
+  return normal.generic_string();
+}
+
+// A tensor name as a file name: bytes outside [A-Za-z0-9._-] become '_', no leading dot (no
+// hidden files, no ".."), at most 200 bytes.
+std::string file_name_for(std::string_view tensor_name) {
+  std::string name(tensor_name.substr(0, 200));
+  for (char& c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!std::isalnum(u) && c != '.' && c != '_' && c != '-') c = '_';
+  }
+  if (!name.empty() && name.front() == '.') name.front() = '_';
+  return name.empty() ? "tensor" : name;
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+void append_entry(wire::Writer& w, std::string_view key, std::string_view value) {
+  wire::Writer entry;
+  entry.field_string(schema::StringStringEntryProto::kKey, key);
+  entry.field_string(schema::StringStringEntryProto::kValue, value);
+  w.field_bytes(TP::kExternalData, entry.bytes());
+}
+
+}  // namespace
+
+DataLayout::DataLayout(const SaveOptions& options, const std::string& model_file_name)
+    : options_(options) {
+  if (options.align == 0 || (options.align & (options.align - 1)) != 0) {
+    throw Error(ErrorKind::invalid_argument,
+                "align must be a power of two, not " + std::to_string(options.align));
+  }
+  if (!options.external_data) return;
+  location_ =
+      checked_location(options.location.empty() ? model_file_name + ".data" : options.location);
+  const auto slash = location_.rfind('/');
+  folder_ = slash == std::string::npos ? "" : location_.substr(0, slash + 1);
+  if (location_ == model_file_name) {
+    throw Error(ErrorKind::invalid_argument,
+                "external data location \"" + location_ + "\" is the model file itself");
+  }
+  used_names_.insert(lower(model_file_name));
+}
+
+bool DataLayout::goes_external(const PayloadInfo& tensor) const {
+  return options_.external_data && tensor.movable && tensor.size > 0 &&
+         tensor.size >= options_.size_threshold &&
+         (!tensor.in_attribute || options_.convert_attribute);
+}
+
+std::string DataLayout::per_tensor_location(std::string_view tensor_name) {
+  const std::string base = file_name_for(tensor_name);
+  std::string name = base;
+  for (int n = 2; !used_names_.insert(lower(folder_ + name)).second; ++n) {
+    name = base + "." + std::to_string(n);
+  }
+  return folder_ + name;
+}
+
+DataLayout::Placement DataLayout::place(std::string_view tensor_name, std::uint64_t size) {
+  const auto new_file = [&](std::string location) {
+    files_.push_back(DataFilePlan{std::move(location), {}, 0});
+  };
+  if (options_.one_file_per_tensor) {
+    new_file(per_tensor_location(tensor_name));
+  } else if (options_.max_external_file_size > 0) {
+    // Numbered files, a new one when this tensor would push the current one past the cap.
+    if (files_.empty() ||
+        (!files_.back().payloads.empty() &&
+         align_up(files_.back().size, options_.align) + size > options_.max_external_file_size)) {
+      char suffix[16];
+      std::snprintf(suffix, sizeof suffix, ".%05zu", files_.size() + 1);
+      new_file(location_ + suffix);
+    }
+  } else if (files_.empty()) {
+    new_file(location_);
+  }
+  DataFilePlan& file = files_.back();
+  const std::uint64_t offset = align_up(file.size, options_.align);
+  file.size = offset + size;
+  return {files_.size() - 1, offset};
+}
+
+void DataLayout::append_data(Plan& plan, std::uint32_t tensor, const PayloadInfo& info,
+                             const Chunk& payload, std::span<const KeptEntry> kept) {
+  wire::Writer w;
+  if (!goes_external(info)) {
+    w.field_len_header(TP::kRawData, payload.size);
+    plan.add_bytes(tensor, w.bytes());
+    plan.add_chunk(tensor, payload);
+    return;
+  }
+  const Placement where = place(info.name, payload.size);
+  DataFilePlan& file = files_[where.file];
+  file.payloads.push_back({where.offset, payload});
+  append_entry(w, "location", file.location);
+  append_entry(w, "offset", std::to_string(where.offset));
+  append_entry(w, "length", std::to_string(payload.size));
+  for (const KeptEntry& entry : kept) append_entry(w, entry.key, entry.value);
+  w.field_int32(TP::kDataLocation, static_cast<std::int32_t>(DataLocation::external));
+  plan.add_bytes(tensor, w.bytes());
+}
+
+void DataLayout::finish(Plan& plan) {
+  plan.data_files = std::move(files_);
+  files_.clear();
+}
+
+}  // namespace onnxmap::detail

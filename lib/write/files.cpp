@@ -1,0 +1,229 @@
+#include "write/files.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnxmap/error.hpp"
+
+namespace onnxmap::detail {
+
+namespace {
+
+// Ranges at least this large are copied by the kernel (copy_file_range): no page of the source
+// is mapped into this process, so converting a 300 GB model keeps a flat RSS.
+constexpr std::uint64_t kKernelCopyMin = std::uint64_t{256} << 10U;
+constexpr std::size_t kChunk = std::size_t{1} << 20U;
+
+bool kernel_copy_unsupported(int error) {
+  return error == EXDEV || error == EINVAL || error == ENOSYS || error == EOPNOTSUPP ||
+         error == EBADF;
+}
+
+std::string temp_name_for(const std::filesystem::path& final_path) {
+  static std::atomic<std::uint64_t> counter{0};
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  return "." + final_path.filename().string() + ".onnxmap-" + std::to_string(::getpid()) + "-" +
+         std::to_string(counter++) + "-" + std::to_string(random() % 1000000);
+}
+
+}  // namespace
+
+int SourceFile::open_for_copy() const {
+  if (path_.empty()) return -1;
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) != bytes_.size()) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void Progress::advance(std::uint64_t bytes) {
+  done_ += bytes;
+  // Report about every 0.5% (and at least every 64 MiB of progress); callbacks stay cheap.
+  const std::uint64_t step =
+      std::max<std::uint64_t>(std::min<std::uint64_t>(total_ / 200, std::uint64_t{64} << 20U), 1);
+  if (callback_ && done_ - reported_ >= step) {
+    reported_ = done_;
+    callback_(done_, total_);
+  }
+}
+
+void Progress::finish() {
+  if (callback_) callback_(total_, total_);
+}
+
+OutputFile::OutputFile(std::filesystem::path final_path, Progress& progress)
+    : final_path_(std::move(final_path)), progress_(progress) {
+  const auto folder =
+      final_path_.parent_path().empty() ? std::filesystem::path(".") : final_path_.parent_path();
+  for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
+    temp_path_ = folder / temp_name_for(final_path_);
+    // O_EXCL: never opens an existing file, never follows a symlink planted under this name.
+    fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd_ < 0 && errno != EEXIST) break;
+  }
+  if (fd_ < 0) {
+    throw Error(ErrorKind::io,
+                std::string("cannot create a file in its folder: ") + std::strerror(errno),
+                Error::kNoOffset, {}, final_path_.string());
+  }
+  stream_.open(boost::iostreams::file_descriptor_sink(fd_, boost::iostreams::never_close_handle),
+               kChunk);
+}
+
+OutputFile::~OutputFile() {
+  if (stream_.is_open()) {
+    try {
+      stream_.close();
+    } catch (...) {  // the file is being abandoned; its write error was already reported
+    }
+  }
+  if (fd_ >= 0) ::close(fd_);
+  if (!finished_) ::unlink(temp_path_.c_str());
+}
+
+void OutputFile::fail(const char* what) const {
+  throw Error(ErrorKind::io, std::string(what) + ": " + std::strerror(errno), position_, {},
+              final_path_.string());
+}
+
+void OutputFile::flush() {
+  errno = 0;
+  try {
+    if (stream_.pubsync() != 0) fail("write failed");
+  } catch (const std::ios_base::failure&) {
+    fail("write failed");
+  }
+}
+
+void OutputFile::write(std::span<const std::byte> bytes) {
+  errno = 0;
+  try {
+    const auto n = static_cast<std::streamsize>(bytes.size());
+    if (stream_.sputn(reinterpret_cast<const char*>(bytes.data()), n) != n) fail("write failed");
+  } catch (const std::ios_base::failure&) {
+    fail("write failed");
+  }
+  position_ += bytes.size();
+  progress_.advance(bytes.size());
+}
+
+void OutputFile::copy(const SourceFile& source, std::uint64_t offset, std::uint64_t length) {
+  const int source_fd = length < kKernelCopyMin ? -1 : source.open_for_copy();
+  if (source_fd < 0) {
+    write(source.bytes().subspan(offset, length));
+    return;
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{source_fd};
+  flush();  // the stream is empty from here on, so the descriptor's position is position_
+  std::uint64_t at = offset;
+  const std::uint64_t end = offset + length;
+  while (at < end) {
+    // Holes in the source stay holes: a sparse 300 GB model converts without writing zeros.
+    off_t data = ::lseek(source_fd, static_cast<off_t>(at), SEEK_DATA);
+    if (data < 0) data = errno == ENXIO ? static_cast<off_t>(end) : static_cast<off_t>(at);
+    const std::uint64_t data_begin = std::min<std::uint64_t>(static_cast<std::uint64_t>(data), end);
+    if (data_begin > at && ::lseek(fd_, static_cast<off_t>(data_begin - at), SEEK_CUR) < 0) {
+      fail("seek failed");
+    }
+    if (data_begin == end) break;
+    const off_t hole = ::lseek(source_fd, static_cast<off_t>(data_begin), SEEK_HOLE);
+    const std::uint64_t data_end =
+        hole < 0 ? end : std::min<std::uint64_t>(static_cast<std::uint64_t>(hole), end);
+    copy_in_kernel(source_fd, data_begin, data_end - data_begin);
+    at = data_end;
+  }
+  position_ += length;
+  progress_.advance(length);
+}
+
+void OutputFile::copy_in_kernel(int source_fd, std::uint64_t offset, std::uint64_t length) {
+  auto in = static_cast<off_t>(offset);
+  while (length > 0) {
+    const ssize_t n = ::copy_file_range(source_fd, &in, fd_, nullptr, length, 0);
+    if (n > 0) {
+      length -= static_cast<std::uint64_t>(n);
+      continue;
+    }
+    if (n == 0) {
+      errno = EIO;  // the source ended early: it shrank since it was opened
+      fail("source file ended early");
+    }
+    if (errno == EINTR) continue;
+    if (!kernel_copy_unsupported(errno)) fail("copy failed");
+    // Another filesystem or an old kernel: read and write through a buffer.
+    std::vector<char> buffer(std::min<std::uint64_t>(length, kChunk));
+    while (length > 0) {
+      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(length, buffer.size()));
+      const ssize_t got = ::pread(source_fd, buffer.data(), want, in);
+      if (got <= 0) {
+        if (got < 0 && errno == EINTR) continue;
+        if (got == 0) errno = EIO;
+        fail("read failed");
+      }
+      for (ssize_t put = 0; put < got;) {
+        const ssize_t w = ::write(fd_, buffer.data() + put, static_cast<std::size_t>(got - put));
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) fail("write failed");
+        put += w;
+      }
+      in += got;
+      length -= static_cast<std::uint64_t>(got);
+    }
+  }
+}
+
+void OutputFile::skip_to(std::uint64_t position) {
+  if (position <= position_) return;
+  flush();
+  if (::lseek(fd_, static_cast<off_t>(position - position_), SEEK_CUR) < 0) fail("seek failed");
+  progress_.advance(position - position_);
+  position_ = position;
+}
+
+FinishedFile OutputFile::finish(bool durable) {
+  flush();
+  if (::ftruncate(fd_, static_cast<off_t>(position_)) != 0) fail("cannot size");
+  if (durable && ::fsync(fd_) != 0) fail("fsync failed");
+  stream_.close();
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail("close failed");
+  finished_ = true;
+  return {temp_path_, final_path_};
+}
+
+FinishedFile::~FinishedFile() {
+  if (pending_) ::unlink(temp_path_.c_str());
+}
+
+FinishedFile::FinishedFile(FinishedFile&& other) noexcept
+    : temp_path_(std::move(other.temp_path_)),
+      final_path_(std::move(other.final_path_)),
+      pending_(std::exchange(other.pending_, false)) {}
+
+void FinishedFile::commit() {
+  if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+    throw Error(ErrorKind::io, std::string("cannot rename into place: ") + std::strerror(errno),
+                Error::kNoOffset, {}, final_path_.string());
+  }
+  pending_ = false;
+}
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,206 @@
+#include "write/model_plan.hpp"
+
+#include <algorithm>
+
+#include "onnxmap/tensor.hpp"
+#include "onnxmap/wire.hpp"
+
+namespace onnxmap::detail {
+
+namespace {
+
+using TP = schema::TensorProto;
+
+// The fields that say where a tensor's elements are; a moving tensor gets new ones.
+bool is_data_field(std::uint32_t number) {
+  switch (number) {
+    case TP::kRawData:
+    case TP::kFloatData:
+    case TP::kInt32Data:
+    case TP::kInt64Data:
+    case TP::kDoubleData:
+    case TP::kUint64Data:
+    case TP::kExternalData:
+    case TP::kDataLocation: return true;
+    default: return false;
+  }
+}
+
+// Where a tensor sits, as onnx's external-data helpers see it: they move (and load back) the
+// initializers of the main graph and of its subgraphs and, with convert_attribute, tensors of
+// node attributes there; nothing in functions, training_info or sparse tensors.
+struct Reach {
+  bool reachable = false;
+  bool in_attribute = false;
+};
+
+Reach reach_of(const ModelIndex& index, std::uint32_t record) {
+  const std::uint32_t parent = index.messages[record].parent;
+  if (parent == kNone) return {};
+  Reach reach{true, index.messages[parent].kind == MessageKind::AttributeProto};
+  if (!reach.in_attribute && index.messages[parent].kind != MessageKind::GraphProto) return {};
+  for (std::uint32_t id = parent; id != kNone; id = index.messages[id].parent) {
+    switch (index.messages[id].kind) {
+      case MessageKind::GraphProto:
+      case MessageKind::NodeProto:
+      case MessageKind::AttributeProto:
+      case MessageKind::ModelProto: break;
+      default: return {};
+    }
+  }
+  return reach;
+}
+
+class ModelPlanner {
+ public:
+  ModelPlanner(const ModelIndex& index, DataLayout& layout, Plan& plan, SaveResult& result)
+      : index_(index), layout_(layout), plan_(plan), result_(result) {}
+
+  void run() {
+    model_source_ = &plan_.own_source(source_for(index_.file));
+    data_sources_.assign(index_.data_files.size(), nullptr);
+    decide();
+    result_.copied_messages = index_.messages.size() - changed_count_;
+    rewrite(0, 0);
+  }
+
+ private:
+  static std::unique_ptr<SourceFile> source_for(const MappedFile& file) {
+    // Read-mode files are in memory already; mapped ones are copied from the file by the kernel.
+    if (!file.is_mapped()) return std::make_unique<SourceFile>(file.bytes());
+    return std::make_unique<SourceFile>(file.bytes(), file.path());
+  }
+
+  PayloadInfo info_of(std::uint32_t tensor) const {
+    const TensorRecord& t = index_.tensors[tensor];
+    const Reach reach = reach_of(index_, t.message);
+    const bool movable =
+        reach.reachable && (t.storage == Storage::raw || t.storage == Storage::external);
+    return {t.name, movable ? t.payload_length : 0, reach.in_attribute, movable};
+  }
+
+  // Which tensors move, and which messages hold one (and so are rebuilt).
+  void decide() {
+    moving_.assign(index_.tensors.size(), false);
+    changed_.assign(index_.messages.size(), false);
+    for (std::uint32_t t = 0; t < index_.tensors.size(); ++t) {
+      const TensorRecord& record = index_.tensors[t];
+      const bool external_now = record.storage == Storage::external;
+      const bool external_next = layout_.goes_external(info_of(t));
+      // An external tensor always moves: its new data file sits beside the new model.
+      if (!external_now && !(external_next && record.storage == Storage::raw)) continue;
+      moving_[t] = true;
+      ++result_.reencoded_tensors;
+      for (std::uint32_t id = record.message; id != kNone && !changed_[id];
+           id = index_.messages[id].parent) {
+        changed_[id] = true;
+        ++changed_count_;
+      }
+    }
+  }
+
+  void rewrite(std::uint32_t record, std::uint32_t out) {
+    const MessageRecord& m = index_.messages[record];
+    if (m.kind == MessageKind::TensorProto) {
+      const std::uint32_t tensor = index_.tensor_of_message(record);
+      if (tensor != kNone && moving_[tensor]) {
+        rewrite_tensor(tensor, out);
+        return;
+      }
+    }
+    // Changed children by the offset of each of their spans; a merged child (a singular message
+    // given more than once) is written once, whole, where its first part was.
+    struct ChangedSpan {
+      std::uint64_t offset;
+      std::uint32_t child;
+      bool first;
+    };
+    std::vector<ChangedSpan> changed;
+    for (std::uint32_t c = m.first_child; c < m.first_child + m.child_count; ++c) {
+      if (!changed_[c]) continue;
+      bool first = true;
+      for (const Span& span : index_.spans(c)) {
+        changed.push_back({span.offset, c, first});
+        first = false;
+      }
+    }
+    std::sort(changed.begin(), changed.end(),
+              [](const ChangedSpan& a, const ChangedSpan& b) { return a.offset < b.offset; });
+    const auto find = [&](const wire::Field& field) {
+      const auto it = std::lower_bound(
+          changed.begin(), changed.end(), field.payload_offset,
+          [](const ChangedSpan& s, std::uint64_t offset) { return s.offset < offset; });
+      const bool found = field.type == wire::WireType::len && it != changed.end() &&
+                         it->offset == field.payload_offset;
+      return found ? it : changed.end();
+    };
+    for (const Span& span : index_.spans(record)) {
+      copy_fields(
+          span, out, [&](const wire::Field& field) { return find(field) != changed.end(); },
+          [&](const wire::Field& field) {
+            const auto it = find(field);
+            if (it->first) rewrite(it->child, plan_.add_child(out, field.number));
+          });
+    }
+  }
+
+  // Copies the fields of `span` into message `out` as byte ranges, except those `replaces`
+  // picks, which `replace` writes in their place (or drops).
+  template <class Replaces, class Replace>
+  void copy_fields(const Span& span, std::uint32_t out, Replaces&& replaces, Replace&& replace) {
+    wire::Reader reader(index_.bytes(span), span.offset);
+    wire::Field field;
+    std::uint64_t run = span.offset;
+    while (reader.next(field)) {
+      if (!replaces(field)) continue;
+      plan_.add_chunk(out, Chunk{model_source_, run, field.offset - run});
+      run = reader.position();
+      replace(field);
+    }
+    plan_.add_chunk(out, Chunk{model_source_, run, span.offset + span.length - run});
+  }
+
+  void rewrite_tensor(std::uint32_t tensor, std::uint32_t out) {
+    const TensorRecord& t = index_.tensors[tensor];
+    for (const Span& span : index_.spans(t.message)) {
+      copy_fields(
+          span, out, [](const wire::Field& field) { return is_data_field(field.number); },
+          [](const wire::Field&) {});
+    }
+    // A checksum stays true wherever the bytes go; location, offset and length are rewritten.
+    const Tensor view(&index_, tensor);
+    const auto entries = view.external_data();
+    std::vector<KeptEntry> kept;
+    for (const StringStringEntry& e : entries) {
+      if (e.key == "checksum") kept.push_back({e.key, e.value});
+    }
+    Chunk payload{model_source_, t.payload_offset, t.payload_length};
+    if (t.storage == Storage::external) {
+      const SourceFile*& source = data_sources_[t.data_file];
+      if (source == nullptr)
+        source = &plan_.own_source(source_for(index_.data_files[t.data_file].file));
+      payload.source = source;
+    }
+    const PayloadInfo info = info_of(tensor);
+    if (layout_.goes_external(info)) ++result_.external_tensors;
+    layout_.append_data(plan_, out, info, payload, kept);
+  }
+
+  const ModelIndex& index_;
+  DataLayout& layout_;
+  Plan& plan_;
+  SaveResult& result_;
+  const SourceFile* model_source_ = nullptr;
+  std::vector<const SourceFile*> data_sources_;
+  std::vector<bool> moving_;
+  std::vector<bool> changed_;
+  std::uint64_t changed_count_ = 0;
+};
+
+}  // namespace
+
+void plan_model(const ModelIndex& index, DataLayout& layout, Plan& plan, SaveResult& result) {
+  ModelPlanner(index, layout, plan, result).run();
+}
+
+}  // namespace onnxmap::detail

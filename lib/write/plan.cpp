@@ -1,0 +1,107 @@
+#include "write/plan.hpp"
+
+#include <array>
+
+#include "onnxmap/wire.hpp"
+
+namespace onnxmap::detail {
+
+namespace {
+
+std::uint64_t header_size(std::uint32_t field_number, std::uint64_t length) {
+  return wire::varint_size(wire::make_tag(field_number, wire::WireType::len)) +
+         wire::varint_size(length);
+}
+
+}  // namespace
+
+Plan::Plan() : messages_(1) {}
+
+std::uint32_t Plan::add_child(std::uint32_t parent, std::uint32_t field_number) {
+  const auto id = static_cast<std::uint32_t>(messages_.size());
+  messages_.push_back(PlannedMessage{field_number, {}, 0});
+  messages_[parent].pieces.push_back(Piece{true, id});
+  return id;
+}
+
+void Plan::add_chunk(std::uint32_t message, const Chunk& chunk) {
+  if (chunk.size == 0) return;
+  auto& pieces = messages_[message].pieces;
+  // Adjacent ranges of one source become one piece: a message copied field by field is still
+  // copied in one go where nothing was left out.
+  if (!pieces.empty() && !pieces.back().is_message) {
+    Chunk& last = chunks_[pieces.back().id];
+    if (last.source == chunk.source && last.offset + last.size == chunk.offset) {
+      last.size += chunk.size;
+      return;
+    }
+  }
+  pieces.push_back(Piece{false, static_cast<std::uint32_t>(chunks_.size())});
+  chunks_.push_back(chunk);
+}
+
+void Plan::add_bytes(std::uint32_t message, std::span<const std::byte> bytes) {
+  const std::uint64_t offset = arena_.size();
+  arena_.insert(arena_.end(), bytes.begin(), bytes.end());
+  add_chunk(message, Chunk{nullptr, offset, bytes.size()});
+}
+
+const SourceFile& Plan::own_source(std::unique_ptr<SourceFile> source) {
+  sources_.push_back(std::move(source));
+  return *sources_.back();
+}
+
+std::uint64_t Plan::compute_sizes() {
+  // Children come after their parents, so one backward sweep sees every child before its parent.
+  for (std::size_t i = messages_.size(); i-- > 0;) {
+    PlannedMessage& m = messages_[i];
+    m.size = 0;
+    for (const Piece& piece : m.pieces) {
+      if (piece.is_message) {
+        const PlannedMessage& child = messages_[piece.id];
+        m.size += header_size(child.field_number, child.size) + child.size;
+      } else {
+        m.size += chunks_[piece.id].size;
+      }
+    }
+  }
+  return messages_[0].size;
+}
+
+std::uint64_t Plan::data_bytes() const {
+  std::uint64_t total = 0;
+  for (const DataFilePlan& file : data_files) total += file.size;
+  return total;
+}
+
+void Plan::write_chunk(const Chunk& chunk, OutputFile& out) const {
+  if (chunk.source == nullptr) {
+    out.write(std::span(arena_).subspan(chunk.offset, chunk.size));
+  } else {
+    out.copy(*chunk.source, chunk.offset, chunk.size);
+  }
+}
+
+void Plan::emit(std::uint32_t id, OutputFile& out) const {
+  for (const Piece& piece : messages_[id].pieces) {
+    if (!piece.is_message) {
+      write_chunk(chunks_[piece.id], out);
+      continue;
+    }
+    const PlannedMessage& child = messages_[piece.id];
+    wire::Writer header;
+    header.field_len_header(child.field_number, child.size);
+    out.write(header.bytes());
+    emit(piece.id, out);  // nesting is bounded by the source's depth limit
+  }
+}
+
+void Plan::emit_data_file(const DataFilePlan& file, OutputFile& out) const {
+  for (const DataFilePlan::Payload& payload : file.payloads) {
+    out.skip_to(payload.offset);
+    write_chunk(payload.chunk, out);
+  }
+  out.skip_to(file.size);
+}
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,126 @@
+// save(): checks the destinations, plans, then writes each file under a temporary name and renames
+// them into place, data files first and the model last, so a model never names data that is not
+// there yet.
+
+#include "onnxmap/save.hpp"
+
+#include <system_error>
+
+#include "onnxmap/error.hpp"
+#include "onnxmap/model.hpp"
+#include "write/builder_plan.hpp"
+#include "write/model_plan.hpp"
+
+namespace onnxmap {
+
+namespace {
+
+namespace fs = std::filesystem;
+using detail::Plan;
+
+Error unsafe(const fs::path& path, const std::string& why) {
+  return {ErrorKind::unsafe_path, why, Error::kNoOffset, {}, path.string()};
+}
+
+// A destination must not be a symlink (we never write through one), a folder, or a file the
+// model is read from (the source stays intact until the new file is complete).
+void check_destination(const fs::path& path, const std::vector<fs::path>& sources) {
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(status)) return;
+  if (fs::is_symlink(status)) {
+    throw unsafe(path, "is a symlink; onnxmap never writes through one (remove it first)");
+  }
+  if (fs::is_directory(status)) {
+    throw Error(ErrorKind::io, "is a directory", Error::kNoOffset, {}, path.string());
+  }
+  for (const fs::path& source : sources) {
+    if (fs::equivalent(path, source, ec)) {
+      throw unsafe(
+          path, "is a file the model is read from (" + source.string() + "); save to another name");
+    }
+  }
+}
+
+// Makes the subfolders a data location names, refusing symlinks on the way.
+void make_folders(const fs::path& folder, const std::string& location) {
+  fs::path at = folder;
+  const fs::path parent = fs::path(location).parent_path();
+  for (const fs::path& part : parent) {
+    at /= part;
+    std::error_code ec;
+    const fs::file_status status = fs::symlink_status(at, ec);
+    if (fs::is_symlink(status)) throw unsafe(at, "data folder is a symlink; refusing to follow it");
+    if (fs::exists(status)) {
+      if (!fs::is_directory(status)) throw unsafe(at, "data folder is not a directory");
+      continue;
+    }
+    if (!fs::create_directory(at, ec) && ec) {
+      throw Error(ErrorKind::io, "cannot create folder: " + ec.message(), Error::kNoOffset, {},
+                  at.string());
+    }
+  }
+}
+
+SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::path>& sources,
+                      const SaveOptions& options, SaveResult result) {
+  if (!path.has_filename()) {
+    throw Error(ErrorKind::invalid_argument, "the model path names no file", Error::kNoOffset, {},
+                path.string());
+  }
+  const fs::path folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    throw Error(ErrorKind::io, "folder does not exist", Error::kNoOffset, {}, folder.string());
+  }
+  check_destination(path, sources);
+  for (const detail::DataFilePlan& file : plan.data_files) {
+    make_folders(folder, file.location);
+    check_destination(folder / file.location, sources);
+  }
+
+  result.model_bytes = plan.compute_sizes();
+  result.data_bytes = plan.data_bytes();
+  detail::Progress progress(result.model_bytes + result.data_bytes, options.progress);
+  std::vector<detail::FinishedFile> finished;
+  for (const detail::DataFilePlan& file : plan.data_files) {
+    detail::OutputFile out(folder / file.location, progress);
+    plan.emit_data_file(file, out);
+    finished.push_back(out.finish(options.durable));
+    result.data_files.emplace_back(file.location);
+  }
+  detail::OutputFile model(path, progress);
+  plan.emit(0, model);
+  finished.push_back(model.finish(options.durable));
+  for (detail::FinishedFile& file : finished) file.commit();
+  progress.finish();
+  return result;
+}
+
+}  // namespace
+
+SaveResult save(const Model& model, const std::filesystem::path& path, const SaveOptions& options) {
+  const detail::ModelIndex& index = *model.index();
+  std::vector<fs::path> sources;
+  if (!index.file.path().empty() && index.file.path() != "-") sources.push_back(index.file.path());
+  for (const detail::DataFile& file : index.data_files) sources.push_back(file.file.path());
+
+  detail::DataLayout layout(options, path.filename().string());
+  Plan plan;
+  SaveResult result;
+  detail::plan_model(index, layout, plan, result);
+  layout.finish(plan);
+  return write_plan(plan, path, sources, options, std::move(result));
+}
+
+SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,
+                const SaveOptions& options) {
+  detail::DataLayout layout(options, path.filename().string());
+  Plan plan;
+  SaveResult result;
+  detail::plan_builder(model, layout, plan, result);
+  layout.finish(plan);
+  return write_plan(plan, path, {}, options, std::move(result));
+}
+
+}  // namespace onnxmap

@@ -1,0 +1,314 @@
+// Saving: verbatim copies, external data placement (threshold, alignment, splitting, one file per
+// tensor, attributes), and the safety rules for destinations.
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <csignal>
+
+#include <algorithm>
+#include <cstring>
+
+#include "model_builder.hpp"
+#include "onnxmap/onnxmap.hpp"
+#include "temp_folder.hpp"
+
+namespace onnxmap::test {
+namespace {
+
+std::vector<std::byte> pattern(std::size_t size, unsigned seed) {
+  std::vector<std::byte> out(size);
+  for (std::size_t i = 0; i < size; ++i) out[i] = static_cast<std::byte>((i * 7 + seed) & 0xFFU);
+  return out;
+}
+
+// Initializers of 8192, 16 and 3000 bytes, and a 4000-byte tensor in a Constant node.
+ModelBuilder small_model() {
+  ModelBuilder m;
+  m.ir_version(8).opset("", 17).producer("save_test", "1");
+  GraphBuilder& g = m.graph("main");
+  g.input("x", TypeSpec::tensor(DataType::float32, {{"batch", 64}}));
+  g.initializer(TensorBuilder("big", DataType::float32, {64, 32}, pattern(8192, 1)));
+  g.initializer(TensorBuilder("small", DataType::float32, {4}, pattern(16, 2)));
+  g.initializer(TensorBuilder("mid", DataType::uint8, {3000}, pattern(3000, 3)));
+  g.node("Constant", {}, {"c"})
+      .attribute("value", TensorBuilder("", DataType::float32, {1000}, pattern(4000, 4)));
+  g.node("MatMul", {"x", "big"}, {"y"});
+  g.output("y", TypeSpec::tensor(DataType::float32, {{"batch", 32}}));
+  return m;
+}
+
+class Save : public TempFolder {
+ protected:
+  // Every tensor of `a` has the same name, dims and bytes in `b`.
+  static void expect_same_tensors(const Model& a, const Model& b) {
+    ASSERT_EQ(a.tensor_count(), b.tensor_count());
+    for (std::size_t i = 0; i < a.tensor_count(); ++i) {
+      const Tensor x = a.tensor_at(i);
+      const Tensor y = b.tensor_at(i);
+      EXPECT_EQ(x.lookup_name(), y.lookup_name());
+      EXPECT_EQ(x.path(), y.path());
+      EXPECT_TRUE(std::ranges::equal(x.dims(), y.dims()));
+      const TensorData dx = x.data();
+      const TensorData dy = y.data();
+      EXPECT_TRUE(std::ranges::equal(dx.bytes(), dy.bytes())) << x.lookup_name();
+    }
+  }
+
+  static std::string json_of(const std::filesystem::path& path) {
+    return dump_json(read(path), schema::MessageKind::ModelProto);
+  }
+
+  [[nodiscard]] std::filesystem::path saved(const std::string& name,
+                                            const SaveOptions& options = {}) {
+    save(small_model(), at(name), options);
+    return at(name);
+  }
+};
+
+TEST_F(Save, NothingToMoveIsByteForByte) {
+  const auto first = saved("a.onnx");
+  const Model model = Model::open(first);
+  const SaveResult r = save(model, at("b.onnx"));
+  EXPECT_EQ(read(first), read(at("b.onnx")));
+  EXPECT_EQ(r.reencoded_tensors, 0U);
+  EXPECT_EQ(r.model_bytes, std::filesystem::file_size(first));
+  // In read mode too (bytes in memory, no file to copy from).
+  const Model in_memory = Model::open(first, Options{.load = LoadMode::read});
+  save(in_memory, at("c.onnx"));
+  EXPECT_EQ(read(first), read(at("c.onnx")));
+}
+
+TEST_F(Save, ExternalAndBackKeepsEveryTensor) {
+  const Model original = Model::open(saved("a.onnx"));
+  SaveOptions external;
+  external.external_data = true;
+  const SaveResult r = save(original, at("ext.onnx"), external);
+  ASSERT_EQ(r.data_files.size(), 1U);
+  EXPECT_EQ(r.data_files[0], "ext.onnx.data");
+  EXPECT_EQ(r.external_tensors, 2U);  // big and mid; small is under 1024, c is in an attribute
+  const Model ext = Model::open(at("ext.onnx"));
+  expect_same_tensors(original, ext);
+  EXPECT_EQ(ext.tensor("big").storage(), TensorStorage::external);
+  EXPECT_EQ(ext.tensor("big").file_offset(), 0U);
+  EXPECT_EQ(ext.tensor("mid").file_offset(), 8192U);  // aligned to 4096
+  EXPECT_EQ(ext.tensor("small").storage(), TensorStorage::raw);
+  EXPECT_EQ(ext.tensor("c").storage(), TensorStorage::raw);
+
+  const SaveResult back = save(ext, at("back.onnx"));
+  EXPECT_TRUE(back.data_files.empty());
+  EXPECT_EQ(back.reencoded_tensors, 2U);
+  const Model inlined = Model::open(at("back.onnx"));
+  expect_same_tensors(original, inlined);
+  for (std::size_t i = 0; i < inlined.tensor_count(); ++i) {
+    EXPECT_NE(inlined.tensor_at(i).storage(), TensorStorage::external);
+  }
+  // The same messages, field for field (raw_data moved to the end of its tensor).
+  EXPECT_EQ(json_of(at("back.onnx")), json_of(at("a.onnx")));
+}
+
+TEST_F(Save, ThresholdAlignmentAndAttributes) {
+  SaveOptions o;
+  o.external_data = true;
+  o.size_threshold = 0;
+  o.align = 1;
+  o.convert_attribute = true;
+  const Model packed = Model::open(saved("packed.onnx", o));
+  // Packed in file order: the Constant's tensor (nodes come first), then big, small, mid.
+  EXPECT_EQ(packed.tensor("c").storage(), TensorStorage::external);
+  EXPECT_EQ(packed.tensor("c").file_offset(), 0U);
+  EXPECT_EQ(packed.tensor("big").file_offset(), 4000U);
+  EXPECT_EQ(packed.tensor("small").file_offset(), 12192U);
+  EXPECT_EQ(packed.tensor("mid").file_offset(), 12208U);
+  EXPECT_EQ(std::filesystem::file_size(at("packed.onnx.data")), 8192U + 16 + 3000 + 4000);
+
+  o.align = 65536;
+  const Model wide = Model::open(saved("wide.onnx", o));
+  for (std::size_t i = 0; i < wide.tensor_count(); ++i) {
+    EXPECT_EQ(wide.tensor_at(i).file_offset() % 65536, 0U);
+  }
+  o.align = 3;
+  EXPECT_THROW((void)saved("bad.onnx", o), Error);
+}
+
+TEST_F(Save, SplitsAtTensorBoundaries) {
+  SaveOptions o;
+  o.external_data = true;
+  o.size_threshold = 0;
+  o.align = 1;
+  o.max_external_file_size = 8200;
+  const auto path = saved("split.onnx", o);
+  // big (8192) fills the first; small and mid share the second (16 + 3000 <= 8200).
+  EXPECT_EQ(std::filesystem::file_size(at("split.onnx.data.00001")), 8192U);
+  EXPECT_EQ(std::filesystem::file_size(at("split.onnx.data.00002")), 3016U);
+  EXPECT_FALSE(std::filesystem::exists(at("split.onnx.data.00003")));
+  o.max_external_file_size = 100;  // every tensor is larger: one file each
+  const SaveResult r = save(small_model(), at("tiny.onnx"), o);
+  EXPECT_EQ(r.data_files.size(), 3U);
+  const Model model = Model::open(at("tiny.onnx"));
+  EXPECT_EQ(model.tensor("mid").data_file(), "tiny.onnx.data.00003");
+  expect_same_tensors(Model::open(path), model);
+}
+
+TEST_F(Save, OneFilePerTensorNamedAfterIt) {
+  ModelBuilder m = small_model();
+  GraphBuilder& g = m.graph();
+  g.initializer(TensorBuilder("a/b:c", DataType::uint8, {2000}, pattern(2000, 5)));
+  g.initializer(TensorBuilder("a_b_c", DataType::uint8, {2000}, pattern(2000, 6)));
+  g.initializer(TensorBuilder("..", DataType::uint8, {2000}, pattern(2000, 7)));
+  SaveOptions o;
+  o.external_data = true;
+  o.one_file_per_tensor = true;
+  o.location = "weights/ignored.bin";
+  save(m, at("m.onnx"), o);
+  const Model model = Model::open(at("m.onnx"));
+  EXPECT_EQ(model.tensor("big").data_file(), "weights/big");
+  EXPECT_EQ(model.tensor("a/b:c").data_file(), "weights/a_b_c");
+  EXPECT_EQ(model.tensor("a_b_c").data_file(), "weights/a_b_c.2");
+  EXPECT_EQ(model.tensor("..").data_file(), "weights/_.");
+  EXPECT_EQ(model.tensor("a_b_c").bytes()[1], std::byte{13});
+}
+
+TEST_F(Save, LocationsStayInsideTheFolder) {
+  for (const char* location : {"/tmp/x.data", "../x.data", "sub/../../x.data", "a/.."}) {
+    SaveOptions o;
+    o.external_data = true;
+    o.location = location;
+    try {
+      (void)saved("m.onnx", o);
+      ADD_FAILURE() << location;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::unsafe_path) << location;
+    }
+  }
+  EXPECT_EQ(listing(), std::vector<std::string>{});
+  SaveOptions o;
+  o.external_data = true;
+  o.location = "sub/dir/w.data";
+  const Model model = Model::open(saved("m.onnx", o));
+  EXPECT_EQ(model.tensor("big").data_file(), "sub/dir/w.data");
+}
+
+TEST_F(Save, NeverWritesThroughASymlinkOrOverItsSource) {
+  const auto source = saved("a.onnx");
+  const auto before = read(source);
+  std::filesystem::create_symlink(source, at("link.onnx"));
+  const Model model = Model::open(source);
+  const auto expect_unsafe = [&](const std::filesystem::path& dest, const SaveOptions& o = {},
+                                 const Model* from = nullptr) {
+    try {
+      save(from != nullptr ? *from : model, dest, o);
+      ADD_FAILURE() << dest;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::unsafe_path) << e.what();
+    }
+  };
+  expect_unsafe(at("link.onnx"));
+  expect_unsafe(source);
+  std::filesystem::create_hard_link(source, at("hard.onnx"));
+  expect_unsafe(at("hard.onnx"));
+  EXPECT_EQ(read(source), before);
+
+  // The data file of the model being read is a source too.
+  SaveOptions ext;
+  ext.external_data = true;
+  save(model, at("e.onnx"), ext);
+  const Model external = Model::open(at("e.onnx"));
+  ext.location = "e.onnx.data";
+  expect_unsafe(at("f.onnx"), ext, &external);
+  // A symlinked data folder is not followed.
+  std::filesystem::create_directory(at("real"));
+  std::filesystem::create_directory_symlink(at("real"), at("via"));
+  ext.location = "via/w.data";
+  expect_unsafe(at("g.onnx"), ext);
+  EXPECT_TRUE(std::filesystem::is_empty(at("real")));
+}
+
+TEST_F(Save, FailuresLeaveNothingBehind) {
+  EXPECT_THROW(save(small_model(), at("missing/m.onnx")), Error);
+  std::filesystem::create_directory(at("folder.onnx"));
+  EXPECT_THROW(save(small_model(), at("folder.onnx")), Error);
+  SaveOptions o;
+  o.external_data = true;
+  std::filesystem::create_directory(at("m.onnx.data"));  // a folder holds the data file's name
+  EXPECT_THROW(save(small_model(), at("m.onnx"), o), Error);
+  EXPECT_EQ(listing(), (std::vector<std::string>{"folder.onnx", "m.onnx.data"}));
+}
+
+TEST_F(Save, AFullDiskLeavesNoFile) {
+  // A file size limit fails writes the way a full disk does (EFBIG instead of ENOSPC), midway
+  // through the data file.
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = 5000;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  SaveOptions o;
+  o.external_data = true;
+  std::string what;
+  try {
+    save(small_model(), at("m.onnx"), o);
+  } catch (const Error& e) {
+    what = e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::io);
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+  EXPECT_NE(what.find("m.onnx.data"), std::string::npos) << what;
+  EXPECT_EQ(listing(), std::vector<std::string>{});
+}
+
+TEST_F(Save, MergedTensorMovesWhole) {
+  // A Constant whose tensor arrives in two parts (protobuf merges them): name and dims first,
+  // raw_data in the second.
+  using NP = schema::NodeProto;
+  using AP = schema::AttributeProto;
+  using TP = schema::TensorProto;
+  const auto raw = pattern(2048, 9);
+  const auto bytes = message([&](wire::Writer& m) {
+    m.field_int64(schema::ModelProto::kIrVersion, 8);
+    sub(m, schema::ModelProto::kGraph, [&](wire::Writer& g) {
+      sub(g, schema::GraphProto::kNode, [&](wire::Writer& n) {
+        n.field_string(NP::kOutput, "c");
+        n.field_string(NP::kOpType, "Constant");
+        sub(n, NP::kAttribute, [&](wire::Writer& a) {
+          a.field_string(AP::kName, "value");
+          sub(a, AP::kT, [&](wire::Writer& t) {
+            t.field_int64(TP::kDims, 512);
+            t.field_int32(TP::kDataType, 1);
+          });
+          a.field_int32(AP::kType, 4);
+          sub(a, AP::kT, [&](wire::Writer& t) { t.field_bytes(TP::kRawData, raw); });
+        });
+      });
+    });
+  });
+  write(at("merged.onnx"), bytes);
+  const Model source = Model::open(at("merged.onnx"));
+  SaveOptions o;
+  o.external_data = true;
+  o.convert_attribute = true;
+  save(source, at("out.onnx"), o);
+  const Model out = Model::open(at("out.onnx"));
+  EXPECT_EQ(out.tensor("c").storage(), TensorStorage::external);
+  expect_same_tensors(source, out);
+  save(out, at("back.onnx"));
+  EXPECT_EQ(json_of(at("back.onnx")), json_of(at("merged.onnx")));
+}
+
+TEST_F(Save, ReportsProgressUpToTheTotal) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
+  SaveOptions o;
+  o.external_data = true;
+  o.progress = [&](std::uint64_t done, std::uint64_t total) { calls.emplace_back(done, total); };
+  const SaveResult r = save(small_model(), at("m.onnx"), o);
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.back().first, r.model_bytes + r.data_bytes);
+  EXPECT_EQ(calls.back().second, r.model_bytes + r.data_bytes);
+  EXPECT_TRUE(std::ranges::is_sorted(calls));
+}
+
+}  // namespace
+}  // namespace onnxmap::test

@@ -1,0 +1,158 @@
+// onnxmap convert IN OUT: re-save a model inline or with external data, re-split and re-align
+// its data files. Messages that do not change are copied byte for byte; payloads are copied by the
+// kernel, so a 300 GB model converts at disk speed in bounded memory.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "format.hpp"
+#include "onnxmap/onnxmap.hpp"
+#include "verbs.hpp"
+
+namespace onnxmap::cli {
+
+namespace {
+
+struct ConvertArgs {
+  std::string in, out;
+  std::string location;
+  CLI::Option* external = nullptr;
+  bool inline_data = false;
+  std::string size_threshold = "1024", max_file_size = "0", align = "4096";
+  SaveOptions options;
+};
+
+// "4096", "64K", "2G": binary units, as sizes of files are usually given.
+std::optional<std::uint64_t> parse_size(const std::string& text) {
+  std::size_t used = 0;
+  std::uint64_t value = 0;
+  try {
+    value = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::string unit = text.substr(used);
+  int shift = -1;
+  if (unit.empty() || unit == "B") shift = 0;
+  if (unit == "K" || unit == "KiB") shift = 10;
+  if (unit == "M" || unit == "MiB") shift = 20;
+  if (unit == "G" || unit == "GiB") shift = 30;
+  if (unit == "T" || unit == "TiB") shift = 40;
+  if (text.front() == '-' || shift < 0 || (value >> (63 - shift)) != 0) return std::nullopt;
+  return value << static_cast<unsigned>(shift);
+}
+
+const CLI::Validator kSize(
+    [](std::string& text) {
+      return parse_size(text) ? std::string() : "'" + text + "' is not a size (like 4096, 64K, 2G)";
+    },
+    "SIZE");
+
+bool has_external_tensors(const Model& model) {
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    if (model.tensor_at(i).storage() == TensorStorage::external) return true;
+  }
+  return false;
+}
+
+// A progress bar on stderr, only on a terminal and only once the work has taken a second.
+class ProgressBar {
+ public:
+  ProgressBar() : start_(std::chrono::steady_clock::now()), enabled_(::isatty(STDERR_FILENO)) {}
+  ~ProgressBar() {
+    if (shown_) std::fputc('\n', stderr);
+  }
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  void update(std::uint64_t done, std::uint64_t total) {
+    if (!enabled_) return;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (seconds < 1.0) return;
+    shown_ = true;
+    const double fraction =
+        total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(fraction * kWidth);
+    std::fprintf(
+        stderr, "\r[%s%s] %3d%% %s / %s, %s/s  ", std::string(filled, '#').c_str(),
+        std::string(kWidth - filled, ' ').c_str(), static_cast<int>(fraction * 100),
+        human_bytes(done).c_str(), human_bytes(total).c_str(),
+        human_bytes(static_cast<std::uint64_t>(static_cast<double>(done) / seconds)).c_str());
+    std::fflush(stderr);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  bool enabled_;
+  bool shown_ = false;
+};
+
+int run_convert(ConvertArgs& args) {
+  SaveOptions& options = args.options;
+  options.size_threshold = *parse_size(args.size_threshold);
+  options.max_external_file_size = *parse_size(args.max_file_size);
+  options.align = *parse_size(args.align);
+  const Model model = Model::open(args.in);
+  // Without --external-data or --inline, the data stays where the input keeps it.
+  options.external_data =
+      args.external->count() > 0 || (!args.inline_data && has_external_tensors(model));
+  options.location = args.location;
+
+  ProgressBar bar;
+  options.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+  const SaveResult r = save(model, args.out, options);
+  options.progress = nullptr;
+
+  std::cout << args.out << ": " << human_bytes(r.model_bytes);
+  if (!r.data_files.empty()) {
+    std::cout << " + " << r.data_files.size() << " data file"
+              << (r.data_files.size() > 1 ? "s" : "") << " (" << human_bytes(r.data_bytes)
+              << ", first " << r.data_files.front().string() << ")";
+  }
+  std::cout << "; " << r.external_tensors << " tensors external, " << r.reencoded_tensors
+            << " re-encoded, " << r.copied_messages << " messages copied verbatim\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_convert_verb(CLI::App& app) {
+  auto args = std::make_shared<ConvertArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "convert",
+      "Save IN as OUT, inline or with external data; unchanged messages are copied verbatim");
+  sub->add_option("IN", args->in, "the model to read")->required();
+  sub->add_option("OUT", args->out, "the .onnx file to write (never IN itself)")->required();
+  args->external =
+      sub->add_option("--external-data", args->location,
+                      "tensors to a data file, LOCATION relative to OUT's folder (default "
+                      "OUT's name + .data)")
+          ->expected(0, 1);
+  auto* inline_flag =
+      sub->add_flag("--inline", args->inline_data, "every tensor inline in OUT (raw_data)");
+  inline_flag->excludes(args->external);
+  sub->add_option("--size-threshold", args->size_threshold,
+                  "tensors smaller than this stay inline (default 1024)")
+      ->check(kSize);
+  sub->add_option("--max-file-size", args->max_file_size,
+                  "split data into LOCATION.00001, .00002, ... of at most this size")
+      ->check(kSize);
+  sub->add_option("--align", args->align,
+                  "external payload offsets are multiples of this (default 4096)")
+      ->check(kSize);
+  sub->add_flag("--one-file-per-tensor", args->options.one_file_per_tensor,
+                "one data file per tensor, named after it, in LOCATION's folder");
+  sub->add_flag("--convert-attributes", args->options.convert_attribute,
+                "tensors held in attributes (Constant nodes) go external too");
+  sub->add_flag("--durable", args->options.durable, "fsync every file before renaming it");
+  add_verb(sub, [args] { return run_convert(*args); });
+}
+
+}  // namespace onnxmap::cli
