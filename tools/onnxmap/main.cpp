@@ -2,6 +2,7 @@
 // Exit codes: 0 success, 1 invalid model or failed check, 2 usage error.
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <exception>
 #include <iostream>
 
@@ -9,6 +10,9 @@
 #include "verbs.hpp"
 
 int main(int argc, char** argv) {
+  // Past a file size limit a write fails with EFBIG, reported like a full disk, instead of the
+  // process being killed halfway with a temporary file left behind.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"onnxmap: read ONNX models through a memory map, lazily"};
   app.set_version_flag("--version", std::string("onnxmap ") + std::string(onnxmap::version()));
   app.require_subcommand(1);
