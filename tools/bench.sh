@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes the benchmark models with `onnxmap synth`, runs onnxmap against libprotobuf and python
-# onnx on them, prints a markdown table, and removes the models. About 5-10 minutes on 2 cores.
+# onnx on them, times `onnxmap convert` against `cp`, prints markdown tables, and removes the
+# models. About 5-10 minutes on 2 cores.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -44,3 +45,9 @@ for model in llm-320g llm-7b-ext llm-2g graph-heavy; do
 done
 
 /usr/bin/python3 bench/report.py "$dir" "$(nproc)"
+
+echo "converting (onnxmap convert against cp)" >&2
+echo
+echo "Conversion, median of 3 fresh processes, warm page cache:"
+echo
+/usr/bin/python3 bench/convert_bench.py "$onnxmap" "$build/bench/peak_rss" "$dir" llm-2g llm-320g
