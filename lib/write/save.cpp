@@ -4,6 +4,10 @@
 
 #include "onnxmap/save.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <set>
 #include <system_error>
 
 #include "onnxmap/error.hpp"
@@ -62,6 +66,14 @@ void make_folders(const fs::path& folder, const std::string& location) {
   }
 }
 
+void sync_folder(const fs::path& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const bool ok = fd >= 0 && ::fsync(fd) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!ok)
+    throw Error(ErrorKind::io, "cannot fsync the folder", Error::kNoOffset, {}, folder.string());
+}
+
 SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::path>& sources,
                       const SaveOptions& options, SaveResult result) {
   if (!path.has_filename()) {
@@ -93,6 +105,13 @@ SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::pa
   plan.emit(0, model);
   finished.push_back(model.finish(options.durable));
   for (detail::FinishedFile& file : finished) file.commit();
+  if (options.durable) {  // the renames themselves survive a power cut
+    std::set<fs::path> folders{folder};
+    for (const detail::DataFilePlan& file : plan.data_files) {
+      folders.insert((folder / file.location).parent_path());
+    }
+    for (const fs::path& f : folders) sync_folder(f);
+  }
   progress.finish();
   return result;
 }

@@ -186,6 +186,7 @@ TEST_F(Save, LocationsStayInsideTheFolder) {
   SaveOptions o;
   o.external_data = true;
   o.location = "sub/dir/w.data";
+  o.durable = true;
   const Model model = Model::open(saved("m.onnx", o));
   EXPECT_EQ(model.tensor("big").data_file(), "sub/dir/w.data");
 }
