@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -30,6 +31,11 @@ namespace onnxmap {
 class GraphBuilder;
 class TypeSpec;
 
+// Makes a tensor's bytes while the model is written, for models larger than memory (converters
+// from other formats, synthetic models): fills `out` with the bytes at `offset` of the payload
+// (raw_data layout). Called in order, in pieces of at most 1 MiB.
+using PayloadGenerator = std::function<void(std::uint64_t offset, std::span<std::byte> out)>;
+
 // A tensor: name, type, dims and its elements in the raw_data layout (little-endian, sub-byte
 // types packed as onnx.proto says), or strings for STRING tensors.
 class TensorBuilder {
@@ -41,6 +47,11 @@ class TensorBuilder {
   // Owned bytes.
   TensorBuilder(std::string name, DataType type, std::vector<std::int64_t> dims,
                 std::vector<std::byte> bytes);
+  // Bytes made on demand by `generate` when the model is written.
+  TensorBuilder(std::string name, DataType type, std::vector<std::int64_t> dims,
+                PayloadGenerator generate);
+  // All zeros, written as a file hole (a sparse file: no disk used, reads as zeros).
+  static TensorBuilder zeros(std::string name, DataType type, std::vector<std::int64_t> dims);
   // A STRING tensor.
   static TensorBuilder strings(std::string name, std::vector<std::int64_t> dims,
                                std::vector<std::string> values);
@@ -51,7 +62,14 @@ class TensorBuilder {
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] DataType type() const noexcept { return type_; }
   [[nodiscard]] const std::vector<std::int64_t>& dims() const noexcept { return dims_; }
+  // The bytes held or borrowed; empty for generated and zero tensors (see byte_size()).
   [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
+  [[nodiscard]] std::uint64_t byte_size() const noexcept { return byte_size_; }
+  // Set for generated tensors.
+  [[nodiscard]] const std::shared_ptr<const PayloadGenerator>& generator() const noexcept {
+    return generator_;
+  }
+  [[nodiscard]] bool is_zeros() const noexcept { return zeros_; }
   [[nodiscard]] const std::vector<std::string>& string_values() const noexcept { return strings_; }
   [[nodiscard]] const std::string& doc() const noexcept { return doc_; }
   [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& metadata_props()
@@ -65,13 +83,17 @@ class TensorBuilder {
 
  private:
   TensorBuilder(std::string name, DataType type, std::vector<std::int64_t> dims);
-  void check_size() const;
+  // Checks dims and type, sets byte_size_ and checks `held` bytes against it when given.
+  void check_size(std::optional<std::uint64_t> held);
 
   std::string name_;
   DataType type_;
   std::vector<std::int64_t> dims_;
   std::span<const std::byte> bytes_;
   std::shared_ptr<const std::vector<std::byte>> owned_;
+  std::shared_ptr<const PayloadGenerator> generator_;
+  bool zeros_ = false;
+  std::uint64_t byte_size_ = 0;
   std::vector<std::string> strings_;
   std::string doc_;
   std::vector<std::pair<std::string, std::string>> metadata_;

@@ -15,7 +15,7 @@ TensorBuilder::TensorBuilder(std::string name, DataType type, std::vector<std::i
                              std::span<const std::byte> bytes)
     : TensorBuilder(std::move(name), type, std::move(dims)) {
   bytes_ = bytes;
-  check_size();
+  check_size(bytes.size());
 }
 
 TensorBuilder::TensorBuilder(std::string name, DataType type, std::vector<std::int64_t> dims,
@@ -23,7 +23,22 @@ TensorBuilder::TensorBuilder(std::string name, DataType type, std::vector<std::i
     : TensorBuilder(std::move(name), type, std::move(dims)) {
   owned_ = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
   bytes_ = *owned_;
-  check_size();
+  check_size(bytes_.size());
+}
+
+TensorBuilder::TensorBuilder(std::string name, DataType type, std::vector<std::int64_t> dims,
+                             PayloadGenerator generate)
+    : TensorBuilder(std::move(name), type, std::move(dims)) {
+  generator_ = std::make_shared<const PayloadGenerator>(std::move(generate));
+  check_size(std::nullopt);
+}
+
+TensorBuilder TensorBuilder::zeros(std::string name, DataType type,
+                                   std::vector<std::int64_t> dims) {
+  TensorBuilder t(std::move(name), type, std::move(dims));
+  t.zeros_ = true;
+  t.check_size(std::nullopt);
+  return t;
 }
 
 TensorBuilder TensorBuilder::strings(std::string name, std::vector<std::int64_t> dims,
@@ -39,7 +54,7 @@ TensorBuilder TensorBuilder::strings(std::string name, std::vector<std::int64_t>
   return t;
 }
 
-void TensorBuilder::check_size() const {
+void TensorBuilder::check_size(std::optional<std::uint64_t> held) {
   const std::string what = "tensor \"" + name_ + "\": ";
   if (type_ == DataType::string || !traits(type_)) {
     throw Error(ErrorKind::invalid_argument,
@@ -51,12 +66,16 @@ void TensorBuilder::check_size() const {
   const auto count = detail::element_count(dims_);
   const auto need =
       count ? detail::packed_byte_size(static_cast<std::int32_t>(type_), *count) : std::nullopt;
-  if (!need || *need != bytes_.size()) {
-    throw Error(ErrorKind::invalid_argument,
-                what + std::to_string(bytes_.size()) + " bytes, but its dims of " +
-                    data_type_name(static_cast<std::int32_t>(type_)) + " need " +
-                    (need ? std::to_string(*need) : std::string("more than 2^64")));
+  if (!need) {
+    throw Error(ErrorKind::invalid_argument, what + "dims x dtype exceed 2^64 bytes");
   }
+  if (held && *held != *need) {
+    throw Error(ErrorKind::invalid_argument, what + std::to_string(*held) +
+                                                 " bytes, but its dims of " +
+                                                 data_type_name(static_cast<std::int32_t>(type_)) +
+                                                 " need " + std::to_string(*need));
+  }
+  byte_size_ = *need;
 }
 
 TensorBuilder& TensorBuilder::doc_string(std::string text) {

@@ -211,11 +211,19 @@ class BuilderPlanner {
     put_entries(e.w(), TP::kMetadataProps, t.metadata_props());
     if (t.type() == DataType::string) return;
     e.flush();
-    if (t.owner()) plan_.keep(t.owner());
-    const SourceFile& source = plan_.own_source(std::make_unique<SourceFile>(t.bytes()));
-    const PayloadInfo info{t.name(), t.bytes().size(), in_attribute, movable && !in_function_};
+    Chunk payload{nullptr, 0, t.byte_size()};
+    if (t.generator()) {
+      plan_.keep(t.generator());
+      payload.generate = t.generator().get();
+    } else if (t.is_zeros()) {
+      payload.hole = true;
+    } else {
+      if (t.owner()) plan_.keep(t.owner());
+      payload.source = &plan_.own_source(std::make_unique<SourceFile>(t.bytes()));
+    }
+    const PayloadInfo info{t.name(), t.byte_size(), in_attribute, movable && !in_function_};
     if (layout_.goes_external(info)) ++result_.external_tensors;
-    layout_.append_data(plan_, id, info, Chunk{&source, 0, t.bytes().size()}, {});
+    layout_.append_data(plan_, id, info, payload, {});
   }
 
   void sparse(const SparseTensorBuilder& t, std::uint32_t id, bool in_attribute) {

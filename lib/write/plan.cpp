@@ -1,6 +1,7 @@
 #include "write/plan.hpp"
 
-#include <array>
+#include <algorithm>
+#include <vector>
 
 #include "onnxmap/wire.hpp"
 
@@ -12,6 +13,9 @@ std::uint64_t header_size(std::uint32_t field_number, std::uint64_t length) {
   return wire::varint_size(wire::make_tag(field_number, wire::WireType::len)) +
          wire::varint_size(length);
 }
+
+// Generated payloads are made and written this much at a time.
+constexpr std::uint64_t kGenerateChunk = std::uint64_t{1} << 20U;
 
 }  // namespace
 
@@ -31,7 +35,9 @@ void Plan::add_chunk(std::uint32_t message, const Chunk& chunk) {
   // copied in one go where nothing was left out.
   if (!pieces.empty() && !pieces.back().is_message) {
     Chunk& last = chunks_[pieces.back().id];
-    if (last.source == chunk.source && last.offset + last.size == chunk.offset) {
+    const bool same_bytes = (last.in_arena() && chunk.in_arena()) ||
+                            (last.source != nullptr && last.source == chunk.source);
+    if (same_bytes && last.offset + last.size == chunk.offset) {
       last.size += chunk.size;
       return;
     }
@@ -75,7 +81,18 @@ std::uint64_t Plan::data_bytes() const {
 }
 
 void Plan::write_chunk(const Chunk& chunk, OutputFile& out) const {
-  if (chunk.source == nullptr) {
+  if (chunk.hole) {
+    out.skip_to(out.position() + chunk.size);
+  } else if (chunk.generate != nullptr) {
+    std::vector<std::byte> buffer(std::min<std::uint64_t>(chunk.size, kGenerateChunk));
+    for (std::uint64_t done = 0; done < chunk.size;) {
+      const auto n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), chunk.size - done));
+      (*chunk.generate)(done, std::span(buffer).first(n));
+      out.write(std::span(buffer).first(n));
+      done += n;
+    }
+  } else if (chunk.source == nullptr) {
     out.write(std::span(arena_).subspan(chunk.offset, chunk.size));
   } else {
     out.copy(*chunk.source, chunk.offset, chunk.size);

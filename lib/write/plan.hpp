@@ -11,16 +11,23 @@
 #include <string>
 #include <vector>
 
+#include "onnxmap/builder.hpp"
 #include "write/files.hpp"
 
 namespace onnxmap::detail {
 
 // Bytes to write: [offset, offset + size) of `source`, or of the plan's own encoded bytes when
-// `source` is null.
+// `source` is null; or `size` bytes made by `generate`, or zeros left as a hole.
 struct Chunk {
   const SourceFile* source = nullptr;
   std::uint64_t offset = 0;
   std::uint64_t size = 0;
+  const PayloadGenerator* generate = nullptr;
+  bool hole = false;
+
+  [[nodiscard]] bool in_arena() const noexcept {
+    return source == nullptr && generate == nullptr && !hole;
+  }
 };
 
 struct Piece {

@@ -3,6 +3,9 @@
 // same files.)
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
 
 #include "onnxmap/onnxmap.hpp"
 #include "temp_folder.hpp"
@@ -109,6 +112,32 @@ TEST_F(Builder, BorrowedAndOwnedBytes) {
   EXPECT_TRUE(std::ranges::equal(model.tensor("borrowed").bytes(), mine));
   EXPECT_EQ(model.tensor("owned").bytes().size(), 16U);
   EXPECT_EQ(model.ir_version(), kLatestIrVersion);
+}
+
+TEST_F(Builder, GeneratedAndZeroPayloads) {
+  ModelBuilder m;
+  // 3 MiB generated in 1 MiB pieces, in order; 64 MiB of zeros left as a hole.
+  std::uint64_t next = 0;
+  m.graph().initializer(TensorBuilder("gen", DataType::uint8, {3 << 20},
+                                      [&next](std::uint64_t offset, std::span<std::byte> out) {
+                                        EXPECT_EQ(offset, next);
+                                        for (std::size_t i = 0; i < out.size(); ++i)
+                                          out[i] = std::byte((offset + i) % 251);
+                                        next = offset + out.size();
+                                      }));
+  m.graph().initializer(TensorBuilder::zeros("zero", DataType::float32, {16 << 20}));
+  save(m, at("m.onnx"));
+  EXPECT_EQ(next, 3U << 20);
+  const Model model = Model::open(at("m.onnx"));
+  const auto gen = model.tensor("gen").bytes();
+  EXPECT_EQ(gen[(2 << 20) + 5], std::byte(((2 << 20) + 5) % 251));
+  const auto zero = model.tensor("zero").bytes();
+  EXPECT_EQ(zero.size(), 64U << 20);
+  EXPECT_TRUE(
+      std::ranges::all_of(zero.subspan(0, 1 << 20), [](std::byte b) { return b == std::byte{0}; }));
+  struct stat st {};
+  ASSERT_EQ(::stat(at("m.onnx").c_str(), &st), 0);
+  EXPECT_LT(st.st_blocks * 512, 16 << 20) << "the zeros were written instead of left as a hole";
 }
 
 TEST_F(Builder, RefusesBadTensors) {
