@@ -31,10 +31,30 @@ TEST(Readme, LibraryExampleRuns) {
   std::span<const std::byte> rows = w.slice_rows(0, 16);  // rows 0..15, also a view
   const onnxmap::ModelSummary meta = onnxmap::peek("model.onnx");  // metadata only
   std::cout << "\n" << meta.ir_version() << " " << bytes.size() << " " << rows.size() << "\n";
+
+  onnxmap::SaveOptions external;  // weights to model.ext.onnx.data, each 4096-aligned
+  external.external_data = true;
+  onnxmap::save(model, "model.ext.onnx", external);
+
+  std::vector<float> weights(4 * 4, 0.5F);
+  onnxmap::ModelBuilder built;
+  built.ir_version(8).opset("", 17);
+  onnxmap::GraphBuilder& g = built.graph("tiny");
+  g.input("x", onnxmap::TypeSpec::tensor(onnxmap::DataType::float32, {{"batch", 4}}));
+  g.initializer(onnxmap::TensorBuilder("w", onnxmap::DataType::float32, {4, 4},
+                                       std::as_bytes(std::span(weights))));  // borrowed
+  g.node("MatMul", {"x", "w"}, {"y"});
+  g.output("y", onnxmap::TypeSpec::tensor(onnxmap::DataType::float32, {{"batch", 4}}));
+  onnxmap::save(built, "tiny.onnx");
   // --- end ---
 
   EXPECT_EQ(bytes.size(), 256U * 64U * 2U);
   EXPECT_EQ(rows.size(), 16U * 64U * 2U);
+  EXPECT_EQ(onnxmap::Model::open("model.ext.onnx")
+                .tensor("model.layers.0.mlp.up_proj.weight")
+                .data_file(),
+            "model.ext.onnx.data");
+  EXPECT_EQ(onnxmap::Model::open("tiny.onnx").tensor("w").bytes().size(), 64U);
   std::filesystem::current_path(old_path);
   std::filesystem::remove_all(folder);
 }
