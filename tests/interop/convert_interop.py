@@ -186,6 +186,23 @@ def check_failed_write(onnxmap, out):
     check("a failed write leaves no file", list(dest.iterdir()) == [], str(list(dest.iterdir())))
 
 
+def check_refusals(onnxmap, out):
+    source = out / "refuse.onnx"
+    run(onnxmap, "synth", source, "--layers", "1", "--hidden", "64")
+    before = source.read_bytes()
+    r = run(onnxmap, "convert", source, source)
+    check("convert onto its own input exits 1", r.returncode == 1 and b"read from" in r.stderr,
+          r.stderr.decode())
+    check("and leaves the input intact", source.read_bytes() == before)
+    r = run(onnxmap, "convert", source, out / "x.onnx", "--align", "12Q")
+    check("a bad size is a usage error (exit 2)", r.returncode == 2, r.stderr.decode())
+    r = run(onnxmap, "convert", source, out / "y.onnx", "--inline", "--external-data")
+    check("--inline with --external-data is a usage error", r.returncode == 2, r.stderr.decode())
+    r = run(onnxmap, "convert", source, out / "z.onnx", "--external-data=../up.data")
+    check("a location outside the folder exits 1", r.returncode == 1 and b".." in r.stderr,
+          r.stderr.decode())
+
+
 def check_big(onnxmap, out):
     big = out / "big.onnx"
     run(onnxmap, "synth", big, "--layers", "2", "--hidden", "8192", "--ffn", "28672", "--vocab",
@@ -228,6 +245,7 @@ def main():
             check_model_file(args.onnxmap, path, out, list(VARIANTS))
         check_builder(args.build_models, out)
         check_failed_write(args.onnxmap, out)
+        check_refusals(args.onnxmap, out)
         if args.big:
             check_big(args.onnxmap, out)
         if args.corpus:
