@@ -15,7 +15,7 @@ namespace {
 
 std::vector<std::byte> floats(std::initializer_list<float> values) {
   std::vector<std::byte> out(values.size() * 4);
-  std::memcpy(out.data(), values.begin(), out.size());
+  if (!out.empty()) std::memcpy(out.data(), values.begin(), out.size());
   return out;
 }
 
