@@ -56,9 +56,15 @@ class Model {
   // The tensor at `path` ("graph.node[3].attribute[0].t"), which always names exactly one.
   [[nodiscard]] std::optional<Tensor> tensor_at_path(std::string_view path) const;
 
+  // With Options::collect_payload_errors: the error of every tensor opened as
+  // TensorStorage::invalid, in tensor order, naming the file, the tensor's field path and offset.
+  [[nodiscard]] std::vector<Error> payload_errors() const;
+
   // Number of message records the index holds, and the files behind the model.
   [[nodiscard]] std::size_t message_count() const noexcept;
   [[nodiscard]] const std::filesystem::path& path() const noexcept;
+  // The folder external data locations resolve against (the model file's folder).
+  [[nodiscard]] const std::filesystem::path& folder() const noexcept;
   [[nodiscard]] std::uint64_t file_size() const noexcept;
   // Heap bytes of the index (records, tensor table, name hash); the mapped file is not counted.
   [[nodiscard]] std::uint64_t index_bytes() const noexcept;

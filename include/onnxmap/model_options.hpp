@@ -17,6 +17,12 @@ struct Options {
   // External data locations that are absolute, climb out with "..", or reach outside the model's
   // folder through a symlink or hardlink are refused unless this is set.
   bool allow_external_outside_folder = false;
+  // A tensor whose payload cannot be located or does not fit its dims and data type (raw_data of
+  // the wrong size, a missing, unsafe or too short external file, a negative dimension) fails
+  // the open unless this is set. When set, such a tensor opens with TensorStorage::invalid, its
+  // bytes() throw that error, and Model::payload_errors() lists every one: what `check` needs to
+  // report all problems of a file, not just the first.
+  bool collect_payload_errors = false;
 };
 
 }  // namespace onnxmap

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "onnxmap/detail/message_view.hpp"
+#include "onnxmap/error.hpp"
 #include "onnxmap/schema.hpp"
 #include "onnxmap/views.hpp"
 
@@ -23,6 +25,7 @@ enum class TensorStorage {
   raw,       // raw_data in the model file
   external,  // a range of an external data file
   typed,     // float_data, int32_data, int64_data, double_data, uint64_data or string_data
+  invalid,   // only with Options::collect_payload_errors: see Tensor::payload_error()
 };
 
 // A tensor's bytes in the raw_data layout (little-endian, sub-byte types packed): either a view
@@ -60,6 +63,8 @@ class Tensor : public detail::MessageView {
   // Bytes of the elements in the raw_data layout; 0 for STRING tensors.
   [[nodiscard]] std::uint64_t byte_size() const;
   [[nodiscard]] TensorStorage storage() const;
+  // Why the payload could not be located (TensorStorage::invalid), else nullopt.
+  [[nodiscard]] std::optional<Error> payload_error() const;
   [[nodiscard]] std::string_view doc_string() const;
   [[nodiscard]] std::vector<StringStringEntry> external_data() const;
   [[nodiscard]] std::vector<StringStringEntry> metadata_props() const;
@@ -70,7 +75,8 @@ class Tensor : public detail::MessageView {
   [[nodiscard]] std::uint64_t file_offset() const;
   [[nodiscard]] std::uint64_t alignment() const;
 
-  // The bytes without a copy; throws onnxmap::Error for typed storage (use data()).
+  // The bytes without a copy; throws onnxmap::Error for typed storage (use data()) and the
+  // payload error for invalid storage.
   [[nodiscard]] std::span<const std::byte> bytes() const;
   // The bytes in the raw_data layout: a view for raw and external data, decoded otherwise.
   [[nodiscard]] TensorData data() const;

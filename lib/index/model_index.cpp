@@ -34,7 +34,7 @@ std::uint64_t ModelIndex::memory_bytes() const noexcept {
   std::uint64_t bytes =
       messages.capacity() * sizeof(MessageRecord) + tensors.capacity() * sizeof(TensorRecord) +
       dims.capacity() * sizeof(std::int64_t) + name_slots.capacity() * sizeof(std::uint32_t) +
-      data_files.capacity() * sizeof(DataFile);
+      data_files.capacity() * sizeof(DataFile) + payload_errors.capacity() * sizeof(PayloadError);
   for (const auto& [id, spans] : merged_spans)
     bytes += sizeof(id) + spans.capacity() * sizeof(Span);
   return bytes;
@@ -75,6 +75,13 @@ std::uint32_t ModelIndex::find_tensor(std::string_view name) const noexcept {
     if (held == 0) return kNone;
     if (tensors[held - 1].name == name) return held - 1;
   }
+}
+
+const Error* ModelIndex::payload_error(std::uint32_t tensor) const noexcept {
+  const auto it = std::lower_bound(
+      payload_errors.begin(), payload_errors.end(), tensor,
+      [](const PayloadError& entry, std::uint32_t id) { return entry.tensor < id; });
+  return it != payload_errors.end() && it->tensor == tensor ? &it->error : nullptr;
 }
 
 }  // namespace onnxmap::detail

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "onnxmap/detail/message_view.hpp"
+#include "onnxmap/error.hpp"
 #include "onnxmap/mapped_file.hpp"
 #include "onnxmap/model_options.hpp"
 #include "onnxmap/schema.hpp"
@@ -54,6 +55,7 @@ enum class Storage : std::uint8_t {
   raw,       // raw_data: a view into the model file
   external,  // data_location EXTERNAL: a view into a data file
   typed,     // float_data, int32_data, ...: decoded on request
+  invalid,   // the payload could not be located; ModelIndex::payload_errors says why
 };
 
 struct TensorRecord {
@@ -75,6 +77,12 @@ struct DataFile {
   MappedFile file;
 };
 
+// A tensor opened as Storage::invalid (Options::collect_payload_errors) and why.
+struct PayloadError {
+  std::uint32_t tensor = kNone;
+  Error error;
+};
+
 struct ModelIndex {
   MappedFile file;
   std::string display_name;      // the path, for error messages
@@ -85,7 +93,8 @@ struct ModelIndex {
   std::vector<TensorRecord> tensors;  // breadth-first: outer graphs first
   std::vector<std::int64_t> dims;
   std::vector<DataFile> data_files;
-  std::vector<std::uint32_t> name_slots;  // open addressing: tensor id + 1, 0 = empty
+  std::vector<PayloadError> payload_errors;  // sorted by tensor id
+  std::vector<std::uint32_t> name_slots;     // open addressing: tensor id + 1, 0 = empty
 
   [[nodiscard]] std::span<const std::byte> bytes(const Span& span) const noexcept {
     return file.bytes().subspan(span.offset, span.length);
@@ -102,6 +111,8 @@ struct ModelIndex {
   [[nodiscard]] std::uint32_t tensor_of_message(std::uint32_t record) const noexcept;
   // The first tensor (breadth-first) with lookup name `name`, or kNone.
   [[nodiscard]] std::uint32_t find_tensor(std::string_view name) const noexcept;
+  // The payload error of tensor `tensor`, or nullptr when its payload was located.
+  [[nodiscard]] const Error* payload_error(std::uint32_t tensor) const noexcept;
 };
 
 // Opens a model file as `options` say, errors naming the file.

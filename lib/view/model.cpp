@@ -102,6 +102,13 @@ std::optional<Tensor> Model::tensor_at_path(std::string_view path) const {
   return std::nullopt;
 }
 
+std::vector<Error> Model::payload_errors() const {
+  std::vector<Error> out;
+  out.reserve(index_->payload_errors.size());
+  for (const auto& entry : index_->payload_errors) out.push_back(entry.error);
+  return out;
+}
+
 std::uint64_t Model::index_bytes() const noexcept {
   return index_->memory_bytes();
 }
@@ -110,6 +117,9 @@ std::size_t Model::message_count() const noexcept {
 }
 const std::filesystem::path& Model::path() const noexcept {
   return index_->file.path();
+}
+const std::filesystem::path& Model::folder() const noexcept {
+  return index_->folder;
 }
 std::uint64_t Model::file_size() const noexcept {
   return index_->file.size();

@@ -53,6 +53,11 @@ TensorStorage Tensor::storage() const {
   return static_cast<TensorStorage>(record_of(index_, tensor_).storage);
 }
 
+std::optional<Error> Tensor::payload_error() const {
+  if (const Error* error = index_->payload_error(tensor_)) return *error;
+  return std::nullopt;
+}
+
 std::string_view Tensor::doc_string() const {
   return string_field(TP::kDocString);
 }
@@ -90,6 +95,7 @@ std::span<const std::byte> Tensor::bytes() const {
       return index_->data_files[r.data_file].file.bytes().subspan(r.payload_offset,
                                                                   r.payload_length);
     case detail::Storage::typed: break;
+    case detail::Storage::invalid: throw *index_->payload_error(tensor_);
   }
   throw Error(ErrorKind::invalid_argument,
               "the tensor's elements are in a typed field, which cannot be viewed without "
