@@ -4,6 +4,7 @@
 #include "onnxmap/annotations.hpp"
 #include "onnxmap/builder.hpp"
 #include "onnxmap/bulk.hpp"
+#include "onnxmap/check.hpp"
 #include "onnxmap/dump.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/mapped_file.hpp"

@@ -1,0 +1,30 @@
+#pragma once
+// The checks `check` runs on an opened model, one file each. Each appends what it finds to the
+// report, in the order it meets it.
+
+#include <string>
+
+#include "onnxmap/check.hpp"
+
+namespace onnxmap::detail {
+
+inline void add_problem(CheckReport& report, ProblemKind kind, std::string path, std::string detail,
+                        std::uint64_t offset = Error::kNoOffset) {
+  report.problems.push_back({kind, std::move(path), std::move(detail), offset});
+}
+
+// Names and order in every graph and function: duplicates, SSA, undefined and out-of-order node
+// inputs, undefined outputs, node domains without an opset import (scopes.cpp).
+void check_scopes(const Model& model, CheckReport& report);
+
+// Fields and data types newer than the declared IR version (ir_version.cpp).
+void check_ir_version(const Model& model, CheckReport& report);
+
+// Payload errors the open collected, typed and STRING element counts, unknown data types, and
+// external ranges that overlap within one file (payloads.cpp).
+void check_payloads(const Model& model, CheckReport& report);
+
+// Reads every payload: BOOL values, external checksums (data.cpp).
+void check_data(const Model& model, const CheckOptions& options, CheckReport& report);
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,172 @@
+// Reading every payload (CheckOptions::read_data): each raw and external range is read in file
+// order, BOOL elements must be 0 or 1, and external data `checksum` keys are verified. A checksum
+// is the SHA-1 of the file `location` names (onnx's definition); a checksum of the tensor's own
+// range is accepted too, since writers differ on which they store.
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "check/checks.hpp"
+#include "check/sha1.hpp"
+
+namespace onnxmap::detail {
+
+namespace {
+
+constexpr std::size_t kChunk = std::size_t{8} << 20U;  // progress granularity
+constexpr std::size_t kPage = 4096;
+
+bool is_hex_digest(std::string_view text) {
+  return text.size() == 40 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+         });
+}
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  return out;
+}
+
+std::string_view checksum_of(const Tensor& tensor) {
+  std::string_view value;
+  for (const StringStringEntry& entry : tensor.external_data()) {
+    if (entry.key == "checksum") value = entry.value;  // the last entry wins, as for the others
+  }
+  return value;
+}
+
+class DataReader {
+ public:
+  DataReader(const Model& model, const CheckOptions& options, CheckReport& report)
+      : model_(model), options_(options), report_(report) {}
+
+  void run() {
+    std::vector<Tensor> tensors;
+    for (std::size_t i = 0; i < model_.tensor_count(); ++i) {
+      const Tensor t = model_.tensor_at(i);
+      const auto storage = t.storage();
+      if (storage != TensorStorage::raw && storage != TensorStorage::external) continue;
+      if (storage == TensorStorage::external && !checksum_of(t).empty()) {
+        hashed_files_.emplace(std::string(t.data_file()), std::nullopt);
+      }
+      tensors.push_back(t);
+    }
+    // Files are read whole for their checksum; their tensors need no second read unless their
+    // values are checked.
+    const auto read_by_hash = [&](const Tensor& t) {
+      return t.storage() == TensorStorage::external &&
+             hashed_files_.contains(std::string(t.data_file())) &&
+             t.data_type() != static_cast<std::int32_t>(DataType::boolean);
+    };
+    std::erase_if(tensors, read_by_hash);
+    std::stable_sort(tensors.begin(), tensors.end(), [](const Tensor& a, const Tensor& b) {
+      return a.data_file() != b.data_file() ? a.data_file() < b.data_file()
+                                            : a.file_offset() < b.file_offset();
+    });
+    for (const Tensor& t : tensors) total_ += t.bytes().size();
+    for (auto& [location, digest] : hashed_files_) {
+      try {
+        files_.emplace(location, MappedFile::open(model_.folder() / location, options_.open.load));
+        total_ += files_.at(location).size();
+      } catch (const Error& e) {
+        add_problem(report_, ProblemKind::external_data, "external_data", e.detail());
+      }
+    }
+    for (const Tensor& t : tensors) read_tensor(t);
+    verify_checksums();
+    report_.bytes_read = done_;
+    sink_ = touched_;
+  }
+
+ private:
+  void advance(std::uint64_t bytes) {
+    done_ += bytes;
+    if (options_.progress) options_.progress(done_, total_);
+  }
+
+  void read_tensor(const Tensor& t) {
+    const std::span<const std::byte> bytes = t.bytes();
+    const bool is_bool = t.data_type() == static_cast<std::int32_t>(DataType::boolean);
+    bool bad_bool_reported = false;
+    for (std::size_t at = 0; at < bytes.size(); at += kChunk) {
+      const auto chunk = bytes.subspan(at, std::min(kChunk, bytes.size() - at));
+      if (is_bool && !bad_bool_reported) {
+        const auto bad =
+            std::find_if(chunk.begin(), chunk.end(), [](std::byte b) { return b > std::byte{1}; });
+        if (bad != chunk.end()) {
+          const std::uint64_t element = at + static_cast<std::uint64_t>(bad - chunk.begin());
+          add_problem(report_, ProblemKind::payload, t.path(),
+                      "BOOL element " + std::to_string(element) + " is " +
+                          std::to_string(std::to_integer<int>(*bad)) + ", not 0 or 1",
+                      t.offset());
+          bad_bool_reported = true;
+        }
+      } else {
+        // One load per page is what brings a mapped page in from disk.
+        for (std::size_t i = 0; i < chunk.size(); i += kPage) touched_ ^= chunk[i];
+      }
+      advance(chunk.size());
+    }
+  }
+
+  std::optional<std::string> file_digest(const std::string& location) {
+    auto& digest = hashed_files_.at(location);
+    if (digest) return digest;
+    const auto file = files_.find(location);
+    if (file == files_.end()) return std::nullopt;  // could not be opened: reported already
+    const std::span<const std::byte> bytes = file->second.bytes();
+    Sha1 sha;
+    for (std::size_t at = 0; at < bytes.size(); at += kChunk) {
+      const auto chunk = bytes.subspan(at, std::min(kChunk, bytes.size() - at));
+      sha.update(chunk);
+      advance(chunk.size());
+    }
+    digest = sha.finish_hex();
+    return digest;
+  }
+
+  void verify_checksums() {
+    for (std::size_t i = 0; i < model_.tensor_count(); ++i) {
+      const Tensor t = model_.tensor_at(i);
+      if (t.storage() != TensorStorage::external) continue;
+      const std::string_view stored = checksum_of(t);
+      if (stored.empty()) continue;
+      const std::string path = t.path() + ".external_data";
+      if (!is_hex_digest(stored)) {
+        add_problem(report_, ProblemKind::checksum, path,
+                    "checksum '" + std::string(stored) + "' is not a SHA-1 (40 hex digits)",
+                    t.offset());
+        continue;
+      }
+      const std::string location(t.data_file());
+      const auto file = file_digest(location);
+      if (!file) continue;
+      const std::string expected = lowercase(stored);
+      if (*file == expected || sha1_hex(t.bytes()) == expected) continue;
+      add_problem(report_, ProblemKind::checksum, path,
+                  "checksum " + expected + " is neither the SHA-1 of '" + location + "' (" + *file +
+                      ") nor of the tensor's bytes",
+                  t.offset());
+    }
+  }
+
+  const Model& model_;
+  const CheckOptions& options_;
+  CheckReport& report_;
+  std::map<std::string, std::optional<std::string>> hashed_files_;  // location -> digest
+  std::map<std::string, MappedFile> files_;
+  std::uint64_t total_ = 0;
+  std::uint64_t done_ = 0;
+  std::byte touched_{0};
+  volatile std::byte sink_{0};  // keeps the page loads from being optimized away
+};
+
+}  // namespace
+
+void check_data(const Model& model, const CheckOptions& options, CheckReport& report) {
+  DataReader(model, options, report).run();
+}
+
+}  // namespace onnxmap::detail
