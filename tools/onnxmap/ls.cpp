@@ -1,9 +1,13 @@
-// onnxmap ls MODEL: one row per tensor (name, dtype, dims, bytes, where its payload is, path).
+// onnxmap ls MODEL: one row per tensor (name, dtype, dims, bytes, where its payload is, path),
+// optionally filtered by a glob on the name and sorted by name, size or offset.
+
+#include <fnmatch.h>
 
 #include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "format.hpp"
@@ -18,6 +22,8 @@ struct LsArgs {
   std::string model;
   bool json = false;
   bool no_mmap = false;
+  std::string sort;    // "", "name", "size" or "offset"
+  std::string filter;  // a glob on the name; "" keeps every tensor
 };
 
 std::string_view storage_name(TensorStorage storage) {
@@ -26,8 +32,13 @@ std::string_view storage_name(TensorStorage storage) {
     case TensorStorage::raw: return "raw";
     case TensorStorage::external: return "external";
     case TensorStorage::typed: return "typed";
+    case TensorStorage::invalid: return "invalid";
   }
   return "?";
+}
+
+bool has_offset(const Tensor& t) {
+  return t.storage() != TensorStorage::none && t.storage() != TensorStorage::invalid;
 }
 
 nlohmann::json tensor_json(const Tensor& t) {
@@ -38,31 +49,61 @@ nlohmann::json tensor_json(const Tensor& t) {
   row["bytes"] = t.byte_size();
   row["storage"] = std::string(storage_name(t.storage()));
   row["file"] = std::string(t.data_file());
-  if (t.storage() != TensorStorage::none) row["offset"] = t.file_offset();
+  if (has_offset(t)) row["offset"] = t.file_offset();
   row["path"] = t.path();
   return row;
+}
+
+// The tensors `args` select, in the order they ask for; every sort is stable, so ties keep the
+// model's breadth-first order.
+std::vector<Tensor> selected(const Model& model, const LsArgs& args) {
+  std::vector<Tensor> out;
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    const Tensor t = model.tensor_at(i);
+    if (!args.filter.empty() &&
+        ::fnmatch(args.filter.c_str(), std::string(t.lookup_name()).c_str(), 0) != 0) {
+      continue;
+    }
+    out.push_back(t);
+  }
+  if (args.sort == "name") {
+    std::stable_sort(out.begin(), out.end(), [](const Tensor& a, const Tensor& b) {
+      return a.lookup_name() < b.lookup_name();
+    });
+  } else if (args.sort == "size") {
+    // Largest first, as `ls -S` does: the question is usually where the bytes are.
+    std::stable_sort(out.begin(), out.end(), [](const Tensor& a, const Tensor& b) {
+      return a.byte_size() > b.byte_size();
+    });
+  } else if (args.sort == "offset") {
+    // The model file first, then each data file by name; tensors without bytes last.
+    const auto key = [](const Tensor& t) {
+      return std::make_tuple(!has_offset(t), t.data_file(), has_offset(t) ? t.file_offset() : 0);
+    };
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const Tensor& a, const Tensor& b) { return key(a) < key(b); });
+  }
+  return out;
 }
 
 int run_ls(const LsArgs& args) {
   Options options;
   options.load = args.no_mmap ? LoadMode::read : LoadMode::map;
   const Model model = Model::open(args.model, options);
+  const std::vector<Tensor> tensors = selected(model, args);
   if (args.json) {
     nlohmann::json rows = nlohmann::json::array();
-    for (std::size_t i = 0; i < model.tensor_count(); ++i)
-      rows.push_back(tensor_json(model.tensor_at(i)));
+    for (const Tensor& t : tensors) rows.push_back(tensor_json(t));
     std::cout << rows.dump(2) << '\n';
     return kExitOk;
   }
   Table table({"NAME", "DTYPE", "DIMS", "SIZE", "STORAGE", "OFFSET", "PATH"});
-  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
-    const Tensor t = model.tensor_at(i);
+  for (const Tensor& t : tensors) {
     std::string where(storage_name(t.storage()));
     if (t.storage() == TensorStorage::external) where += ":" + std::string(t.data_file());
     table.add({std::string(t.lookup_name()), data_type_name(t.data_type()), format_dims(t.dims()),
                human_bytes(t.byte_size()), where,
-               t.storage() == TensorStorage::none ? "-" : std::to_string(t.file_offset()),
-               t.path()});
+               has_offset(t) ? std::to_string(t.file_offset()) : "-", t.path()});
   }
   table.print(std::cout);
   return kExitOk;
@@ -76,6 +117,11 @@ void add_ls_verb(CLI::App& app) {
   sub->add_option("MODEL", args->model, "the .onnx file")->required();
   sub->add_flag("--json", args->json, "one JSON object per tensor, exact numbers");
   sub->add_flag("--no-mmap", args->no_mmap, "read the file into memory instead of mapping it");
+  sub->add_option("--sort", args->sort,
+                  "order rows by name, by size (largest first) or by offset (file by file)")
+      ->check(CLI::IsMember({"name", "size", "offset"}));
+  sub->add_option("--filter", args->filter,
+                  "only names matching this glob (fnmatch: *, ?, [abc]), e.g. '*.weight'");
   add_verb(sub, [args] { return run_ls(*args); });
 }
 

@@ -32,9 +32,11 @@ int run_selected(const CLI::App& app) {
 }
 
 void register_verbs(CLI::App& app) {
+  add_check_verb(app);
   add_convert_verb(app);
   add_dump_verb(app);
   add_get_verb(app);
+  add_graph_verb(app);
   add_info_verb(app);
   add_ls_verb(app);
   add_synth_verb(app);

@@ -19,9 +19,11 @@ void register_verbs(CLI::App& app);
 int run_selected(const CLI::App& app);
 
 // Each verb's file defines one of these.
+void add_check_verb(CLI::App& app);
 void add_convert_verb(CLI::App& app);
 void add_dump_verb(CLI::App& app);
 void add_get_verb(CLI::App& app);
+void add_graph_verb(CLI::App& app);
 void add_info_verb(CLI::App& app);
 void add_ls_verb(CLI::App& app);
 void add_synth_verb(CLI::App& app);

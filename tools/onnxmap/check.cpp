@@ -1,0 +1,129 @@
+// onnxmap check MODEL: every problem of a model, one line each (`FILE: PATH: what`), or JSON.
+// Exit 0 when clean, 1 when anything was found.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "format.hpp"
+#include "onnxmap/onnxmap.hpp"
+#include "verbs.hpp"
+
+namespace onnxmap::cli {
+
+namespace {
+
+struct CheckArgs {
+  std::string model;
+  bool json = false;
+  bool data = false;
+  bool no_mmap = false;
+};
+
+// A progress line on stderr, drawn only on a terminal and only once reading has taken a second:
+// short checks stay silent, and redirected output never holds control characters.
+class ProgressBar {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  ProgressBar() : enabled_(::isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+  ~ProgressBar() {
+    if (drawn_) std::cerr << "\r\033[K" << std::flush;
+  }
+
+  void update(std::uint64_t done, std::uint64_t total) {
+    if (!enabled_) return;
+    const auto now = Clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) {
+      return;
+    }
+    last_ = now;
+    drawn_ = true;
+    constexpr int kWidth = 30;
+    const double fraction =
+        total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
+    const int filled = static_cast<int>(fraction * kWidth);
+    std::cerr << "\rchecking data [" << std::string(static_cast<std::size_t>(filled), '#')
+              << std::string(static_cast<std::size_t>(kWidth - filled), ' ') << "] "
+              << static_cast<int>(fraction * 100) << "% " << human_bytes(done) << " / "
+              << human_bytes(total) << "\033[K" << std::flush;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  Clock::time_point start_;
+  Clock::time_point last_{};
+};
+
+nlohmann::json report_json(const std::string& model, const CheckReport& report) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const Problem& p : report.problems) {
+    nlohmann::json entry{
+        {"kind", std::string(to_string(p.kind))}, {"path", p.path}, {"detail", p.detail}};
+    if (p.offset != Error::kNoOffset) entry["offset"] = p.offset;
+    problems.push_back(std::move(entry));
+  }
+  return {{"model", model},
+          {"ok", report.ok()},
+          {"opened", report.opened},
+          {"nodes", report.nodes},
+          {"tensors", report.tensors},
+          {"bytes_read", report.bytes_read},
+          {"problems", std::move(problems)}};
+}
+
+void print_text(const std::string& model, const CheckReport& report, bool data) {
+  for (const Problem& p : report.problems) {
+    std::cout << model << ": " << (p.path.empty() ? "" : p.path + ": ") << p.detail << " ("
+              << to_string(p.kind);
+    if (p.offset != Error::kNoOffset) std::cout << " at byte " << p.offset;
+    std::cout << ")\n";
+  }
+  if (report.ok()) {
+    std::cout << model << ": ok (" << report.nodes << " nodes, " << report.tensors << " tensors"
+              << (data ? ", " + human_bytes(report.bytes_read) + " of data read" : "") << ")\n";
+  } else {
+    std::cerr << "onnxmap: " << model << ": " << report.problems.size()
+              << (report.problems.size() == 1 ? " problem" : " problems") << '\n';
+  }
+}
+
+int run_check(const CheckArgs& args) {
+  CheckOptions options;
+  options.open.load = args.no_mmap ? LoadMode::read : LoadMode::map;
+  options.read_data = args.data;
+  CheckReport report;
+  {
+    ProgressBar bar;
+    options.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+    report = check(args.model, options);
+  }
+  if (args.json) {
+    std::cout << report_json(args.model, report).dump(2) << '\n';
+  } else {
+    print_text(args.model, report, args.data);
+  }
+  return report.ok() ? kExitOk : kExitInvalid;
+}
+
+}  // namespace
+
+void add_check_verb(CLI::App& app) {
+  auto args = std::make_shared<CheckArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "check", "Report every problem of a model with its field path (exit 1 if any)");
+  sub->add_option("MODEL", args->model, "the .onnx file")->required();
+  sub->add_flag("--json", args->json, "the report as one JSON object");
+  sub->add_flag("--data", args->data,
+                "also read every payload: BOOL values, SHA-1 checksums of external data");
+  sub->add_flag("--no-mmap", args->no_mmap, "read the file into memory instead of mapping it");
+  add_verb(sub, [args] { return run_check(*args); });
+}
+
+}  // namespace onnxmap::cli
