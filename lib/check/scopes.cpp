@@ -38,6 +38,9 @@ struct Scope {
   std::unordered_map<std::string_view, Definition> defined;      // so far, in walk order
   std::unordered_map<std::string_view, std::uint32_t> producer;  // first node making each name
   std::uint32_t current = 0;  // the node being checked (or holding the subgraph being checked)
+  // Training graphs read the inference graph's names but are graphs of their own: assigning one
+  // of its names there is no SSA violation.
+  bool reassignable = false;
 };
 
 // Where a name stands when node `current` of the innermost scope reads it.
@@ -47,8 +50,9 @@ struct Lookup {
   bool outer = false;
 };
 
-Lookup look_up(const Scope& scope, std::string_view name) {
+Lookup look_up(const Scope& scope, std::string_view name, bool for_assignment = false) {
   for (const Scope* s = &scope; s != nullptr; s = s->outer) {
+    if (for_assignment && s->reassignable) break;
     if (const auto it = s->defined.find(name); it != s->defined.end()) {
       return {Lookup::Result::defined, it->second, s != &scope};
     }
@@ -106,6 +110,7 @@ class ScopeChecker {
     if (const auto graph = model_.graph()) check_graph(*graph, "graph", main, model_imports);
     // Training graphs may use what the inference graph defines.
     main.current = UINT32_MAX;
+    main.reassignable = true;
     const auto training = model_.training_info();
     for (std::size_t i = 0; i < training.size(); ++i) {
       const std::string path = "training_info[" + std::to_string(i) + "]";
@@ -266,7 +271,7 @@ class ScopeChecker {
     const auto outputs = node.outputs();
     for (std::size_t j = 0; j < outputs.size(); ++j) {
       if (outputs[j].empty()) continue;  // an optional output left out
-      const Lookup found = look_up(scope, outputs[j]);
+      const Lookup found = look_up(scope, outputs[j], true);
       if (found.result == Lookup::Result::defined) {
         add_problem(report_, ProblemKind::ssa, path + ".output[" + std::to_string(j) + "]",
                     "'" + std::string(outputs[j]) + "' is already defined by " +
