@@ -28,7 +28,7 @@
 namespace onnxmap {
 
 enum class ProblemKind {
-  structure,           // the file cannot be indexed: the open failed (nothing else is checked)
+  structure,           // the file cannot be indexed (then nothing else is checked), or has no graph
   payload,             // a tensor's payload disagrees with its dims and data type, or is unreadable
   external_data,       // an external data file is missing, unsafe, or too short for its range
   overlapping_data,    // two tensors' external ranges share bytes of one file

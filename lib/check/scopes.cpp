@@ -107,7 +107,11 @@ class ScopeChecker {
                   "sets their nodes use");
     }
     Scope main;
-    if (const auto graph = model_.graph()) check_graph(*graph, "graph", main, model_imports);
+    if (const auto graph = model_.graph()) {
+      check_graph(*graph, "graph", main, model_imports);
+    } else {
+      add_problem(report_, ProblemKind::structure, "graph", "the model has no graph");
+    }
     // Training graphs may use what the inference graph defines.
     main.current = UINT32_MAX;
     main.reassignable = true;

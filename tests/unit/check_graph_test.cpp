@@ -110,6 +110,14 @@ TEST(CheckGraph, SubgraphInputsMayShadowOuterNames) {
                   .ok());
 }
 
+TEST(CheckGraph, ModelWithoutGraph) {
+  const auto bytes = test::message([](wire::Writer& m) {
+    m.field_int64(schema::ModelProto::kIrVersion, 8);
+    sub(m, schema::ModelProto::kOpsetImport, test::opset("", 17));
+  });
+  EXPECT_THAT(findings(check_bytes(bytes)), ElementsAre("structure graph"));
+}
+
 TEST(CheckGraph, UndefinedGraphOutput) {
   EXPECT_THAT(findings(check_bytes(model(graph({"x"}, {node({"x"}, {"y"})}, {"y", "q"})))),
               ElementsAre("undefined_output graph.output[1]"));
