@@ -10,7 +10,8 @@ onnxmap_release_build
 
 "$onnxmap" --version
 
-# show MODEL: the metadata, the tensors, one tensor fetched as .npy, the structure as JSON.
+# show MODEL: the metadata, the tensors, one tensor fetched as .npy, the check, the graph, the
+# structure as JSON.
 show() {
   local model=$1
   echo
@@ -31,10 +32,18 @@ show() {
     /usr/bin/python3 -c 'import numpy, sys; a = numpy.load(sys.argv[1]); print(a.dtype, a.shape, a.ravel()[:6])' "$npy"
     rm -f "$npy"
   fi
+  echo
+  echo "== onnxmap check --data $model"
+  # A model with problems is still worth showing: report the exit code and go on.
+  "$onnxmap" check --data "$model" || echo "(check exit code $?: problems found)"
+  echo
+  echo "== onnxmap graph --depth 1 $model (first 20 lines, initializers left out: ls lists them)"
+  # (|| true: head may close the pipe before a large graph is printed, which is fine here)
+  { "$onnxmap" graph --depth 1 "$model" | grep -v '^  init ' || true; } | head -n 20
   if "$onnxmap" --help | grep -qE "^ +dump"; then
     echo
     echo "== onnxmap dump --omit-data $model (first 30 lines)"
-    "$onnxmap" dump --omit-data "$model" | head -n 30
+    { "$onnxmap" dump --omit-data "$model" || true; } | head -n 30
   fi
 }
 

@@ -43,11 +43,14 @@ class IrChecker {
       return;
     }
     constexpr std::uint64_t kNoOffset = Error::kNoOffset;
-    need_if(!model_.opset_imports().empty(), 3, "opset_import", "opset_import", kNoOffset);
-    need_if(!model_.training_info().empty(), 7, "training_info", "training_info", kNoOffset);
-    need_if(!model_.functions().empty(), 8, "model-local functions", "functions", kNoOffset);
-    need_if(!device_configurations(model_).empty(), 11, "device configurations", "configuration",
-            kNoOffset);
+    if (ir_ < 3 && !model_.opset_imports().empty())
+      need(3, "opset_import", "opset_import", kNoOffset);
+    if (ir_ < 7 && !model_.training_info().empty())
+      need(7, "training_info", "training_info", kNoOffset);
+    if (ir_ < 8 && !model_.functions().empty())
+      need(8, "model-local functions", "functions", kNoOffset);
+    if (ir_ < 11 && !device_configurations(model_).empty())
+      need(11, "device configurations", "configuration", kNoOffset);
     if (const auto graph = model_.graph()) check_graph(*graph, "graph");
     const auto training = model_.training_info();
     for (std::size_t i = 0; i < training.size(); ++i) {
@@ -71,7 +74,8 @@ class IrChecker {
     std::uint64_t places = 0;
   };
 
-  // `what` needs IR version `since`; found at `path`.
+  // `what` needs IR version `since`; found at `path`. Callers test `ir_ < since` first, so that
+  // models of a recent IR version (nearly all) cost no decoding or path building here.
   void need(std::int64_t since, const std::string& what, const std::string& path,
             std::uint64_t offset) {
     if (ir_ >= since) return;
@@ -82,11 +86,6 @@ class IrChecker {
     }
     ++it->second.places;
   }
-  void need_if(bool present, std::int64_t since, const std::string& what, const std::string& path,
-               std::uint64_t offset) {
-    if (present) need(since, what, path, offset);
-  }
-
   void emit() {
     for (const std::string& what : order_) {
       const Finding& f = findings_.at(what);
@@ -135,19 +134,19 @@ class IrChecker {
   void check_value_infos(const ViewRange<ValueInfo>& infos, const std::string& path) {
     for (std::size_t i = 0; i < infos.size(); ++i) {
       const std::string at = path + "[" + std::to_string(i) + "]";
-      need_if(!infos[i].metadata_props().empty(), 10, "metadata_props on value infos",
-              at + ".metadata_props", infos[i].offset());
+      if (ir_ < 10 && !infos[i].metadata_props().empty())
+        need(10, "metadata_props on value infos", at + ".metadata_props", infos[i].offset());
       check_type(infos[i].type(), at + ".type", infos[i].offset(), 0);
     }
   }
 
   void check_graph(const Graph& graph, const std::string& path) {
-    need_if(!graph.sparse_initializers().empty(), 6, "sparse_initializer",
-            path + ".sparse_initializer", graph.offset());
-    need_if(!quantization_annotations(graph).empty(), 5, "quantization_annotation",
-            path + ".quantization_annotation", graph.offset());
-    need_if(!graph.metadata_props().empty(), 10, "metadata_props on graphs",
-            path + ".metadata_props", graph.offset());
+    if (ir_ < 6 && !graph.sparse_initializers().empty())
+      need(6, "sparse_initializer", path + ".sparse_initializer", graph.offset());
+    if (ir_ < 5 && !quantization_annotations(graph).empty())
+      need(5, "quantization_annotation", path + ".quantization_annotation", graph.offset());
+    if (ir_ < 10 && !graph.metadata_props().empty())
+      need(10, "metadata_props on graphs", path + ".metadata_props", graph.offset());
     check_value_infos(graph.inputs(), path + ".input");
     check_value_infos(graph.outputs(), path + ".output");
     check_value_infos(graph.value_infos(), path + ".value_info");
@@ -159,43 +158,49 @@ class IrChecker {
 
   void check_node(const Node& node, const std::string& path) {
     const std::uint64_t at = node.offset();
-    need_if(!node.domain().empty(), 3, "node domains", path + ".domain", at);
-    need_if(!node.overload().empty(), 10, "overload on nodes", path + ".overload", at);
-    need_if(!node.metadata_props().empty(), 10, "metadata_props on nodes", path + ".metadata_props",
-            at);
-    need_if(!device_configurations(node).empty(), 11, "device_configurations on nodes",
-            path + ".device_configurations", at);
+    if (ir_ < 3 && !node.domain().empty()) need(3, "node domains", path + ".domain", at);
+    if (ir_ < 10 && !node.overload().empty()) need(10, "overload on nodes", path + ".overload", at);
+    if (ir_ < 10 && !node.metadata_props().empty())
+      need(10, "metadata_props on nodes", path + ".metadata_props", at);
+    if (ir_ < 11 && !device_configurations(node).empty())
+      need(11, "device_configurations on nodes", path + ".device_configurations", at);
     const auto attributes = node.attributes();
     for (std::size_t a = 0; a < attributes.size(); ++a) {
       const Attribute attr = attributes[a];
       const std::string attr_path = path + ".attribute[" + std::to_string(a) + "]";
-      if (ir_ >= 2 && attr.type() == AttributeType::undefined) {
+      const AttributeType type = attr.type();
+      if (ir_ >= 2 && type == AttributeType::undefined) {
         add_problem(report_, ProblemKind::ir_version, attr_path + ".type",
                     "attribute '" + std::string(attr.name()) +
                         "' has no type, which IR version 2 and later require",
                     attr.offset());
       }
-      need_if(attr.sparse_tensor().has_value() || !attr.sparse_tensors().empty(), 6,
-              "sparse tensor attributes", attr_path, attr.offset());
+      if (ir_ < 6 && (attr.sparse_tensor().has_value() || !attr.sparse_tensors().empty()))
+        need(6, "sparse tensor attributes", attr_path, attr.offset());
       if (const auto g = attr.g()) check_graph(*g, attr_path + ".g");
       const auto graphs = attr.graphs();
       for (std::size_t i = 0; i < graphs.size(); ++i) {
         check_graph(graphs[i], attr_path + ".graphs[" + std::to_string(i) + "]");
       }
-      for (std::size_t i = 0; const Type& tp : attr.type_protos()) {
-        check_type(tp, attr_path + ".type_protos[" + std::to_string(i++) + "]", attr.offset(), 0);
+      if (type == AttributeType::type_protos) {
+        for (std::size_t i = 0; const Type& tp : attr.type_protos()) {
+          check_type(tp, attr_path + ".type_protos[" + std::to_string(i++) + "]", attr.offset(), 0);
+        }
       }
-      if (const auto tp = attr.tp()) check_type(*tp, attr_path + ".tp", attr.offset(), 0);
+      if (const auto tp = type == AttributeType::type_proto ? attr.tp() : std::nullopt) {
+        check_type(*tp, attr_path + ".tp", attr.offset(), 0);
+      }
     }
   }
 
   void check_function(const Function& function, const std::string& path) {
     const std::uint64_t at = function.offset();
-    need_if(!function.attribute_defaults().empty(), 9, "attribute_proto on functions",
-            path + ".attribute_proto", at);
-    need_if(!function.overload().empty(), 10, "overload on functions", path + ".overload", at);
-    need_if(!function.metadata_props().empty(), 10, "metadata_props on functions",
-            path + ".metadata_props", at);
+    if (ir_ < 9 && !function.attribute_defaults().empty())
+      need(9, "attribute_proto on functions", path + ".attribute_proto", at);
+    if (ir_ < 10 && !function.overload().empty())
+      need(10, "overload on functions", path + ".overload", at);
+    if (ir_ < 10 && !function.metadata_props().empty())
+      need(10, "metadata_props on functions", path + ".metadata_props", at);
     check_value_infos(function.value_infos(), path + ".value_info");
     const auto nodes = function.nodes();
     for (std::size_t k = 0; k < nodes.size(); ++k) {

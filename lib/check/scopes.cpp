@@ -212,6 +212,8 @@ class ScopeChecker {
 
   void check_nodes(const ViewRange<Node>& nodes, const std::string& path, Scope& scope,
                    Imports& imports) {
+    scope.producer.reserve(nodes.size());
+    scope.defined.reserve(scope.defined.size() + nodes.size());
     for (std::uint32_t k = 0; k < nodes.size(); ++k) {
       for (const std::string_view out : nodes[k].outputs()) {
         if (!out.empty()) scope.producer.emplace(out, k);
@@ -240,6 +242,8 @@ class ScopeChecker {
     for (std::size_t j = 0; j < inputs.size(); ++j) {
       if (inputs[j].empty()) continue;  // an optional input left out
       const Lookup found = look_up(scope, inputs[j]);
+      if (found.result == Lookup::Result::defined) continue;
+      // Text is built only for problems: a model may hold hundreds of thousands of inputs.
       const std::string where = path + ".input[" + std::to_string(j) + "]";
       const std::string quoted = "'" + std::string(inputs[j]) + "'";
       if (found.result == Lookup::Result::undefined) {
@@ -248,7 +252,7 @@ class ScopeChecker {
                         ") is not a graph input, an initializer, or an output of any node in "
                         "scope",
                     node.offset());
-      } else if (found.result == Lookup::Result::later) {
+      } else {
         const bool self = !found.outer && found.definition.index == k;
         add_problem(
             report_, ProblemKind::out_of_order, where,
