@@ -57,6 +57,9 @@ class ModelPlanner {
       : index_(index), layout_(layout), plan_(plan), result_(result) {}
 
   void run() {
+    // A model opened with Options::collect_payload_errors may hold tensors whose bytes could not
+    // be located; writing it would carry the damage into a file that looks sound.
+    if (!index_.payload_errors.empty()) throw index_.payload_errors.front().error;
     model_source_ = &plan_.own_source(source_for(index_.file));
     data_sources_.assign(index_.data_files.size(), nullptr);
     decide();

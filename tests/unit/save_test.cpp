@@ -299,6 +299,24 @@ TEST_F(Save, MergedTensorMovesWhole) {
   EXPECT_EQ(json_of(at("back.onnx")), json_of(at("merged.onnx")));
 }
 
+TEST_F(Save, RefusesAModelWithBrokenPayloads) {
+  const auto bytes = message([&](wire::Writer& m) {
+    sub(m, schema::ModelProto::kGraph, [&](wire::Writer& g) {
+      sub(g, schema::GraphProto::kInitializer,
+          raw_tensor("w", DataType::float32, {4}, std::vector<std::byte>(12)));  // 16 needed
+    });
+  });
+  write(at("bad.onnx"), bytes);
+  const Model model = Model::open(at("bad.onnx"), Options{.collect_payload_errors = true});
+  try {
+    save(model, at("out.onnx"));
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::bad_tensor) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(at("out.onnx")));
+}
+
 TEST_F(Save, ReportsProgressUpToTheTotal) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
   SaveOptions o;
