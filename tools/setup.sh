@@ -12,6 +12,8 @@ onnxmap_packages=(
   # The reference implementation, used as the oracle by tests and benchmarks.
   python3 python3-onnx python3-protobuf python3-numpy
   libonnx-dev libprotobuf-dev
+  # tools/fuzz.sh: libFuzzer ships with clang (libclang_rt.fuzzer is in libclang-rt-14-dev).
+  clang libclang-rt-14-dev
 )
 
 onnxmap_install_deps() {
