@@ -132,10 +132,14 @@ std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t
   if (shape.empty()) throw fail("a scalar has no rows");
   const auto rows = static_cast<std::uint64_t>(shape[0]);
   if (begin > end || end > rows) throw fail("rows run 0.." + std::to_string(rows));
+  const auto type = traits(static_cast<DataType>(data_type()));
+  if (!type || type->bits == 0) throw fail("the data type has no fixed element size");
   const std::span<const std::byte> all = bytes();
+  // A tensor with dims but no payload field holds no bytes to slice.
+  if (all.size() != byte_size()) throw fail("the tensor holds no payload for its dims");
   if (rows == 0) return all;
   const std::uint64_t row_elements = element_count() / rows;
-  const std::uint64_t bits = traits(static_cast<DataType>(data_type()))->bits;
+  const std::uint64_t bits = type->bits;
   if ((row_elements * bits) % 8 != 0) throw fail("a row is not a whole number of bytes");
   const std::uint64_t row_bytes = row_elements * bits / 8;
   return all.subspan(begin * row_bytes, (end - begin) * row_bytes);

@@ -7,8 +7,9 @@ namespace onnxmap::fuzz {
 
 namespace {
 
-// Keeps results alive so the optimiser cannot drop the reads that produced them.
-volatile std::size_t g_sink = 0;
+// Keeps results alive so the optimiser cannot drop the reads that produced them. Per thread:
+// the concurrency test walks one model from many threads at once.
+thread_local volatile std::size_t g_sink = 0;
 
 void consume(std::string_view text) {
   g_sink = g_sink + text.size();
