@@ -1,5 +1,6 @@
 #pragma once
-// How a model is opened, with safe limits by default.
+// How a model is opened, with safe limits by default. An input past a limit is an onnxmap::Error
+// whose message names the option (depth_limit for max_depth, limit_exceeded for the others).
 
 #include <cstdint>
 
@@ -7,13 +8,24 @@
 
 namespace onnxmap {
 
+// The largest max_depth accepted. Leaf messages (types in types) are checked recursively at open,
+// and each level of that costs native stack; this ceiling keeps a deep file from overflowing the
+// stack whatever the caller configures (a larger max_depth is an invalid_argument error).
+inline constexpr int kMaxDepthCeiling = 10000;
+
 struct Options {
+  // map: pages are read on touch (a file truncated while mapped raises SIGBUS on the next touch);
+  // read: the whole file is copied into memory, immune to that, and used for pipes and stdin.
   LoadMode load = LoadMode::map;
   // Messages nested deeper than this (subgraphs in attributes in nodes ...) are an error, never a
-  // stack overflow.
+  // stack overflow. 1..kMaxDepthCeiling.
   int max_depth = 64;
   // At most this many tensors; a limit, not a reservation.
   std::uint64_t max_tensors = std::uint64_t{1} << 28U;
+  // At most this many structural messages (graphs, nodes, attributes, tensors, value infos, ...)
+  // in the index: the size of the metadata a model may have. Each costs about 48 bytes of index,
+  // so the default bounds the index to about 3 GiB; the largest real models hold a few million.
+  std::uint64_t max_messages = std::uint64_t{1} << 26U;
   // External data locations that are absolute, climb out with "..", or reach outside the model's
   // folder through a symlink or hardlink are refused unless this is set.
   bool allow_external_outside_folder = false;

@@ -132,6 +132,12 @@ class IndexBuilder {
           "messages nested deeper than max_depth " + std::to_string(index_.options.max_depth),
           child.span.offset);
     }
+    if (index_.messages.size() >= index_.options.max_messages) {
+      throw Error(
+          ErrorKind::limit_exceeded,
+          "more than max_messages (" + std::to_string(index_.options.max_messages) + ") messages",
+          child.span.offset);
+    }
     MessageRecord record;
     record.offset = child.span.offset;
     record.length = child.span.length;
@@ -181,6 +187,7 @@ MappedFile open_model_file(const std::filesystem::path& path, const Options& opt
 std::shared_ptr<const ModelIndex> build_index(MappedFile file, std::string display_name,
                                               std::filesystem::path folder, MessageKind root,
                                               const Options& options, IndexScope scope) {
+  check_options(options);
   auto index = std::make_shared<ModelIndex>();
   index->file = std::move(file);
   index->display_name = std::move(display_name);

@@ -6,6 +6,14 @@
 
 namespace onnxmap::detail {
 
+void check_options(const Options& options) {
+  if (options.max_depth < 1 || options.max_depth > kMaxDepthCeiling) {
+    throw Error(ErrorKind::invalid_argument, "max_depth is " + std::to_string(options.max_depth) +
+                                                 "; it must be 1.." +
+                                                 std::to_string(kMaxDepthCeiling));
+  }
+}
+
 SpanList ModelIndex::spans(std::uint32_t record) const {
   const MessageRecord& r = messages[record];
   if (!r.merged) return SpanList{Span{r.offset, r.length}};

@@ -115,6 +115,10 @@ struct ModelIndex {
   [[nodiscard]] const Error* payload_error(std::uint32_t tensor) const noexcept;
 };
 
+// Throws onnxmap::Error (invalid_argument) for options no open can honour (max_depth outside
+// 1..kMaxDepthCeiling).
+void check_options(const Options& options);
+
 // Opens a model file as `options` say, errors naming the file.
 [[nodiscard]] MappedFile open_model_file(const std::filesystem::path& path, const Options& options);
 

@@ -53,8 +53,11 @@ std::vector<std::byte> decode_typed(const ModelIndex& index, const SpanList& spa
   const std::uint64_t expected = packed_byte_size(data_type, count).value_or(0);
   const std::size_t width = entry_bytes(type, t->bits);
   std::vector<std::byte> out;
-  // Memory follows the bytes on the wire, never the element count a file claims.
-  out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(expected, index.file.size())));
+  // Memory follows the bytes on the wire, never the element count a file claims: each entry
+  // takes at least one byte of the tensor's own message (not of the whole, maybe huge, file).
+  std::uint64_t message_bytes = 0;
+  for (const Span& span : spans) message_bytes += span.length;
+  out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(expected, message_bytes * width)));
   const auto append = [&](std::uint64_t v) {
     for (std::size_t i = 0; i < width; ++i) out.push_back(static_cast<std::byte>(v >> (8U * i)));
   };
