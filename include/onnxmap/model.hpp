@@ -83,6 +83,10 @@ class Model {
 // no tensor index and no walk over nodes. For metadata of huge files at almost no cost.
 class ModelSummary {
  public:
+  // The same view of a model already opened in full, without reading the file again (a pipe or
+  // standard input can be read only once).
+  [[nodiscard]] static ModelSummary of(Model model) { return ModelSummary(std::move(model)); }
+
   [[nodiscard]] std::int64_t ir_version() const { return model_.ir_version(); }
   [[nodiscard]] std::vector<OperatorSetId> opset_imports() const { return model_.opset_imports(); }
   [[nodiscard]] std::string_view producer_name() const { return model_.producer_name(); }

@@ -48,11 +48,14 @@ int run_dump(const DumpArgs& args) {
 void add_dump_verb(CLI::App& app) {
   auto args = std::make_shared<DumpArgs>();
   CLI::App* sub = app.add_subcommand("dump", "Print the model as protobuf's canonical JSON");
-  sub->add_option("MODEL", args->model, "the .onnx file (or a .pb with --message)")->required();
+  sub->add_option("MODEL", args->model,
+                  "the .onnx file (or a .pb with --message; - = standard input)")
+      ->required();
   sub->add_option("--message", args->message,
                   "the message the file holds (default ModelProto; TensorProto for .pb files)");
   sub->add_flag("--omit-data", args->omit_data, "leave out tensor payloads");
-  sub->add_flag("--no-mmap", args->no_mmap, "read the file into memory instead of mapping it");
+  sub->add_flag("--no-mmap", args->no_mmap,
+                "read the file into memory instead of mapping it (safe if it may change)");
   add_verb(sub, [args] { return run_dump(*args); });
 }
 

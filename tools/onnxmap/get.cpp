@@ -119,13 +119,14 @@ int run_get(const GetArgs& args) {
 void add_get_verb(CLI::App& app) {
   auto args = std::make_shared<GetArgs>();
   CLI::App* sub = app.add_subcommand("get", "Write one tensor as .npy, or its bytes as stored");
-  sub->add_option("MODEL", args->model, "the .onnx file")->required();
+  sub->add_option("MODEL", args->model, "the .onnx file (- = standard input)")->required();
   sub->add_option("TENSOR", args->tensor, "a tensor name, or a path as `ls` shows it")->required();
   auto* npy = sub->add_option("-o,--output", args->npy_out, "the .npy file to write (- = stdout)");
   sub->add_option("--raw", args->raw_out, "write the payload bytes as stored instead")
       ->excludes(npy);
   sub->add_option("--rows", args->rows, "only rows A:B along the first axis");
-  sub->add_flag("--no-mmap", args->no_mmap, "read the file into memory instead of mapping it");
+  sub->add_flag("--no-mmap", args->no_mmap,
+                "read the file into memory instead of mapping it (safe if it may change)");
   add_verb(sub, [args] { return run_get(*args); });
 }
 

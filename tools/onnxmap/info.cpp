@@ -3,6 +3,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "format.hpp"
@@ -132,8 +133,11 @@ void print_text(const nlohmann::json& info) {
 int run_info(const InfoArgs& args) {
   Options options;
   options.load = args.no_mmap ? LoadMode::read : LoadMode::map;
-  nlohmann::json info = summary_json(peek(args.model, options));
-  if (args.stats) info["stats"] = stats_json(Model::open(args.model, options));
+  // With --stats the model is opened once, in full: "-" (standard input) can be read only once.
+  std::optional<Model> full;
+  if (args.stats) full = Model::open(args.model, options);
+  nlohmann::json info = summary_json(full ? ModelSummary::of(*full) : peek(args.model, options));
+  if (full) info["stats"] = stats_json(*full);
   if (args.json) {
     std::cout << info.dump(2) << '\n';
   } else {
@@ -147,10 +151,11 @@ int run_info(const InfoArgs& args) {
 void add_info_verb(CLI::App& app) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* sub = app.add_subcommand("info", "The model's metadata, inputs and outputs (a peek)");
-  sub->add_option("MODEL", args->model, "the .onnx file")->required();
+  sub->add_option("MODEL", args->model, "the .onnx file (- = standard input)")->required();
   sub->add_flag("--json", args->json, "print JSON");
   sub->add_flag("--stats", args->stats, "also count nodes and tensors (reads the whole index)");
-  sub->add_flag("--no-mmap", args->no_mmap, "read the file into memory instead of mapping it");
+  sub->add_flag("--no-mmap", args->no_mmap,
+                "read the file into memory instead of mapping it (safe if it may change)");
   add_verb(sub, [args] { return run_info(*args); });
 }
 

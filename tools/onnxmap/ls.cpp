@@ -114,9 +114,10 @@ int run_ls(const LsArgs& args) {
 void add_ls_verb(CLI::App& app) {
   auto args = std::make_shared<LsArgs>();
   CLI::App* sub = app.add_subcommand("ls", "List every tensor: name, dtype, dims, size, where");
-  sub->add_option("MODEL", args->model, "the .onnx file")->required();
+  sub->add_option("MODEL", args->model, "the .onnx file (- = standard input)")->required();
   sub->add_flag("--json", args->json, "one JSON object per tensor, exact numbers");
-  sub->add_flag("--no-mmap", args->no_mmap, "read the file into memory instead of mapping it");
+  sub->add_flag("--no-mmap", args->no_mmap,
+                "read the file into memory instead of mapping it (safe if it may change)");
   sub->add_option("--sort", args->sort,
                   "order rows by name, by size (largest first) or by offset (file by file)")
       ->check(CLI::IsMember({"name", "size", "offset"}));

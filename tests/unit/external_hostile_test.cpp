@@ -1,0 +1,158 @@
+// External data that lies: ranges past the end of the data file or overflowing 64 bits, a data
+// file shorter than its tensors, and locations that name a device, a FIFO, a folder, or a file
+// outside the model's folder. Each is refused at open with the field path of the reference, and
+// none may hang (a FIFO opened for reading would block) or read without end (/dev/zero).
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "model_builder.hpp"
+#include "onnxmap/model.hpp"
+
+namespace onnxmap {
+namespace {
+
+namespace fs = std::filesystem;
+using test::sub;
+using TP = schema::TensorProto;
+
+struct ExternalRef {
+  std::string name;
+  std::string location;
+  std::string offset;  // "" leaves the key out
+  std::string length;
+};
+
+// A model whose initializers are FLOAT[4] tensors stored as `refs` say.
+std::vector<std::byte> model_bytes(const std::vector<ExternalRef>& refs) {
+  return test::message([&](wire::Writer& m) {
+    sub(m, schema::ModelProto::kGraph, [&](wire::Writer& g) {
+      for (const ExternalRef& ref : refs) {
+        sub(g, schema::GraphProto::kInitializer, [&](wire::Writer& t) {
+          t.field_int64(TP::kDims, 4);
+          t.field_int32(TP::kDataType, static_cast<std::int32_t>(DataType::float32));
+          t.field_string(TP::kName, ref.name);
+          for (const auto& [key, value] :
+               {std::pair<std::string_view, const std::string&>{"location", ref.location},
+                {"offset", ref.offset},
+                {"length", ref.length}}) {
+            if (value.empty()) continue;
+            sub(t, TP::kExternalData, [&](wire::Writer& e) {
+              e.field_string(schema::StringStringEntryProto::kKey, key);
+              e.field_string(schema::StringStringEntryProto::kValue, value);
+            });
+          }
+          t.field_int32(TP::kDataLocation, static_cast<std::int32_t>(DataLocation::external));
+        });
+      }
+    });
+  });
+}
+
+class ExternalHostile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("onnxmap-hostile-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(folder());
+    write(folder() / "data.bin", 24);  // room for one FLOAT[4] at offset 8, not two
+    write(folder() / "short.bin", 8);  // half a FLOAT[4]
+    write(root_ / "outside.bin", 16);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  [[nodiscard]] fs::path folder() const { return root_ / "model"; }
+
+  static void write(const fs::path& path, std::size_t size) {
+    std::ofstream(path, std::ios::binary) << std::string(size, '\x01');
+  }
+
+  // Opens `refs` (from memory, resolving against the model folder) and expects `kind` at `path`.
+  void expect_error(const std::vector<ExternalRef>& refs, ErrorKind kind, const std::string& path,
+                    const Options& options = {}) {
+    for (const LoadMode mode : {LoadMode::map, LoadMode::read}) {
+      Options with_mode = options;
+      with_mode.load = mode;
+      try {
+        (void)Model::from_bytes(model_bytes(refs), with_mode, schema::MessageKind::ModelProto,
+                                folder());
+        ADD_FAILURE() << "opened " << refs.back().location << "; expected " << to_string(kind);
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), kind) << e.what();
+        EXPECT_EQ(e.field_path(), path) << e.what();
+      }
+    }
+  }
+
+  fs::path root_;
+};
+
+TEST_F(ExternalHostile, RangesPastTheFileOrOverflowing) {
+  const std::string at = "graph.initializer[0].external_data";
+  expect_error({{"w", "data.bin", "16", "16"}}, ErrorKind::out_of_bounds, at);  // 16 + 16 > 24
+  expect_error({{"w", "data.bin", "25", ""}}, ErrorKind::out_of_bounds, at);    // offset past end
+  // offset + length wraps around 2^64 to a small number: must not pass for "inside".
+  expect_error({{"w", "data.bin", "8", "18446744073709551608"}}, ErrorKind::out_of_bounds, at);
+  expect_error({{"w", "data.bin", "18446744073709551615", "16"}}, ErrorKind::out_of_bounds, at);
+  expect_error({{"w", "data.bin", "18446744073709551616", "16"}}, ErrorKind::bad_tensor, at);
+  expect_error({{"w", "data.bin", "8", "+16"}}, ErrorKind::bad_tensor, at);
+}
+
+TEST_F(ExternalHostile, DataFileShorterThanItsTensorsIsCaughtAtOpen) {
+  // No length: the rest of the file (8 bytes) is what FLOAT[4] gets, and it needs 16.
+  expect_error({{"w", "short.bin", "", ""}}, ErrorKind::bad_tensor,
+               "graph.initializer[0].external_data");
+  // The first tensor fits, the second runs past the end; the error names the second.
+  expect_error({{"a", "data.bin", "8", "16"}, {"b", "data.bin", "16", "16"}},
+               ErrorKind::out_of_bounds, "graph.initializer[1].external_data");
+  const Model fits = Model::from_bytes(model_bytes({{"a", "data.bin", "8", "16"}}), {},
+                                       schema::MessageKind::ModelProto, folder());
+  EXPECT_EQ(fits.tensor("a").bytes().size(), 16U);
+}
+
+TEST_F(ExternalHostile, DevicesFifosAndFoldersAreRefused) {
+  const std::string at = "graph.initializer[0].external_data";
+  fs::create_symlink("/dev/zero", folder() / "zero");
+  fs::create_directory(folder() / "sub");
+  ASSERT_EQ(::mkfifo((folder() / "fifo").c_str(), 0600), 0);
+  expect_error({{"w", "/dev/zero", "", "16"}}, ErrorKind::unsafe_path, at);
+  expect_error({{"w", "zero", "", "16"}}, ErrorKind::unsafe_path, at);
+  expect_error({{"w", "fifo", "", "16"}}, ErrorKind::unsafe_path, at);
+  expect_error({{"w", "sub", "", "16"}}, ErrorKind::unsafe_path, at);
+  expect_error({{"w", "sub/", "", "16"}}, ErrorKind::unsafe_path, at);
+  expect_error({{"w", ".", "", "16"}}, ErrorKind::unsafe_path, at);
+  // Trusting callers may reach outside the folder, but never into a device or a FIFO: mapping
+  // /dev/zero or reading it whole (LoadMode::read) would never end, and a FIFO blocks.
+  Options trusting;
+  trusting.allow_external_outside_folder = true;
+  expect_error({{"w", "/dev/zero", "", "16"}}, ErrorKind::unsafe_path, at, trusting);
+  expect_error({{"w", "zero", "", "16"}}, ErrorKind::unsafe_path, at, trusting);
+  expect_error({{"w", "fifo", "", "16"}}, ErrorKind::unsafe_path, at, trusting);
+}
+
+TEST_F(ExternalHostile, EscapesThroughLinksAndDotDot) {
+  const std::string at = "graph.initializer[0].external_data";
+  fs::create_directory(folder() / "sub");
+  fs::create_symlink("../../outside.bin", folder() / "sub" / "up");
+  fs::create_symlink("../data.bin", folder() / "sub" / "in");
+  fs::create_hard_link(root_ / "outside.bin", folder() / "hard.bin");
+  expect_error({{"w", "sub/up", "", ""}}, ErrorKind::unsafe_path, at);
+  expect_error({{"w", "hard.bin", "", ""}}, ErrorKind::unsafe_path, at);
+  expect_error({{"w", "../outside.bin", "", ""}}, ErrorKind::unsafe_path, at);
+  expect_error({{"w", "sub/../../outside.bin", "", ""}}, ErrorKind::unsafe_path, at);
+  expect_error({{"w", (root_ / "outside.bin").string(), "", ""}}, ErrorKind::unsafe_path, at);
+  expect_error({{"w", std::string("data.bin\0x", 10), "", ""}}, ErrorKind::unsafe_path, at);
+  // A symlink that stays inside the folder is fine.
+  const Model inside = Model::from_bytes(model_bytes({{"w", "sub/in", "8", "16"}}), {},
+                                         schema::MessageKind::ModelProto, folder());
+  EXPECT_EQ(inside.tensor("w").bytes().size(), 16U);
+}
+
+}  // namespace
+}  // namespace onnxmap
