@@ -15,7 +15,7 @@ onnxmap_install_deps
 
 seconds=${1:-60}
 build=build-fuzz
-targets=(${FUZZ_TARGETS:-fuzz_model fuzz_tensor fuzz_external fuzz_load_modes})
+targets=(${FUZZ_TARGETS:-fuzz_model fuzz_tensor fuzz_external fuzz_load_modes fuzz_save_roundtrip})
 
 if [ ! -f "$build/build.ninja" ]; then
   # Only the fuzz targets are built here; the test suite has its own builds (tools/test.sh).
@@ -54,7 +54,7 @@ fi
 
 seeds_of() {
   case $1 in
-    fuzz_model | fuzz_load_modes) echo "$seeds/models" ;;
+    fuzz_model | fuzz_load_modes | fuzz_save_roundtrip) echo "$seeds/models" ;;
     fuzz_tensor) echo "$seeds/tensors" ;;
     fuzz_external) echo "$seeds/external" ;;
   esac

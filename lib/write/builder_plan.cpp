@@ -266,6 +266,9 @@ template <class... Fns>
 struct Overloaded : Fns... {
   using Fns::operator()...;
 };
+// Spelled out for clang 14 (the fuzz build), which does not deduce aggregates' arguments.
+template <class... Fns>
+Overloaded(Fns...) -> Overloaded<Fns...>;
 
 void BuilderPlanner::attribute(const AttributeBuilder& a, std::uint32_t id) {
   using AP = s::AttributeProto;

@@ -57,9 +57,12 @@ const fs::path& model_folder() {
     fs::create_symlink("/dev/zero", models / "zero");
     fs::create_hard_link(root / "outside.bin", models / "hard.bin");
     if (::mkfifo((models / "fifo").c_str(), 0600) != 0) std::abort();
-    std::atexit([] { fs::remove_all(model_folder().parent_path()); });
     return models;
   }();
+  // Registered after the path exists, so it runs before the path is destroyed at exit.
+  static const bool cleanup =
+      std::atexit([] { fs::remove_all(model_folder().parent_path()); }) == 0;
+  (void)cleanup;
   return folder;
 }
 

@@ -24,9 +24,11 @@ const fs::path& model_path() {
   static const fs::path path = [] {
     std::string folder = (fs::temp_directory_path() / "onnxmap-fuzz-load-XXXXXX").string();
     if (::mkdtemp(folder.data()) == nullptr) std::abort();
-    std::atexit([] { fs::remove_all(model_path().parent_path()); });
     return fs::path(folder) / "model.onnx";
   }();
+  // Registered after the path exists, so it runs before the path is destroyed at exit.
+  static const bool cleanup = std::atexit([] { fs::remove_all(model_path().parent_path()); }) == 0;
+  (void)cleanup;
   return path;
 }
 
