@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/interprocess/file_mapping.hpp>
 #include <boost/iostreams/device/file_descriptor.hpp>
 #include <boost/iostreams/read.hpp>
@@ -21,20 +22,28 @@ Error io_error(const std::filesystem::path& path, const std::string& what) {
   return {ErrorKind::io, what, Error::kNoOffset, {}, path.string()};
 }
 
-// Reads a whole stream (a regular file, a pipe, stdin) through Boost.Iostreams.
-std::vector<std::byte> read_all(boost::iostreams::file_descriptor_source& source) {
+// Reads a whole stream (a regular file, a pipe, stdin) through Boost.Iostreams. `expected` is a
+// regular file's size (0 when unknown): it is read in one go, and a file that grew meanwhile in
+// chunks after it. Chunks start small, so a small model costs no megabyte buffer.
+std::vector<std::byte> read_all(boost::iostreams::file_descriptor_source& source,
+                                std::uint64_t expected) {
   std::vector<std::byte> out;
-  constexpr std::size_t kChunk = std::size_t{1} << 20U;
+  constexpr std::size_t kFirstChunk = std::size_t{64} << 10U;
+  constexpr std::size_t kMaxChunk = std::size_t{1} << 20U;
+  std::size_t chunk = expected > 0 ? static_cast<std::size_t>(expected) : kFirstChunk;
+  std::size_t next_chunk = kFirstChunk;
   while (true) {
     const std::size_t used = out.size();
-    out.resize(used + kChunk);
+    out.resize(used + chunk);
     const std::streamsize got = boost::iostreams::read(
-        source, reinterpret_cast<char*>(out.data() + used), static_cast<std::streamsize>(kChunk));
+        source, reinterpret_cast<char*>(out.data() + used), static_cast<std::streamsize>(chunk));
     if (got <= 0) {
       out.resize(used);
       return out;
     }
     out.resize(used + static_cast<std::size_t>(got));
+    chunk = next_chunk;
+    next_chunk = std::min(next_chunk * 2, kMaxChunk);
   }
 }
 
@@ -60,7 +69,7 @@ MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
     if (path == "-") {
       boost::iostreams::file_descriptor_source in(STDIN_FILENO,
                                                   boost::iostreams::never_close_handle);
-      file.owned_ = read_all(in);
+      file.owned_ = read_all(in, 0);
       file.bytes_ = file.owned_;
       return file;
     }
@@ -70,7 +79,8 @@ MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
     if (std::filesystem::is_directory(status)) throw io_error(path, "is a directory");
     if (mode == LoadMode::read || !std::filesystem::is_regular_file(status)) {
       boost::iostreams::file_descriptor_source in(path.string());
-      file.owned_ = read_all(in);
+      const bool regular = std::filesystem::is_regular_file(status);
+      file.owned_ = read_all(in, regular ? std::filesystem::file_size(path) : 0);
       file.bytes_ = file.owned_;
       return file;
     }

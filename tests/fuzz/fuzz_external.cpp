@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "onnxmap/onnxmap.hpp"
+#include "scratch.hpp"
 #include "walk.hpp"
 
 namespace {
@@ -38,12 +39,10 @@ void write_file(const fs::path& path, std::size_t size, char fill) {
   }
 }
 
-// The model folder, made on first use and removed at exit.
+// The model folder, made on first use (removed at exit with the scratch folder).
 const fs::path& model_folder() {
   static const fs::path folder = [] {
-    std::string root_template = (fs::temp_directory_path() / "onnxmap-fuzz-ext-XXXXXX").string();
-    if (::mkdtemp(root_template.data()) == nullptr) std::abort();
-    const fs::path root = root_template;
+    const fs::path root = onnxmap::fuzz::scratch_folder();
     const fs::path models = root / "model";
     fs::create_directories(models / "sub");
     fs::create_directories(models / "dir");
@@ -59,10 +58,6 @@ const fs::path& model_folder() {
     if (::mkfifo((models / "fifo").c_str(), 0600) != 0) std::abort();
     return models;
   }();
-  // Registered after the path exists, so it runs before the path is destroyed at exit.
-  static const bool cleanup =
-      std::atexit([] { fs::remove_all(model_folder().parent_path()); }) == 0;
-  (void)cleanup;
   return folder;
 }
 

@@ -2,11 +2,8 @@
 // to a file, then opened mapped and copied (LoadMode::read, Boost.Iostreams); both must agree,
 // and a file that opens fully must also peek, since peek checks a subset of what open checks.
 
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -14,6 +11,7 @@
 #include <string>
 
 #include "onnxmap/onnxmap.hpp"
+#include "scratch.hpp"
 #include "walk.hpp"
 
 namespace {
@@ -21,14 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path& model_path() {
-  static const fs::path path = [] {
-    std::string folder = (fs::temp_directory_path() / "onnxmap-fuzz-load-XXXXXX").string();
-    if (::mkdtemp(folder.data()) == nullptr) std::abort();
-    return fs::path(folder) / "model.onnx";
-  }();
-  // Registered after the path exists, so it runs before the path is destroyed at exit.
-  static const bool cleanup = std::atexit([] { fs::remove_all(model_path().parent_path()); }) == 0;
-  (void)cleanup;
+  static const fs::path path = onnxmap::fuzz::scratch_folder() / "model.onnx";
   return path;
 }
 

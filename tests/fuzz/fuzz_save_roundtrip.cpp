@@ -3,12 +3,9 @@
 // tensors: names, types, dims and decoded bytes. Saving may refuse (onnxmap::Error), but what it
 // writes must open.
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <span>
@@ -16,23 +13,12 @@
 #include <vector>
 
 #include "onnxmap/onnxmap.hpp"
+#include "scratch.hpp"
 #include "walk.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-const fs::path& out_folder() {
-  static const fs::path folder = [] {
-    std::string name = (fs::temp_directory_path() / "onnxmap-fuzz-save-XXXXXX").string();
-    if (::mkdtemp(name.data()) == nullptr) std::abort();
-    return fs::path(name);
-  }();
-  // Registered after the path exists, so it runs before the path is destroyed at exit.
-  static const bool cleanup = std::atexit([] { fs::remove_all(out_folder()); }) == 0;
-  (void)cleanup;
-  return folder;
-}
 
 // The decoded bytes of a tensor, or nullopt when the source itself cannot decode them.
 std::optional<std::vector<std::byte>> decoded(const onnxmap::Tensor& t) {
@@ -68,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   // A fresh folder each time: files of an earlier run must not satisfy this one's references.
-  const fs::path folder = out_folder() / "run";
+  const fs::path folder = onnxmap::fuzz::scratch_folder() / "run";
   fs::remove_all(folder);
   fs::create_directories(folder);
   const fs::path path = folder / "model.onnx";

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -21,17 +22,17 @@ namespace {
 namespace fs = std::filesystem;
 using test::sub;
 
-// A model with one FLOAT[1024] initializer "w" (4 KiB of raw_data, byte i = i mod 251), so the
-// payload spans a page of its own.
-std::vector<std::byte> model_bytes() {
-  std::vector<std::byte> payload(4096);
+// A model with one FLOAT[floats] initializer "w" (byte i of raw_data = i mod 251); the default
+// 4 KiB payload spans a page of its own.
+std::vector<std::byte> model_bytes(std::int64_t floats = 1024) {
+  std::vector<std::byte> payload(static_cast<std::size_t>(floats) * 4);
   for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i % 251);
   return test::message([&](wire::Writer& m) {
     m.field_int64(schema::ModelProto::kIrVersion, 8);
     sub(m, schema::ModelProto::kGraph, [&](wire::Writer& g) {
       g.field_string(schema::GraphProto::kName, "main");
       sub(g, schema::GraphProto::kInitializer,
-          test::raw_tensor("w", DataType::float32, {1024}, payload));
+          test::raw_tensor("w", DataType::float32, {floats}, payload));
     });
   });
 }
@@ -105,14 +106,29 @@ TEST_F(LoadModes, AMappedFileTruncatedAfterOpenFaultsOnTouch) {
 TEST_F(LoadModes, PipesAreRead) {
   const fs::path fifo = folder_ / "pipe.onnx";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const auto bytes = model_bytes();
+  // 3 MiB: more than the growing read chunks (64 KiB up to 1 MiB) take at once.
+  const auto bytes = model_bytes(786432);
   std::jthread writer([&] {
     std::ofstream(fifo, std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()),
                static_cast<std::streamsize>(bytes.size()));
   });
   const Model model = Model::open(fifo);  // map mode asked, but a pipe cannot be mapped
-  EXPECT_EQ(model.tensor("w").bytes()[250], std::byte{250});
+  const auto w = model.tensor("w").bytes();
+  ASSERT_EQ(w.size(), 3U << 20U);
+  EXPECT_EQ(w[250], std::byte{250});
+  EXPECT_EQ(w.back(), static_cast<std::byte>((w.size() - 1) % 251));
+
+  // The same bytes from a regular file in read mode: read by its size, then to the end.
+  const fs::path file = folder_ / "big.onnx";
+  std::ofstream(file, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  Options copy;
+  copy.load = LoadMode::read;
+  const Model copied = Model::open(file, copy);
+  EXPECT_EQ(copied.file_size(), bytes.size());
+  EXPECT_TRUE(std::ranges::equal(copied.tensor("w").bytes(), w));
 }
 
 TEST_F(LoadModes, ModelFilesThatAreNotFiles) {
