@@ -14,7 +14,8 @@ source tools/setup.sh
 onnxmap_install_deps
 
 seconds=${1:-60}
-build=build-fuzz
+build="build-fuzz"
+# shellcheck disable=SC2206  # FUZZ_TARGETS is a list of words on purpose
 targets=(${FUZZ_TARGETS:-fuzz_model fuzz_tensor fuzz_external fuzz_load_modes fuzz_save_roundtrip})
 
 if [ ! -f "$build/build.ninja" ]; then

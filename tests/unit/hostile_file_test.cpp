@@ -206,6 +206,78 @@ TEST(HostileFile, ClaimsOfBillionsInASmallFile) {
   EXPECT_LT(model.index_bytes(), 64U * 1024U);
 }
 
+// A model with a bit of everything: a subgraph holding a typed tensor, a STRING initializer, a
+// Constant, a function and training info.
+std::vector<std::byte> rich_model() {
+  const auto subgraph = [](wire::Writer& g) {
+    sub(g, GP::kInitializer, [](wire::Writer& t) {
+      t.field_int64(TP::kDims, 3);
+      t.field_int32(TP::kDataType, static_cast<std::int32_t>(DataType::int64));
+      t.field_string(TP::kName, "typed");
+      const std::vector<std::uint64_t> values = {1, 300, 70000};
+      t.field_packed_varints(TP::kInt64Data, values);
+    });
+  };
+  return message([&](wire::Writer& m) {
+    m.field_int64(MP::kIrVersion, 10);
+    sub(m, MP::kGraph, [&](wire::Writer& g) {
+      sub(g, GP::kNode, [&](wire::Writer& n) {
+        n.field_string(NP::kOpType, "If");
+        sub(n, NP::kAttribute, [&](wire::Writer& a) {
+          a.field_string(AP::kName, "then_branch");
+          sub(a, AP::kG, subgraph);
+        });
+      });
+      sub(g, GP::kNode, [&](wire::Writer& n) {
+        n.field_string(NP::kOpType, "Constant");
+        n.field_string(NP::kOutput, "c");
+        sub(n, NP::kAttribute, [&](wire::Writer& a) {
+          a.field_string(AP::kName, "value");
+          sub(a, AP::kT,
+              raw_tensor("", DataType::float32, {2, 1}, bytes_of({0, 0, 128, 63, 0, 0, 0, 64})));
+        });
+      });
+      sub(g, GP::kInitializer, [](wire::Writer& t) {
+        t.field_int64(TP::kDims, 2);
+        t.field_int32(TP::kDataType, static_cast<std::int32_t>(DataType::string));
+        t.field_string(TP::kName, "names");
+        t.field_string(TP::kStringData, "a");
+        t.field_string(TP::kStringData, "bc");
+      });
+      sub(g, GP::kInput, test::tensor_value_info("x", DataType::float32, {-1, 2}));
+    });
+    sub(m, MP::kFunctions, [](wire::Writer& f) {
+      f.field_string(schema::FunctionProto::kName, "f");
+      sub(f, schema::FunctionProto::kNode,
+          [](wire::Writer& n) { n.field_string(NP::kOpType, "Relu"); });
+    });
+    sub(m, MP::kTrainingInfo,
+        [&](wire::Writer& t) { sub(t, schema::TrainingInfoProto::kInitialization, subgraph); });
+  });
+}
+
+TEST(HostileFile, EveryTruncationOfARichModel) {
+  // Each prefix either opens (a cut at a field boundary is a valid, smaller model) and survives a
+  // walk over every view, or fails with an error that says where.
+  const auto full = rich_model();
+  const Model whole = Model::from_bytes(full);
+  ASSERT_EQ(whole.tensor_count(), 4U);
+  EXPECT_EQ(whole.tensor("typed").data().bytes().size(), 24U);
+  fuzz::walk_model(whole);
+  int opened = 0;
+  for (std::size_t cut = 0; cut < full.size(); ++cut) {
+    try {
+      const Model model = Model::from_bytes(std::span(full.data(), cut));
+      ++opened;
+      fuzz::walk_model(model);
+    } catch (const Error& e) {
+      EXPECT_NE(e.offset(), Error::kNoOffset) << "cut at " << cut << ": " << e.what();
+      EXPECT_LE(e.offset(), cut) << e.what();
+    }
+  }
+  EXPECT_GT(opened, 0);
+}
+
 TEST(HostileFile, MaxTensorsIsEnforced) {
   const auto three = message([](wire::Writer& m) {
     sub(m, MP::kGraph, [](wire::Writer& g) {
