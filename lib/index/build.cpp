@@ -3,8 +3,10 @@
 // payload fields are skipped by span and never read.
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 
+#include "index/field_roles.hpp"
 #include "index/model_index.hpp"
 #include "index/tensor_table.hpp"
 
@@ -12,38 +14,10 @@ namespace onnxmap::detail {
 
 namespace {
 
-// A child message found while scanning a record, before it gets a record of its own. Merged
-// occurrences (rare) keep their further spans in IndexBuilder::extra_spans_.
-struct PendingChild {
-  std::uint32_t field_number;
-  MessageKind kind;
-  Span span;
-  std::uint32_t extra = kNone;  // index into extra_spans_
-};
-
-// Walks a leaf message and everything inside it, so that every varint and length of the file is
-// checked once, at open. Leaf messages nest only in bounded ways (TypeProto in TypeProto), and the
-// depth limit bounds the recursion.
-void validate_leaf(std::span<const std::byte> bytes, std::uint64_t base, MessageKind kind,
-                   int depth, int max_depth) {
-  if (depth > max_depth) {
-    throw Error(ErrorKind::depth_limit,
-                "messages nested deeper than max_depth " + std::to_string(max_depth), base);
-  }
-  wire::Reader reader(bytes, base);
-  wire::Field field;
-  while (reader.next(field)) {
-    const schema::FieldDescriptor* desc = schema::find_field(kind, field.number);
-    if (desc != nullptr && desc->type == schema::FieldType::message &&
-        field.type == wire::WireType::len) {
-      validate_leaf(field.bytes, field.payload_offset, desc->message, depth + 1, max_depth);
-    }
-  }
-}
-
 class IndexBuilder {
  public:
-  IndexBuilder(ModelIndex& index, IndexScope scope) : index_(index), scope_(scope) {}
+  IndexBuilder(ModelIndex& index, IndexScope scope)
+      : index_(index), scope_(scope), actions_(FieldActions::get()) {}
 
   void run(MessageKind root) {
     MessageRecord record;
@@ -61,93 +35,130 @@ class IndexBuilder {
   }
 
  private:
+  // A later occurrence of a singular message field, merged into the record of the first.
+  struct Merge {
+    std::uint32_t record;
+    Span span;
+  };
+
   void scan(std::uint32_t id) {
     const MessageRecord record = index_.messages[id];  // a copy: the table grows below
-    pending_.clear();
-    extra_spans_.clear();
-    if (record.merged) {
-      for (const Span& span : index_.spans(id)) scan_span(record, span);
-    } else {
-      scan_span(record, Span{record.offset, record.length});
-    }
-    if (!std::is_sorted(pending_.begin(), pending_.end(), by_field)) {
-      std::stable_sort(pending_.begin(), pending_.end(), by_field);
-    }
-    auto& self = index_.messages[id];
-    self.first_child = static_cast<std::uint32_t>(index_.messages.size());
-    self.child_count = static_cast<std::uint32_t>(pending_.size());
-    std::uint32_t index_in_field = 0;
-    for (std::size_t i = 0; i < pending_.size(); ++i) {
-      const PendingChild& child = pending_[i];
-      index_in_field =
-          (i > 0 && pending_[i - 1].field_number == child.field_number) ? index_in_field + 1 : 0;
-      add_record(id, record.depth, child, index_in_field);
-    }
+    const auto first_child = static_cast<std::uint32_t>(index_.messages.size());
+    singles_.clear();
+    merges_.clear();
     if (record.kind == MessageKind::TensorProto && scope_ == IndexScope::full) {
+      // A tensor holds leaf messages only; the walk that reads its metadata validates them.
       index_tensor(index_, id);
+    } else if (!record.merged) {
+      scan_span(id, record, Span{record.offset, record.length});
+    } else {
+      for (const Span& span : index_.spans(id)) scan_span(id, record, span);
     }
+    finish_children(id, first_child);
   }
 
-  void scan_span(const MessageRecord& record, const Span& span) {
-    const int max_depth = index_.options.max_depth;
+  void scan_span(std::uint32_t id, const MessageRecord& record, const Span& span) {
     wire::Reader reader(index_.bytes(span), span.offset);
     wire::Field field;
     while (reader.next(field)) {
-      const schema::FieldDescriptor* desc = schema::find_field(record.kind, field.number);
-      if (desc == nullptr || desc->type != schema::FieldType::message ||
-          field.type != wire::WireType::len) {
-        continue;  // scalars, payloads and unknown fields: the reader has checked their extent
-      }
+      if (field.type != wire::WireType::len) continue;  // the reader has checked its extent
+      const FieldAction action = actions_(record.kind, field.number);
+      if (action.role == FieldRole::other) continue;
       if (scope_ == IndexScope::metadata && !shown_by_peek(record.kind, field.number)) continue;
-      const Span child{field.payload_offset, field.bytes.size()};
-      if (!is_indexed(desc->message)) {
-        validate_leaf(field.bytes, field.payload_offset, desc->message, record.depth + 1,
-                      max_depth);
-        continue;
+      if (action.role == FieldRole::leaf) {
+        validate_leaf(field.bytes, field.payload_offset, action.message, record.depth + 1,
+                      index_.options.max_depth);
+      } else {
+        add_child(id, record, field, action);
       }
-      if (!desc->repeated) {
-        // A singular message given again is merged into the first, as protobuf does.
-        auto same = std::find_if(pending_.begin(), pending_.end(), [&](const PendingChild& p) {
-          return p.field_number == field.number;
-        });
-        if (same != pending_.end()) {
-          if (same->extra == kNone) {
-            same->extra = static_cast<std::uint32_t>(extra_spans_.size());
-            extra_spans_.emplace_back();
-          }
-          extra_spans_[same->extra].push_back(child);
-          continue;
-        }
-      }
-      pending_.push_back({field.number, desc->message, child});
     }
   }
 
-  void add_record(std::uint32_t parent, std::uint16_t parent_depth, const PendingChild& child,
-                  std::uint32_t index_in_field) {
-    const int depth = parent_depth + 1;
+  void add_child(std::uint32_t parent, const MessageRecord& parent_record, const wire::Field& field,
+                 const FieldAction& action) {
+    const Span span{field.payload_offset, field.bytes.size()};
+    const auto id = static_cast<std::uint32_t>(index_.messages.size());
+    if (!action.repeated) {
+      // A singular message given again is merged into the first, as protobuf does.
+      for (const auto& [number, record] : singles_) {
+        if (number == field.number) {
+          index_.messages[record].merged = true;
+          merges_.push_back({record, span});
+          return;
+        }
+      }
+      singles_.emplace_back(field.number, id);
+    }
+    const int depth = parent_record.depth + 1;
     if (depth > index_.options.max_depth) {
       throw Error(
           ErrorKind::depth_limit,
           "messages nested deeper than max_depth " + std::to_string(index_.options.max_depth),
-          child.span.offset);
+          span.offset);
     }
     MessageRecord record;
-    record.offset = child.span.offset;
-    record.length = child.span.length;
+    record.offset = span.offset;
+    record.length = span.length;
     record.parent = parent;
-    record.field_number = child.field_number;
-    record.index_in_field = index_in_field;
-    record.kind = child.kind;
+    record.field_number = field.number;
+    record.kind = action.message;
     record.depth = static_cast<std::uint16_t>(depth);
-    record.merged = child.extra != kNone;
-    const auto id = static_cast<std::uint32_t>(index_.messages.size());
-    if (record.merged) {
-      SpanList spans{child.span};
-      spans.insert(spans.end(), extra_spans_[child.extra].begin(), extra_spans_[child.extra].end());
-      index_.merged_spans.emplace_back(id, std::move(spans));
-    }
     index_.messages.push_back(record);
+  }
+
+  // Sorts the children of `id` by field number (libprotobuf writes fields in number order, so
+  // they usually are already), numbers them within their field, and files merged spans.
+  void finish_children(std::uint32_t id, std::uint32_t first_child) {
+    auto& messages = index_.messages;
+    const auto end = static_cast<std::uint32_t>(messages.size());
+    messages[id].first_child = first_child;
+    messages[id].child_count = end - first_child;
+    const auto by_field = [](const MessageRecord& a, const MessageRecord& b) {
+      return a.field_number < b.field_number;
+    };
+    if (!std::is_sorted(messages.begin() + first_child, messages.end(), by_field)) {
+      sort_children(first_child, end);
+    }
+    for (std::uint32_t child = first_child; child < end; ++child) {
+      const bool same_field =
+          child > first_child && messages[child - 1].field_number == messages[child].field_number;
+      messages[child].index_in_field = same_field ? messages[child - 1].index_in_field + 1 : 0;
+    }
+    if (!merges_.empty()) file_merged_spans();
+  }
+
+  void sort_children(std::uint32_t first, std::uint32_t end) {
+    auto& messages = index_.messages;
+    std::vector<std::uint32_t> order(end - first);
+    std::iota(order.begin(), order.end(), first);
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return messages[a].field_number < messages[b].field_number;
+    });
+    std::vector<MessageRecord> sorted;
+    sorted.reserve(order.size());
+    std::vector<std::uint32_t> new_id(end - first);
+    for (std::uint32_t i = 0; i < order.size(); ++i) {
+      sorted.push_back(messages[order[i]]);
+      new_id[order[i] - first] = first + i;
+    }
+    std::copy(sorted.begin(), sorted.end(), messages.begin() + first);
+    for (Merge& merge : merges_) merge.record = new_id[merge.record - first];
+  }
+
+  // Every merged record gets its spans in wire order; ModelIndex::merged_spans stays sorted by
+  // record id because children get larger ids than every record filed before them.
+  void file_merged_spans() {
+    std::stable_sort(merges_.begin(), merges_.end(),
+                     [](const Merge& a, const Merge& b) { return a.record < b.record; });
+    for (std::size_t i = 0; i < merges_.size();) {
+      const std::uint32_t record = merges_[i].record;
+      const MessageRecord& r = index_.messages[record];
+      SpanList spans{Span{r.offset, r.length}};
+      for (; i < merges_.size() && merges_[i].record == record; ++i) {
+        spans.push_back(merges_[i].span);
+      }
+      index_.merged_spans.emplace_back(record, std::move(spans));
+    }
   }
 
   static bool shown_by_peek(MessageKind kind, std::uint32_t field) {
@@ -158,14 +169,12 @@ class IndexBuilder {
     return true;  // inside a value info: its type
   }
 
-  static bool by_field(const PendingChild& a, const PendingChild& b) {
-    return a.field_number < b.field_number;
-  }
-
   ModelIndex& index_;
   IndexScope scope_;
-  std::vector<PendingChild> pending_;
-  std::vector<std::vector<Span>> extra_spans_;
+  const FieldActions& actions_;
+  // Per scan: the singular message fields seen (field number, record) and merges into them.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> singles_;
+  std::vector<Merge> merges_;
 };
 
 }  // namespace

@@ -99,6 +99,24 @@ struct ModelIndex {
   [[nodiscard]] std::span<const std::byte> bytes(const Span& span) const noexcept {
     return file.bytes().subspan(span.offset, span.length);
   }
+  // What the index knows of a record, for code outside the pass (views, the writer): use these
+  // rather than MessageRecord's members, whose layout is the index's business.
+  [[nodiscard]] MessageKind kind(std::uint32_t record) const noexcept {
+    return messages[record].kind;
+  }
+  // The parent's field that holds the record (0 for the root).
+  [[nodiscard]] std::uint32_t field_number(std::uint32_t record) const noexcept {
+    return messages[record].field_number;
+  }
+  // The record's first span; spans() gives all of them when a singular field was merged.
+  [[nodiscard]] Span span(std::uint32_t record) const noexcept {
+    return {messages[record].offset, messages[record].length};
+  }
+  [[nodiscard]] std::uint32_t parent(std::uint32_t record) const noexcept {
+    return messages[record].parent;
+  }
+  // 0 for the root.
+  [[nodiscard]] int depth(std::uint32_t record) const noexcept { return messages[record].depth; }
   [[nodiscard]] SpanList spans(std::uint32_t record) const;
   // Children of `record` held in field `field_number`, as a range of record ids.
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> children(std::uint32_t record,

@@ -4,6 +4,8 @@
 #include <functional>
 #include <string>
 
+#include "index/field_roles.hpp"
+
 namespace onnxmap::detail {
 
 namespace {
@@ -95,20 +97,70 @@ std::optional<std::uint64_t> packed_byte_size(std::int32_t data_type, std::uint6
   return (count * t->bits + 7) / 8;
 }
 
-namespace {
-
-// What the field walk over a TensorProto finds about its payload.
-struct PayloadFields {
+void index_tensor(ModelIndex& index, std::uint32_t id) {
+  TensorRecord tensor;
+  tensor.message = id;
+  tensor.dims_begin = static_cast<std::uint32_t>(index.dims.size());
   std::optional<Span> raw;
   std::optional<Span> typed;
   ExternalRef external;
   bool is_external = false;
-};
+  std::string_view own_name;
 
-// Finds where the elements of `tensor` are and checks their size against dims and data type.
-// Throws onnxmap::Error with a field path relative to the tensor.
-void locate_payload(ModelIndex& index, std::uint32_t id, TensorRecord& tensor,
-                    const PayloadFields& fields) {
+  // This walk is also the tensor's share of the indexing pass: the leaf messages it holds
+  // (external_data, segment, metadata_props) are validated here; a tensor holds no indexed ones.
+  const FieldActions& actions = FieldActions::get();
+  const int leaf_depth = index.messages[id].depth + 1;
+  for (const Span& span : index.spans(id)) {
+    wire::Reader reader(index.bytes(span), span.offset);
+    wire::Field field;
+    while (reader.next(field)) {
+      if (field.type == wire::WireType::len) {
+        const FieldAction action = actions(MessageKind::TensorProto, field.number);
+        if (action.role != FieldRole::other) {
+          validate_leaf(field.bytes, field.payload_offset, action.message, leaf_depth,
+                        index.options.max_depth);
+        }
+      }
+      switch (field.number) {
+        case TP::kDims:
+          (void)wire::for_each_varint(field, [&](std::uint64_t v) {
+            const auto d = wire::as_int64(v);
+            if (d < 0) {
+              throw Error(ErrorKind::bad_tensor, "negative dimension " + std::to_string(d),
+                          field.offset, "dims");
+            }
+            index.dims.push_back(d);
+          });
+          break;
+        case TP::kDataType:
+          if (field.type == wire::WireType::varint) tensor.data_type = wire::as_int32(field.value);
+          break;
+        case TP::kName:
+          if (field.type == wire::WireType::len) own_name = wire::as_string(field.bytes);
+          break;
+        case TP::kRawData:
+          if (field.type == wire::WireType::len)
+            raw = Span{field.payload_offset, field.bytes.size()};
+          break;
+        case TP::kExternalData:
+          if (field.type == wire::WireType::len) read_external_entry(field, external);
+          break;
+        case TP::kDataLocation:
+          // proto2: an unknown enum value is kept aside, not stored in the field.
+          if (field.type == wire::WireType::varint && field.value <= 1) {
+            is_external = field.value == 1;
+          }
+          break;
+        default:
+          if (is_typed_data_field(field.number) && !typed) {
+            tensor.typed_field = field.number;
+            typed = Span{field.payload_offset, field.bytes.size()};
+          }
+      }
+    }
+  }
+  tensor.dims_count = static_cast<std::uint32_t>(index.dims.size() - tensor.dims_begin);
   const std::span<const std::int64_t> dims(index.dims.data() + tensor.dims_begin,
                                            tensor.dims_count);
   const auto count = element_count(dims);
@@ -122,8 +174,7 @@ void locate_payload(ModelIndex& index, std::uint32_t id, TensorRecord& tensor,
                 index.messages[id].offset, "dims");
   }
 
-  const ExternalRef& external = fields.external;
-  if (fields.is_external) {
+  if (is_external) {
     tensor.storage = Storage::external;
     if (external.location.empty()) {
       throw Error(ErrorKind::bad_tensor, "data_location is EXTERNAL but no 'location' is given",
@@ -149,18 +200,18 @@ void locate_payload(ModelIndex& index, std::uint32_t id, TensorRecord& tensor,
     }
     tensor.payload_offset = offset;
     tensor.payload_length = length;
-  } else if (fields.raw) {
+  } else if (raw) {
     tensor.storage = Storage::raw;
-    tensor.payload_offset = fields.raw->offset;
-    tensor.payload_length = fields.raw->length;
+    tensor.payload_offset = raw->offset;
+    tensor.payload_length = raw->length;
     if (tensor.data_type == static_cast<std::int32_t>(DataType::string)) {
-      throw Error(ErrorKind::bad_tensor, "a STRING tensor cannot use raw_data", fields.raw->offset,
+      throw Error(ErrorKind::bad_tensor, "a STRING tensor cannot use raw_data", raw->offset,
                   "raw_data");
     }
-  } else if (fields.typed) {
+  } else if (typed) {
     tensor.storage = Storage::typed;
-    tensor.payload_offset = fields.typed->offset;
-    tensor.payload_length = fields.typed->length;
+    tensor.payload_offset = typed->offset;
+    tensor.payload_length = typed->length;
   }
   if ((tensor.storage == Storage::raw || tensor.storage == Storage::external) && expected &&
       tensor.payload_length != *expected) {
@@ -171,79 +222,6 @@ void locate_payload(ModelIndex& index, std::uint32_t id, TensorRecord& tensor,
                 tensor.storage == Storage::raw ? tensor.payload_offset : index.messages[id].offset,
                 tensor.storage == Storage::raw ? "raw_data" : "external_data");
   }
-}
-
-}  // namespace
-
-void index_tensor(ModelIndex& index, std::uint32_t id) {
-  TensorRecord tensor;
-  tensor.message = id;
-  tensor.dims_begin = static_cast<std::uint32_t>(index.dims.size());
-  PayloadFields fields;
-  std::string_view own_name;
-  // The first payload problem, when the options say to collect rather than fail.
-  std::optional<Error> problem;
-  const auto fail = [&](const Error& error) {
-    if (!index.options.collect_payload_errors) throw error;
-    if (!problem) problem = error;
-  };
-
-  for (const Span& span : index.spans(id)) {
-    wire::Reader reader(index.bytes(span), span.offset);
-    wire::Field field;
-    while (reader.next(field)) {
-      switch (field.number) {
-        case TP::kDims:
-          (void)wire::for_each_varint(field, [&](std::uint64_t v) {
-            const auto d = wire::as_int64(v);
-            if (d < 0) {
-              fail(Error(ErrorKind::bad_tensor, "negative dimension " + std::to_string(d),
-                         field.offset, "dims"));
-              return;
-            }
-            index.dims.push_back(d);
-          });
-          break;
-        case TP::kDataType:
-          if (field.type == wire::WireType::varint) tensor.data_type = wire::as_int32(field.value);
-          break;
-        case TP::kName:
-          if (field.type == wire::WireType::len) own_name = wire::as_string(field.bytes);
-          break;
-        case TP::kRawData:
-          if (field.type == wire::WireType::len)
-            fields.raw = Span{field.payload_offset, field.bytes.size()};
-          break;
-        case TP::kExternalData:
-          if (field.type != wire::WireType::len) break;
-          try {
-            read_external_entry(field, fields.external);
-          } catch (const Error& e) {
-            fail(e);
-          }
-          break;
-        case TP::kDataLocation:
-          // proto2: an unknown enum value is kept aside, not stored in the field.
-          if (field.type == wire::WireType::varint && field.value <= 1) {
-            fields.is_external = field.value == 1;
-          }
-          break;
-        default:
-          if (is_typed_data_field(field.number) && !fields.typed) {
-            tensor.typed_field = field.number;
-            fields.typed = Span{field.payload_offset, field.bytes.size()};
-          }
-      }
-    }
-  }
-  tensor.dims_count = static_cast<std::uint32_t>(index.dims.size() - tensor.dims_begin);
-  if (!problem) {
-    try {
-      locate_payload(index, id, tensor, fields);
-    } catch (const Error& e) {
-      fail(e);
-    }
-  }
   const std::string_view alias =
       own_name.empty() ? constant_output_name(index, id) : std::string_view{};
   tensor.name = alias.empty() ? own_name : alias;
@@ -251,18 +229,6 @@ void index_tensor(ModelIndex& index, std::uint32_t id) {
     throw Error(ErrorKind::limit_exceeded,
                 "more than max_tensors (" + std::to_string(index.options.max_tensors) + ") tensors",
                 index.messages[id].offset);
-  }
-  if (problem) {
-    // The tensor stays listed (name, type, dims) but has no bytes to hand out.
-    tensor.storage = Storage::invalid;
-    tensor.data_file = kNone;
-    tensor.payload_offset = 0;
-    tensor.payload_length = 0;
-    const std::uint64_t at =
-        problem->offset() != Error::kNoOffset ? problem->offset() : index.messages[id].offset;
-    const Error located(problem->kind(), problem->detail(), at, problem->field_path());
-    index.payload_errors.push_back({static_cast<std::uint32_t>(index.tensors.size()),
-                                    located.in_context(index.display_name, index.path(id))});
   }
   index.tensors.push_back(tensor);
 }
