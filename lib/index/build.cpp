@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string>
 
+#include "index/field_cursor.hpp"
 #include "index/field_roles.hpp"
 #include "index/model_index.hpp"
 #include "index/tensor_table.hpp"
@@ -17,7 +18,10 @@ namespace {
 class IndexBuilder {
  public:
   IndexBuilder(ModelIndex& index, IndexScope scope)
-      : index_(index), scope_(scope), actions_(FieldActions::get()) {}
+      : index_(index),
+        scope_(scope),
+        actions_(FieldActions::get()),
+        file_(index.file.bytes().data()) {}
 
   void run(MessageKind root) {
     MessageRecord record;
@@ -58,36 +62,34 @@ class IndexBuilder {
   }
 
   void scan_span(std::uint32_t id, const MessageRecord& record, const Span& span) {
-    wire::Reader reader(index_.bytes(span), span.offset);
-    wire::Field field;
-    while (reader.next(field)) {
-      if (field.type != wire::WireType::len) continue;  // the reader has checked its extent
+    const bool metadata = scope_ == IndexScope::metadata;
+    const std::uint64_t mask = actions_.message_fields(record.kind, metadata);
+    for_each_message_field(file_, span, mask, [&](const CursorField& field) {
       const FieldAction action = actions_(record.kind, field.number);
-      if (action.role == FieldRole::other) continue;
-      if (scope_ == IndexScope::metadata && !shown_by_peek(record.kind, field.number)) continue;
+      if (action.role == FieldRole::other) return;  // an unknown field numbered past 63
+      if (metadata && !shown_by_peek(record.kind, field.number)) return;
+      const Span child = field.payload_span(file_);
       if (action.role == FieldRole::leaf) {
-        validate_leaf(field.bytes, field.payload_offset, action.message, record.depth + 1,
-                      index_.options.max_depth);
+        validate_leaf(file_, child, action.message, record.depth + 1, index_.options.max_depth);
       } else {
-        add_child(id, record, field, action);
+        add_child(id, record, field.number, child, action);
       }
-    }
+    });
   }
 
-  void add_child(std::uint32_t parent, const MessageRecord& parent_record, const wire::Field& field,
-                 const FieldAction& action) {
-    const Span span{field.payload_offset, field.bytes.size()};
+  void add_child(std::uint32_t parent, const MessageRecord& parent_record, std::uint32_t number,
+                 const Span& span, const FieldAction& action) {
     const auto id = static_cast<std::uint32_t>(index_.messages.size());
     if (!action.repeated) {
       // A singular message given again is merged into the first, as protobuf does.
-      for (const auto& [number, record] : singles_) {
-        if (number == field.number) {
+      for (const auto& [seen_number, record] : singles_) {
+        if (seen_number == number) {
           index_.messages[record].merged = true;
           merges_.push_back({record, span});
           return;
         }
       }
-      singles_.emplace_back(field.number, id);
+      singles_.emplace_back(number, id);
     }
     const int depth = parent_record.depth + 1;
     if (depth > index_.options.max_depth) {
@@ -100,7 +102,7 @@ class IndexBuilder {
     record.offset = span.offset;
     record.length = span.length;
     record.parent = parent;
-    record.field_number = field.number;
+    record.field_number = number;
     record.kind = action.message;
     record.depth = static_cast<std::uint16_t>(depth);
     index_.messages.push_back(record);
@@ -161,17 +163,10 @@ class IndexBuilder {
     }
   }
 
-  static bool shown_by_peek(MessageKind kind, std::uint32_t field) {
-    if (kind == MessageKind::ModelProto)
-      return field != schema::ModelProto::kFunctions && field != schema::ModelProto::kTrainingInfo;
-    if (kind == MessageKind::GraphProto)
-      return field == schema::GraphProto::kInput || field == schema::GraphProto::kOutput;
-    return true;  // inside a value info: its type
-  }
-
   ModelIndex& index_;
   IndexScope scope_;
   const FieldActions& actions_;
+  const std::byte* file_;
   // Per scan: the singular message fields seen (field number, record) and merges into them.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> singles_;
   std::vector<Merge> merges_;

@@ -29,6 +29,12 @@ class FieldActions {
 
   [[nodiscard]] static const FieldActions& get();
 
+  // Bit n set when field n (below 64) of `kind` is a message field; `metadata` keeps only those
+  // peek shows.
+  [[nodiscard]] std::uint64_t message_fields(MessageKind kind, bool metadata) const noexcept {
+    return masks_[metadata ? 1 : 0][static_cast<std::size_t>(kind)];
+  }
+
   [[nodiscard]] FieldAction operator()(MessageKind kind, std::uint32_t number) const noexcept {
     if (number < kTableNumbers) return table_[static_cast<std::size_t>(kind)][number];
     return lookup(kind, number);
@@ -39,11 +45,16 @@ class FieldActions {
   [[nodiscard]] static FieldAction lookup(MessageKind kind, std::uint32_t number) noexcept;
 
   std::array<std::array<FieldAction, kTableNumbers>, schema::kMessageKindCount> table_{};
+  std::array<std::array<std::uint64_t, schema::kMessageKindCount>, 2> masks_{};
 };
+
+// Whether `peek` shows field `number` of `kind`: it indexes the model's own fields and the main
+// graph's inputs and outputs, nothing else.
+[[nodiscard]] bool shown_by_peek(MessageKind kind, std::uint32_t number) noexcept;
 
 // Walks a leaf message and everything inside it, so that every varint and length of the file is
 // checked once, at open. Throws depth_limit when `depth` exceeds `max_depth`.
-void validate_leaf(std::span<const std::byte> bytes, std::uint64_t base, MessageKind kind,
-                   int depth, int max_depth);
+// `file` is the start of the model file, `span` the message's bytes in it.
+void validate_leaf(const std::byte* file, Span span, MessageKind kind, int depth, int max_depth);
 
 }  // namespace onnxmap::detail

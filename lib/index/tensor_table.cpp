@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "index/field_cursor.hpp"
 #include "index/field_roles.hpp"
 
 namespace onnxmap::detail {
@@ -31,22 +32,21 @@ std::uint64_t parse_decimal(std::string_view key, std::string_view text, std::ui
   return value;
 }
 
-void read_external_entry(const wire::Field& entry, ExternalRef& ref) {
+// `entry` is one external_data StringStringEntryProto, `at` the offset of its tag.
+void read_external_entry(const std::byte* file, Span entry, std::uint64_t at, ExternalRef& ref) {
   std::string_view key;
   std::string_view value;
-  wire::Reader reader(entry.bytes, entry.payload_offset);
-  wire::Field field;
-  while (reader.next(field)) {
-    if (field.type != wire::WireType::len) continue;
-    if (field.number == schema::StringStringEntryProto::kKey) key = wire::as_string(field.bytes);
+  for_each_field(file, entry, [&](const CursorField& field) {
+    if (field.type != wire::WireType::len) return;
+    if (field.number == schema::StringStringEntryProto::kKey) key = wire::as_string(field.bytes());
     if (field.number == schema::StringStringEntryProto::kValue) {
-      value = wire::as_string(field.bytes);
+      value = wire::as_string(field.bytes());
     }
-  }
+  });
   // Later entries with the same key win, as onnx's loader reads them.
   if (key == "location") ref.location = value;
-  if (key == "offset") ref.offset = parse_decimal(key, value, entry.offset);
-  if (key == "length") ref.length = parse_decimal(key, value, entry.offset);
+  if (key == "offset") ref.offset = parse_decimal(key, value, at);
+  if (key == "length") ref.length = parse_decimal(key, value, at);
 }
 
 bool is_typed_data_field(std::uint32_t number) {
@@ -76,6 +76,26 @@ std::string_view constant_output_name(const ModelIndex& index, std::uint32_t ten
     }
   }
   return op_type == "Constant" ? first_output : std::string_view{};
+}
+
+// Appends the dims a field carries (one varint, or packed), refusing negative ones.
+void read_dims(const std::byte* file, const CursorField& field, std::vector<std::int64_t>& dims) {
+  const auto check = [&](std::uint64_t v) {
+    const auto d = wire::as_int64(v);
+    if (d < 0) {
+      throw Error(ErrorKind::bad_tensor, "negative dimension " + std::to_string(d),
+                  field.tag_offset(file), "dims");
+    }
+    dims.push_back(d);
+  };
+  if (field.type == wire::WireType::varint) {
+    check(field.value);
+  } else if (field.type == wire::WireType::len) {
+    const wire::Bytes packed = field.bytes();
+    const auto base = static_cast<std::uint64_t>(field.payload - file);
+    std::size_t pos = 0;
+    while (pos < packed.size()) check(wire::read_varint(packed, pos, base));
+  }
 }
 
 }  // namespace
@@ -110,41 +130,33 @@ void index_tensor(ModelIndex& index, std::uint32_t id) {
   // This walk is also the tensor's share of the indexing pass: the leaf messages it holds
   // (external_data, segment, metadata_props) are validated here; a tensor holds no indexed ones.
   const FieldActions& actions = FieldActions::get();
+  const std::byte* file = index.file.bytes().data();
   const int leaf_depth = index.messages[id].depth + 1;
-  for (const Span& span : index.spans(id)) {
-    wire::Reader reader(index.bytes(span), span.offset);
-    wire::Field field;
-    while (reader.next(field)) {
-      if (field.type == wire::WireType::len) {
+  const auto walk = [&](const Span& span) {
+    for_each_field(file, span, [&](const CursorField& field) {
+      const bool is_len = field.type == wire::WireType::len;
+      if (is_len) {
         const FieldAction action = actions(MessageKind::TensorProto, field.number);
         if (action.role != FieldRole::other) {
-          validate_leaf(field.bytes, field.payload_offset, action.message, leaf_depth,
+          validate_leaf(file, field.payload_span(file), action.message, leaf_depth,
                         index.options.max_depth);
         }
       }
       switch (field.number) {
-        case TP::kDims:
-          (void)wire::for_each_varint(field, [&](std::uint64_t v) {
-            const auto d = wire::as_int64(v);
-            if (d < 0) {
-              throw Error(ErrorKind::bad_tensor, "negative dimension " + std::to_string(d),
-                          field.offset, "dims");
-            }
-            index.dims.push_back(d);
-          });
-          break;
+        case TP::kDims: read_dims(file, field, index.dims); break;
         case TP::kDataType:
           if (field.type == wire::WireType::varint) tensor.data_type = wire::as_int32(field.value);
           break;
         case TP::kName:
-          if (field.type == wire::WireType::len) own_name = wire::as_string(field.bytes);
+          if (is_len) own_name = wire::as_string(field.bytes());
           break;
         case TP::kRawData:
-          if (field.type == wire::WireType::len)
-            raw = Span{field.payload_offset, field.bytes.size()};
+          if (is_len) raw = field.payload_span(file);
           break;
         case TP::kExternalData:
-          if (field.type == wire::WireType::len) read_external_entry(field, external);
+          if (is_len) {
+            read_external_entry(file, field.payload_span(file), field.tag_offset(file), external);
+          }
           break;
         case TP::kDataLocation:
           // proto2: an unknown enum value is kept aside, not stored in the field.
@@ -155,10 +167,15 @@ void index_tensor(ModelIndex& index, std::uint32_t id) {
         default:
           if (is_typed_data_field(field.number) && !typed) {
             tensor.typed_field = field.number;
-            typed = Span{field.payload_offset, field.bytes.size()};
+            typed = field.payload_span(file);
           }
       }
-    }
+    });
+  };
+  if (index.messages[id].merged) {
+    for (const Span& span : index.spans(id)) walk(span);
+  } else {
+    walk(Span{index.messages[id].offset, index.messages[id].length});
   }
   tensor.dims_count = static_cast<std::uint32_t>(index.dims.size() - tensor.dims_begin);
   const std::span<const std::int64_t> dims(index.dims.data() + tensor.dims_begin,

@@ -95,5 +95,57 @@ TEST(IndexLayout, RecordsAgreeWithTheirParents) {
   EXPECT_EQ(index.parent(0), detail::kNone);
 }
 
+// A model whose second node ends with `tail`, raw bytes that are not a valid field.
+std::vector<std::byte> model_with_bad_node_tail(const std::vector<std::uint8_t>& tail) {
+  return message([&](wire::Writer& m) {
+    sub(m, MP::kGraph, [&](wire::Writer& g) {
+      sub(g, GP::kNode, named_node("n0"));
+      sub(g, GP::kNode, [&](wire::Writer& n) {
+        n.field_string(NP::kName, "n1");
+        for (const std::uint8_t b : tail) n.raw(std::as_bytes(std::span(&b, 1)));
+      });
+    });
+  });
+}
+
+std::uint64_t offset_of(const std::vector<std::byte>& bytes,
+                        const std::vector<std::uint8_t>& tail) {
+  for (std::size_t i = 0; i + tail.size() <= bytes.size(); ++i) {
+    if (std::equal(tail.begin(), tail.end(), bytes.begin() + static_cast<std::ptrdiff_t>(i),
+                   [](std::uint8_t a, std::byte b) { return a == static_cast<std::uint8_t>(b); })) {
+      return i;
+    }
+  }
+  return Error::kNoOffset;
+}
+
+TEST(IndexLayout, StructuralErrorsNameTheRecordAndTheByte) {
+  struct Case {
+    std::vector<std::uint8_t> tail;
+    ErrorKind kind;
+    std::uint64_t at;  // the error's offset, relative to the tail
+  };
+  const Case cases[] = {
+      {{0x0A, 0x7F, 'a', 'b'}, ErrorKind::out_of_bounds, 1},   // one-byte length overruns
+      {{0x0A, 0x80, 0x01, 'a'}, ErrorKind::out_of_bounds, 1},  // two-byte length overruns
+      {{0x0A, 0x80, 0x80, 0x80}, ErrorKind::truncated, 1},     // length varint cut short
+      {{0x0F, 0x00}, ErrorKind::bad_wire_type, 0},             // wire type 7
+      {{0x02, 0x00}, ErrorKind::bad_field_number, 0},          // field number 0
+      {{0xA0, 0x01, 0xFF, 0xFF}, ErrorKind::truncated, 2},     // field 20, varint cut short
+      {{0x0D, 0x01, 0x02}, ErrorKind::truncated, 1},           // fixed32 cut short
+  };
+  for (const Case& c : cases) {
+    const auto bytes = model_with_bad_node_tail(c.tail);
+    try {
+      (void)Model::from_bytes(bytes);
+      ADD_FAILURE() << "opened";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), c.kind) << e.what();
+      EXPECT_EQ(e.field_path(), "graph.node[1]") << e.what();
+      EXPECT_EQ(e.offset(), offset_of(bytes, c.tail) + c.at) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onnxmap::test
