@@ -24,14 +24,24 @@ class IndexBuilder {
         file_(index.file.bytes().data()) {}
 
   void run(MessageKind root) {
-    MessageRecord record;
-    record.length = index_.file.size();
-    record.kind = root;
-    index_.messages.push_back(record);
-    // The record table is the queue: records are appended while it is walked.
+    if (index_.file.size() >= MessageRecord::kOffsetLimit) {
+      throw Error(ErrorKind::limit_exceeded, "model files of 256 TiB or more are not supported", 0)
+          .in_context(index_.display_name, "");
+    }
+    index_.messages.emplace_back();
+    set_span(0, Span{0, index_.file.size()});
+    index_.messages[0].kind = static_cast<std::uint64_t>(root);
+    // The record table is the queue: records are appended while it is walked. Breadth-first,
+    // the records of one depth are contiguous, so the depth needs no storage.
+    int depth = 0;
+    std::uint32_t depth_end = 1;
     for (std::uint32_t id = 0; id < index_.messages.size(); ++id) {
+      if (id == depth_end) {
+        ++depth;
+        depth_end = static_cast<std::uint32_t>(index_.messages.size());
+      }
       try {
-        scan(id);
+        scan(id, depth);
       } catch (const Error& e) {
         throw e.in_context(index_.display_name, index_.path(id));
       }
@@ -45,90 +55,87 @@ class IndexBuilder {
     Span span;
   };
 
-  void scan(std::uint32_t id) {
-    const MessageRecord record = index_.messages[id];  // a copy: the table grows below
+  void scan(std::uint32_t id, int depth) {
     const auto first_child = static_cast<std::uint32_t>(index_.messages.size());
+    // Set first, so that parents and paths can be derived while the record is scanned.
+    index_.messages[id].first_child = first_child;
+    first_child_ = first_child;
+    const auto kind = static_cast<MessageKind>(index_.messages[id].kind);
+    sorted_ = true;
+    if (kind == MessageKind::TensorProto && scope_ == IndexScope::full) {
+      // A tensor holds leaf messages only; the walk that reads its metadata validates them.
+      index_tensor(index_, id, depth);
+      return;
+    }
     singles_.clear();
     merges_.clear();
-    if (record.kind == MessageKind::TensorProto && scope_ == IndexScope::full) {
-      // A tensor holds leaf messages only; the walk that reads its metadata validates them.
-      index_tensor(index_, id);
-    } else if (!record.merged) {
-      scan_span(id, record, Span{record.offset, record.length});
+    if (index_.messages[id].merged == 0) {
+      scan_span(kind, depth, index_.span(id));
     } else {
-      for (const Span& span : index_.spans(id)) scan_span(id, record, span);
+      for (const Span& span : index_.spans(id)) scan_span(kind, depth, span);
     }
-    finish_children(id, first_child);
+    const auto end = static_cast<std::uint32_t>(index_.messages.size());
+    if (!sorted_) sort_children(first_child, end);
+    if (!merges_.empty()) file_merged_spans();
   }
 
-  void scan_span(std::uint32_t id, const MessageRecord& record, const Span& span) {
+  void scan_span(MessageKind kind, int depth, const Span& span) {
     const bool metadata = scope_ == IndexScope::metadata;
-    const std::uint64_t mask = actions_.message_fields(record.kind, metadata);
-    for_each_message_field(file_, span, mask, [&](const CursorField& field) {
-      const FieldAction action = actions_(record.kind, field.number);
-      if (action.role == FieldRole::other) return;  // an unknown field numbered past 63
-      if (metadata && !shown_by_peek(record.kind, field.number)) return;
-      const Span child = field.payload_span(file_);
-      if (action.role == FieldRole::leaf) {
-        validate_leaf(file_, child, action.message, record.depth + 1, index_.options.max_depth);
-      } else {
-        add_child(id, record, field.number, child, action);
-      }
-    });
+    for_each_message_field(
+        file_, span, actions_.message_fields(kind, metadata), [&](const CursorField& field) {
+          const FieldAction action = actions_(kind, field.number);
+          if (action.role == FieldRole::other) return;  // an unknown field numbered past 63
+          if (metadata && !shown_by_peek(kind, field.number)) return;
+          const Span child = field.payload_span(file_);
+          if (action.role == FieldRole::leaf) {
+            validate_leaf(file_, child, action.message, depth + 1, index_.options.max_depth);
+          } else {
+            add_child(depth, field.number, child, action);
+          }
+        });
   }
 
-  void add_child(std::uint32_t parent, const MessageRecord& parent_record, std::uint32_t number,
-                 const Span& span, const FieldAction& action) {
+  void add_child(int parent_depth, std::uint32_t number, const Span& span,
+                 const FieldAction& action) {
     const auto id = static_cast<std::uint32_t>(index_.messages.size());
     if (!action.repeated) {
       // A singular message given again is merged into the first, as protobuf does.
       for (const auto& [seen_number, record] : singles_) {
         if (seen_number == number) {
-          index_.messages[record].merged = true;
+          index_.messages[record].merged = 1;
           merges_.push_back({record, span});
           return;
         }
       }
       singles_.emplace_back(number, id);
     }
-    const int depth = parent_record.depth + 1;
-    if (depth > index_.options.max_depth) {
+    if (parent_depth + 1 > index_.options.max_depth) {
       throw Error(
           ErrorKind::depth_limit,
           "messages nested deeper than max_depth " + std::to_string(index_.options.max_depth),
           span.offset);
     }
-    MessageRecord record;
-    record.offset = span.offset;
-    record.length = span.length;
-    record.parent = parent;
+    if (id > first_child_ && number < index_.field_number(id - 1)) sorted_ = false;
+    MessageRecord& record = index_.messages.emplace_back();
     record.field_number = number;
-    record.kind = action.message;
-    record.depth = static_cast<std::uint16_t>(depth);
-    index_.messages.push_back(record);
+    record.kind = static_cast<std::uint64_t>(action.message);
+    set_span(id, span);
   }
 
-  // Sorts the children of `id` by field number (libprotobuf writes fields in number order, so
-  // they usually are already), numbers them within their field, and files merged spans.
-  void finish_children(std::uint32_t id, std::uint32_t first_child) {
-    auto& messages = index_.messages;
-    const auto end = static_cast<std::uint32_t>(messages.size());
-    messages[id].first_child = first_child;
-    messages[id].child_count = end - first_child;
-    const auto by_field = [](const MessageRecord& a, const MessageRecord& b) {
-      return a.field_number < b.field_number;
-    };
-    if (!std::is_sorted(messages.begin() + first_child, messages.end(), by_field)) {
-      sort_children(first_child, end);
+  void set_span(std::uint32_t id, const Span& span) {
+    MessageRecord& record = index_.messages[id];
+    record.offset = span.offset;
+    if (span.length < MessageRecord::kLongLength) {
+      record.length = static_cast<std::uint32_t>(span.length);
+    } else {
+      record.length = MessageRecord::kLongLength;
+      index_.long_lengths.emplace_back(id, span.length);
     }
-    for (std::uint32_t child = first_child; child < end; ++child) {
-      const bool same_field =
-          child > first_child && messages[child - 1].field_number == messages[child].field_number;
-      messages[child].index_in_field = same_field ? messages[child - 1].index_in_field + 1 : 0;
-    }
-    if (!merges_.empty()) file_merged_spans();
   }
 
+  // Sorts the children [first, end) by field number, keeping wire order within a field
+  // (libprotobuf writes fields in number order, so this is rare), and renumbers what refers to
+  // them.
   void sort_children(std::uint32_t first, std::uint32_t end) {
     auto& messages = index_.messages;
     std::vector<std::uint32_t> order(end - first);
@@ -145,6 +152,12 @@ class IndexBuilder {
     }
     std::copy(sorted.begin(), sorted.end(), messages.begin() + first);
     for (Merge& merge : merges_) merge.record = new_id[merge.record - first];
+    auto& long_lengths = index_.long_lengths;
+    const auto tail = std::lower_bound(long_lengths.begin(), long_lengths.end(), first,
+                                       [](const std::pair<std::uint32_t, std::uint64_t>& e,
+                                          std::uint32_t id) { return e.first < id; });
+    for (auto it = tail; it != long_lengths.end(); ++it) it->first = new_id[it->first - first];
+    std::sort(tail, long_lengths.end());
   }
 
   // Every merged record gets its spans in wire order; ModelIndex::merged_spans stays sorted by
@@ -154,8 +167,7 @@ class IndexBuilder {
                      [](const Merge& a, const Merge& b) { return a.record < b.record; });
     for (std::size_t i = 0; i < merges_.size();) {
       const std::uint32_t record = merges_[i].record;
-      const MessageRecord& r = index_.messages[record];
-      SpanList spans{Span{r.offset, r.length}};
+      SpanList spans{index_.span(record)};
       for (; i < merges_.size() && merges_[i].record == record; ++i) {
         spans.push_back(merges_[i].span);
       }
@@ -167,7 +179,10 @@ class IndexBuilder {
   IndexScope scope_;
   const FieldActions& actions_;
   const std::byte* file_;
-  // Per scan: the singular message fields seen (field number, record) and merges into them.
+  // Per scan: the first child's id, whether the children arrived in field order, the singular
+  // message fields seen (field number, record), and merges into them.
+  std::uint32_t first_child_ = 0;
+  bool sorted_ = true;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> singles_;
   std::vector<Merge> merges_;
 };

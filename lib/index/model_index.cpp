@@ -7,19 +7,47 @@
 namespace onnxmap::detail {
 
 SpanList ModelIndex::spans(std::uint32_t record) const {
-  const MessageRecord& r = messages[record];
-  if (!r.merged) return SpanList{Span{r.offset, r.length}};
+  if (messages[record].merged == 0) return SpanList{span(record)};
   const auto it = std::lower_bound(merged_spans.begin(), merged_spans.end(), record,
                                    [](const std::pair<std::uint32_t, SpanList>& entry,
                                       std::uint32_t id) { return entry.first < id; });
   return it->second;
 }
 
+std::uint64_t ModelIndex::long_length(std::uint32_t record) const noexcept {
+  const auto it = std::lower_bound(long_lengths.begin(), long_lengths.end(), record,
+                                   [](const std::pair<std::uint32_t, std::uint64_t>& e,
+                                      std::uint32_t id) { return e.first < id; });
+  return it != long_lengths.end() && it->first == record ? it->second : 0;
+}
+
+std::uint32_t ModelIndex::parent(std::uint32_t record) const noexcept {
+  if (record == 0) return kNone;
+  // The parent is the last record before `record` whose children begin at or before it: first
+  // children grow with the record id, because the pass appends each record's children in turn.
+  const auto end = messages.begin() + record;
+  const auto it =
+      std::upper_bound(messages.begin(), end, record,
+                       [](std::uint32_t id, const MessageRecord& m) { return id < m.first_child; });
+  return static_cast<std::uint32_t>(it - messages.begin()) - 1;
+}
+
+int ModelIndex::depth(std::uint32_t record) const noexcept {
+  int depth = 0;
+  for (std::uint32_t id = parent(record); id != kNone; id = parent(id)) ++depth;
+  return depth;
+}
+
+std::uint32_t ModelIndex::index_in_field(std::uint32_t record) const noexcept {
+  const std::uint32_t up = parent(record);
+  return up == kNone ? 0 : record - children(up, field_number(record)).first;
+}
+
 std::pair<std::uint32_t, std::uint32_t> ModelIndex::children(std::uint32_t record,
                                                              std::uint32_t field_number) const {
-  const MessageRecord& r = messages[record];
-  const auto begin = messages.begin() + r.first_child;
-  const auto end = begin + r.child_count;
+  const auto [first, last] = child_range(record);
+  const auto begin = messages.begin() + first;
+  const auto end = messages.begin() + last;
   const auto lo =
       std::lower_bound(begin, end, field_number,
                        [](const MessageRecord& m, std::uint32_t n) { return m.field_number < n; });
@@ -34,7 +62,8 @@ std::uint64_t ModelIndex::memory_bytes() const noexcept {
   std::uint64_t bytes =
       messages.capacity() * sizeof(MessageRecord) + tensors.capacity() * sizeof(TensorRecord) +
       dims.capacity() * sizeof(std::int64_t) + name_slots.capacity() * sizeof(std::uint32_t) +
-      data_files.capacity() * sizeof(DataFile) + payload_errors.capacity() * sizeof(PayloadError);
+      data_files.capacity() * sizeof(DataFile) + payload_errors.capacity() * sizeof(PayloadError) +
+      long_lengths.capacity() * sizeof(std::pair<std::uint32_t, std::uint64_t>);
   for (const auto& [id, spans] : merged_spans)
     bytes += sizeof(id) + spans.capacity() * sizeof(Span);
   return bytes;
@@ -42,18 +71,14 @@ std::uint64_t ModelIndex::memory_bytes() const noexcept {
 
 std::string ModelIndex::path(std::uint32_t record) const {
   std::vector<std::uint32_t> chain;
-  for (std::uint32_t id = record; id != kNone && messages[id].parent != kNone;
-       id = messages[id].parent) {
-    chain.push_back(id);
-  }
+  for (std::uint32_t id = record; id != kNone && id != 0; id = parent(id)) chain.push_back(id);
   std::string out;
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    const MessageRecord& m = messages[*it];
-    const schema::FieldDescriptor* field =
-        schema::find_field(messages[m.parent].kind, m.field_number);
+    const std::uint32_t number = field_number(*it);
+    const schema::FieldDescriptor* field = schema::find_field(kind(parent(*it)), number);
     if (!out.empty()) out += '.';
-    out += field != nullptr ? field->name : std::to_string(m.field_number);
-    if (field != nullptr && field->repeated) out += "[" + std::to_string(m.index_in_field) + "]";
+    out += field != nullptr ? field->name : std::to_string(number);
+    if (field != nullptr && field->repeated) out += "[" + std::to_string(index_in_field(*it)) + "]";
   }
   return out;
 }

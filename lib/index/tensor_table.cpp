@@ -56,10 +56,10 @@ bool is_typed_data_field(std::uint32_t number) {
 
 // A tensor held in a Constant node's attribute is known by the node's output name.
 std::string_view constant_output_name(const ModelIndex& index, std::uint32_t tensor) {
-  const MessageRecord& t = index.messages[tensor];
-  if (t.parent == kNone || index.messages[t.parent].kind != MessageKind::AttributeProto) return {};
-  const std::uint32_t node = index.messages[t.parent].parent;
-  if (node == kNone || index.messages[node].kind != MessageKind::NodeProto) return {};
+  const std::uint32_t attribute = index.parent(tensor);
+  if (attribute == kNone || index.kind(attribute) != MessageKind::AttributeProto) return {};
+  const std::uint32_t node = index.parent(attribute);
+  if (node == kNone || index.kind(node) != MessageKind::NodeProto) return {};
   std::string_view op_type;
   std::string_view first_output;
   bool has_output = false;
@@ -117,7 +117,7 @@ std::optional<std::uint64_t> packed_byte_size(std::int32_t data_type, std::uint6
   return (count * t->bits + 7) / 8;
 }
 
-void index_tensor(ModelIndex& index, std::uint32_t id) {
+void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
   TensorRecord tensor;
   tensor.message = id;
   tensor.dims_begin = static_cast<std::uint32_t>(index.dims.size());
@@ -131,7 +131,7 @@ void index_tensor(ModelIndex& index, std::uint32_t id) {
   // (external_data, segment, metadata_props) are validated here; a tensor holds no indexed ones.
   const FieldActions& actions = FieldActions::get();
   const std::byte* file = index.file.bytes().data();
-  const int leaf_depth = index.messages[id].depth + 1;
+  const int leaf_depth = depth + 1;
   const auto walk = [&](const Span& span) {
     for_each_field(file, span, [&](const CursorField& field) {
       const bool is_len = field.type == wire::WireType::len;
@@ -172,10 +172,10 @@ void index_tensor(ModelIndex& index, std::uint32_t id) {
       }
     });
   };
-  if (index.messages[id].merged) {
+  if (index.messages[id].merged != 0) {
     for (const Span& span : index.spans(id)) walk(span);
   } else {
-    walk(Span{index.messages[id].offset, index.messages[id].length});
+    walk(index.span(id));
   }
   tensor.dims_count = static_cast<std::uint32_t>(index.dims.size() - tensor.dims_begin);
   const std::span<const std::int64_t> dims(index.dims.data() + tensor.dims_begin,
