@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "index/message_record.hpp"
+#include "index/pod_table.hpp"
 #include "onnxmap/detail/message_view.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/mapped_file.hpp"
@@ -76,14 +77,14 @@ struct ModelIndex {
   std::string display_name;      // the path, for error messages
   std::filesystem::path folder;  // external data locations resolve against it
   Options options;
-  std::vector<MessageRecord> messages;  // [0] is the root message; breadth-first
+  PodTable<MessageRecord> messages;  // [0] is the root message; breadth-first
   std::vector<std::pair<std::uint32_t, SpanList>> merged_spans;       // sorted by record id
   std::vector<std::pair<std::uint32_t, std::uint64_t>> long_lengths;  // sorted by record id
-  std::vector<TensorRecord> tensors;  // breadth-first: outer graphs first
-  std::vector<std::int64_t> dims;
+  PodTable<TensorRecord> tensors;  // breadth-first: outer graphs first
+  PodTable<std::int64_t> dims;
   std::vector<DataFile> data_files;
   std::vector<PayloadError> payload_errors;  // sorted by tensor id
-  std::vector<std::uint32_t> name_slots;     // open addressing: tensor id + 1, 0 = empty
+  PodTable<std::uint32_t> name_slots;        // open addressing: tensor id + 1, 0 = empty
 
   [[nodiscard]] std::span<const std::byte> bytes(const Span& span) const noexcept {
     return file.bytes().subspan(span.offset, span.length);

@@ -1,5 +1,6 @@
 #include "index/tensor_table.hpp"
 
+#include <array>
 #include <charconv>
 #include <functional>
 #include <string>
@@ -79,7 +80,7 @@ std::string_view constant_output_name(const ModelIndex& index, std::uint32_t ten
 }
 
 // Appends the dims a field carries (one varint, or packed), refusing negative ones.
-void read_dims(const std::byte* file, const CursorField& field, std::vector<std::int64_t>& dims) {
+void read_dims(const std::byte* file, const CursorField& field, PodTable<std::int64_t>& dims) {
   const auto check = [&](std::uint64_t v) {
     const auto d = wire::as_int64(v);
     if (d < 0) {
@@ -98,6 +99,23 @@ void read_dims(const std::byte* file, const CursorField& field, std::vector<std:
   }
 }
 
+// Bits per element of data type `data_type` (0 for STRING and for numbers that are no type),
+// from a table: the pass asks once per tensor.
+std::uint32_t element_bits(std::int32_t data_type) noexcept {
+  static constexpr std::int32_t kTableTypes = 64;
+  static const auto table = [] {
+    std::array<std::uint8_t, kTableTypes> bits{};
+    for (std::int32_t type = 0; type < kTableTypes; ++type) {
+      const auto t = traits(static_cast<DataType>(type));
+      bits[type] = t ? static_cast<std::uint8_t>(t->bits) : 0;
+    }
+    return bits;
+  }();
+  if (data_type >= 0 && data_type < kTableTypes) return table[data_type];
+  const auto t = traits(static_cast<DataType>(data_type));
+  return t ? t->bits : 0;
+}
+
 }  // namespace
 
 std::optional<std::uint64_t> element_count(std::span<const std::int64_t> dims) {
@@ -111,10 +129,10 @@ std::optional<std::uint64_t> element_count(std::span<const std::int64_t> dims) {
 }
 
 std::optional<std::uint64_t> packed_byte_size(std::int32_t data_type, std::uint64_t count) {
-  const auto t = traits(static_cast<DataType>(data_type));
-  if (!t || t->bits == 0) return std::nullopt;
-  if (count > UINT64_MAX / t->bits - 7) return std::nullopt;
-  return (count * t->bits + 7) / 8;
+  const std::uint32_t bits = element_bits(data_type);
+  if (bits == 0) return std::nullopt;
+  if (count > UINT64_MAX / bits - 7) return std::nullopt;
+  return (count * bits + 7) / 8;
 }
 
 void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
@@ -130,12 +148,13 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
   // This walk is also the tensor's share of the indexing pass: the leaf messages it holds
   // (external_data, segment, metadata_props) are validated here; a tensor holds no indexed ones.
   const FieldActions& actions = FieldActions::get();
+  const std::uint64_t leaf_fields = actions.message_fields(MessageKind::TensorProto, false);
   const std::byte* file = index.file.bytes().data();
   const int leaf_depth = depth + 1;
   const auto walk = [&](const Span& span) {
     for_each_field(file, span, [&](const CursorField& field) {
       const bool is_len = field.type == wire::WireType::len;
-      if (is_len) {
+      if (is_len && (field.number > 63 || ((leaf_fields >> field.number) & 1U) != 0)) {
         const FieldAction action = actions(MessageKind::TensorProto, field.number);
         if (action.role != FieldRole::other) {
           validate_leaf(file, field.payload_span(file), action.message, leaf_depth,
@@ -143,7 +162,14 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
         }
       }
       switch (field.number) {
-        case TP::kDims: read_dims(file, field, index.dims); break;
+        case TP::kDims:
+          // One dim per varint field is how libprotobuf writes them: no call for that.
+          if (field.type == wire::WireType::varint && wire::as_int64(field.value) >= 0) {
+            index.dims.push_back(wire::as_int64(field.value));
+          } else {
+            read_dims(file, field, index.dims);
+          }
+          break;
         case TP::kDataType:
           if (field.type == wire::WireType::varint) tensor.data_type = wire::as_int32(field.value);
           break;
@@ -185,8 +211,7 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
     throw Error(ErrorKind::bad_tensor, "the product of dims overflows 64 bits",
                 index.messages[id].offset, "dims");
   const auto expected = packed_byte_size(tensor.data_type, *count);
-  const auto type_traits = traits(static_cast<DataType>(tensor.data_type));
-  if (!expected && type_traits && type_traits->bits > 0) {
+  if (!expected && element_bits(tensor.data_type) > 0) {
     throw Error(ErrorKind::bad_tensor, "the byte size of dims overflows 64 bits",
                 index.messages[id].offset, "dims");
   }
