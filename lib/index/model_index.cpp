@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <string>
 
@@ -92,10 +93,40 @@ std::uint32_t ModelIndex::tensor_of_message(std::uint32_t record) const noexcept
              : kNone;
 }
 
+std::uint64_t name_hash(std::string_view name) noexcept {
+  // Eight bytes per step (tensor names run to tens of bytes, and std::hash was a tenth of the
+  // pass), then murmur3's finalizer so that the low bits the table uses depend on every byte.
+  constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ULL;
+  std::uint64_t h = name.size() * kMultiplier;
+  const char* p = name.data();
+  std::size_t left = name.size();
+  for (; left >= 8; p += 8, left -= 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, p, 8);
+    h = (h ^ word) * kMultiplier;
+    h ^= h >> 29U;
+  }
+  std::uint64_t tail = 0;
+  if (left > 0 && name.size() >= 8) {
+    std::memcpy(&tail, name.data() + name.size() - 8, 8);  // the last eight bytes, overlapping
+  } else {
+    for (std::size_t i = 0; i < left; ++i) {
+      tail |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8U * i);
+    }
+  }
+  h = (h ^ tail) * kMultiplier;
+  h ^= h >> 33U;
+  h *= 0xFF51AFD7ED558CCDULL;
+  h ^= h >> 33U;
+  h *= 0xC4CEB9FE1A85EC53ULL;
+  h ^= h >> 33U;
+  return h;
+}
+
 std::uint32_t ModelIndex::find_tensor(std::string_view name) const noexcept {
   if (name_slots.empty()) return kNone;
   const std::size_t mask = name_slots.size() - 1;
-  for (std::size_t slot = std::hash<std::string_view>{}(name)&mask;; slot = (slot + 1) & mask) {
+  for (std::size_t slot = name_hash(name) & mask;; slot = (slot + 1) & mask) {
     const std::uint32_t held = name_slots[slot];
     if (held == 0) return kNone;
     if (tensors[held - 1].name == name) return held - 1;

@@ -135,6 +135,9 @@ struct ModelIndex {
   [[nodiscard]] const Error* payload_error(std::uint32_t tensor) const noexcept;
 };
 
+// The hash of the tensor-name table.
+[[nodiscard]] std::uint64_t name_hash(std::string_view name) noexcept;
+
 // Opens a model file as `options` say, errors naming the file.
 [[nodiscard]] MappedFile open_model_file(const std::filesystem::path& path, const Options& options);
 

@@ -280,10 +280,9 @@ void build_name_table(ModelIndex& index) {
   while (slots < 2 * index.tensors.size()) slots *= 2;
   index.name_slots.assign(slots, 0);
   std::vector<std::uint32_t> last_of_name(index.tensors.size(), kNone);
-  const std::hash<std::string_view> hash;
   for (std::uint32_t id = 0; id < index.tensors.size(); ++id) {
     const std::string_view name = index.tensors[id].name;
-    for (std::size_t slot = hash(name) & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
+    for (std::size_t slot = name_hash(name) & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
       const std::uint32_t held = index.name_slots[slot];
       if (held == 0) {
         index.name_slots[slot] = id + 1;
