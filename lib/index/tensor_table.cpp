@@ -79,13 +79,17 @@ std::string_view constant_output_name(const ModelIndex& index, std::uint32_t ten
   return op_type == "Constant" ? first_output : std::string_view{};
 }
 
-// Appends the dims a field carries (one varint, or packed), refusing negative ones.
-void read_dims(const std::byte* file, const CursorField& field, PodTable<std::int64_t>& dims) {
+// Appends the dims a field carries (one varint, or packed); a negative one goes to `fail`
+// (which throws, or notes the problem and lets the walk go on) and is left out.
+template <class Fail>
+void read_dims(const std::byte* file, const CursorField& field, PodTable<std::int64_t>& dims,
+               Fail&& fail) {
   const auto check = [&](std::uint64_t v) {
     const auto d = wire::as_int64(v);
     if (d < 0) {
-      throw Error(ErrorKind::bad_tensor, "negative dimension " + std::to_string(d),
-                  field.tag_offset(file), "dims");
+      fail(Error(ErrorKind::bad_tensor, "negative dimension " + std::to_string(d),
+                 field.tag_offset(file), "dims"));
+      return;
     }
     dims.push_back(d);
   };
@@ -144,6 +148,12 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
   ExternalRef external;
   bool is_external = false;
   std::string_view own_name;
+  // The first payload problem, when the options say to collect rather than fail.
+  std::optional<Error> problem;
+  const auto fail = [&](const Error& error) {
+    if (!index.options.collect_payload_errors) throw error;
+    if (!problem) problem = error;
+  };
 
   // This walk is also the tensor's share of the indexing pass: the leaf messages it holds
   // (external_data, segment, metadata_props) are validated here; a tensor holds no indexed ones.
@@ -167,7 +177,7 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
           if (field.type == wire::WireType::varint && wire::as_int64(field.value) >= 0) {
             index.dims.push_back(wire::as_int64(field.value));
           } else {
-            read_dims(file, field, index.dims);
+            read_dims(file, field, index.dims, fail);
           }
           break;
         case TP::kDataType:
@@ -180,8 +190,11 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
           if (is_len) raw = field.payload_span(file);
           break;
         case TP::kExternalData:
-          if (is_len) {
+          if (!is_len) break;
+          try {
             read_external_entry(file, field.payload_span(file), field.tag_offset(file), external);
+          } catch (const Error& e) {
+            fail(e);
           }
           break;
         case TP::kDataLocation:
@@ -204,65 +217,76 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
     walk(index.span(id));
   }
   tensor.dims_count = static_cast<std::uint32_t>(index.dims.size() - tensor.dims_begin);
-  const std::span<const std::int64_t> dims(index.dims.data() + tensor.dims_begin,
-                                           tensor.dims_count);
-  const auto count = element_count(dims);
-  if (!count)
-    throw Error(ErrorKind::bad_tensor, "the product of dims overflows 64 bits",
-                index.messages[id].offset, "dims");
-  const auto expected = packed_byte_size(tensor.data_type, *count);
-  if (!expected && element_bits(tensor.data_type) > 0) {
-    throw Error(ErrorKind::bad_tensor, "the byte size of dims overflows 64 bits",
-                index.messages[id].offset, "dims");
-  }
+  // Finds where the elements are and checks their size against dims and data type.
+  const auto locate_payload = [&] {
+    const std::span<const std::int64_t> dims(index.dims.data() + tensor.dims_begin,
+                                             tensor.dims_count);
+    const auto count = element_count(dims);
+    if (!count)
+      throw Error(ErrorKind::bad_tensor, "the product of dims overflows 64 bits",
+                  index.messages[id].offset, "dims");
+    const auto expected = packed_byte_size(tensor.data_type, *count);
+    if (!expected && element_bits(tensor.data_type) > 0) {
+      throw Error(ErrorKind::bad_tensor, "the byte size of dims overflows 64 bits",
+                  index.messages[id].offset, "dims");
+    }
 
-  if (is_external) {
-    tensor.storage = Storage::external;
-    if (external.location.empty()) {
-      throw Error(ErrorKind::bad_tensor, "data_location is EXTERNAL but no 'location' is given",
-                  index.messages[id].offset, "external_data");
+    if (is_external) {
+      tensor.storage = Storage::external;
+      if (external.location.empty()) {
+        throw Error(ErrorKind::bad_tensor, "data_location is EXTERNAL but no 'location' is given",
+                    index.messages[id].offset, "external_data");
+      }
+      tensor.data_file = open_data_file(index, external.location);
+      const std::uint64_t file_size = index.data_files[tensor.data_file].file.size();
+      const std::uint64_t offset = external.offset.value_or(0);
+      if (offset > file_size) {
+        throw Error(ErrorKind::out_of_bounds,
+                    "external offset " + std::to_string(offset) + " is past the end of '" +
+                        std::string(external.location) + "' (" + std::to_string(file_size) +
+                        " bytes)",
+                    index.messages[id].offset, "external_data");
+      }
+      const std::uint64_t length = external.length.value_or(file_size - offset);
+      if (length > file_size - offset) {
+        throw Error(ErrorKind::out_of_bounds,
+                    "external range [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                        ") runs past the end of '" + std::string(external.location) + "' (" +
+                        std::to_string(file_size) + " bytes)",
+                    index.messages[id].offset, "external_data");
+      }
+      tensor.payload_offset = offset;
+      tensor.payload_length = length;
+    } else if (raw) {
+      tensor.storage = Storage::raw;
+      tensor.payload_offset = raw->offset;
+      tensor.payload_length = raw->length;
+      if (tensor.data_type == static_cast<std::int32_t>(DataType::string)) {
+        throw Error(ErrorKind::bad_tensor, "a STRING tensor cannot use raw_data", raw->offset,
+                    "raw_data");
+      }
+    } else if (typed) {
+      tensor.storage = Storage::typed;
+      tensor.payload_offset = typed->offset;
+      tensor.payload_length = typed->length;
     }
-    tensor.data_file = open_data_file(index, external.location);
-    const std::uint64_t file_size = index.data_files[tensor.data_file].file.size();
-    const std::uint64_t offset = external.offset.value_or(0);
-    if (offset > file_size) {
-      throw Error(ErrorKind::out_of_bounds,
-                  "external offset " + std::to_string(offset) + " is past the end of '" +
-                      std::string(external.location) + "' (" + std::to_string(file_size) +
-                      " bytes)",
-                  index.messages[id].offset, "external_data");
+    if ((tensor.storage == Storage::raw || tensor.storage == Storage::external) && expected &&
+        tensor.payload_length != *expected) {
+      throw Error(
+          ErrorKind::bad_tensor,
+          std::to_string(tensor.payload_length) + " bytes, but " + std::to_string(*count) +
+              " elements of " + data_type_name(tensor.data_type) + " need " +
+              std::to_string(*expected),
+          tensor.storage == Storage::raw ? tensor.payload_offset : index.messages[id].offset,
+          tensor.storage == Storage::raw ? "raw_data" : "external_data");
     }
-    const std::uint64_t length = external.length.value_or(file_size - offset);
-    if (length > file_size - offset) {
-      throw Error(ErrorKind::out_of_bounds,
-                  "external range [" + std::to_string(offset) + ", +" + std::to_string(length) +
-                      ") runs past the end of '" + std::string(external.location) + "' (" +
-                      std::to_string(file_size) + " bytes)",
-                  index.messages[id].offset, "external_data");
+  };
+  if (!problem) {
+    try {
+      locate_payload();
+    } catch (const Error& e) {
+      fail(e);
     }
-    tensor.payload_offset = offset;
-    tensor.payload_length = length;
-  } else if (raw) {
-    tensor.storage = Storage::raw;
-    tensor.payload_offset = raw->offset;
-    tensor.payload_length = raw->length;
-    if (tensor.data_type == static_cast<std::int32_t>(DataType::string)) {
-      throw Error(ErrorKind::bad_tensor, "a STRING tensor cannot use raw_data", raw->offset,
-                  "raw_data");
-    }
-  } else if (typed) {
-    tensor.storage = Storage::typed;
-    tensor.payload_offset = typed->offset;
-    tensor.payload_length = typed->length;
-  }
-  if ((tensor.storage == Storage::raw || tensor.storage == Storage::external) && expected &&
-      tensor.payload_length != *expected) {
-    throw Error(ErrorKind::bad_tensor,
-                std::to_string(tensor.payload_length) + " bytes, but " + std::to_string(*count) +
-                    " elements of " + data_type_name(tensor.data_type) + " need " +
-                    std::to_string(*expected),
-                tensor.storage == Storage::raw ? tensor.payload_offset : index.messages[id].offset,
-                tensor.storage == Storage::raw ? "raw_data" : "external_data");
   }
   const std::string_view alias =
       own_name.empty() ? constant_output_name(index, id) : std::string_view{};
@@ -271,6 +295,18 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
     throw Error(ErrorKind::limit_exceeded,
                 "more than max_tensors (" + std::to_string(index.options.max_tensors) + ") tensors",
                 index.messages[id].offset);
+  }
+  if (problem) {
+    // The tensor stays listed (name, type, dims) but has no bytes to hand out.
+    tensor.storage = Storage::invalid;
+    tensor.data_file = kNone;
+    tensor.payload_offset = 0;
+    tensor.payload_length = 0;
+    const std::uint64_t at =
+        problem->offset() != Error::kNoOffset ? problem->offset() : index.messages[id].offset;
+    const Error located(problem->kind(), problem->detail(), at, problem->field_path());
+    index.payload_errors.push_back({static_cast<std::uint32_t>(index.tensors.size()),
+                                    located.in_context(index.display_name, index.path(id))});
   }
   index.tensors.push_back(tensor);
 }
