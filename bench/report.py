@@ -37,7 +37,8 @@ def probe(model, mode):
 
 
 def bench_ms(name, model):
-    row = bench.get(f"{name}/{model}/real_time")
+    # Open, close and peek report only the timed part of each iteration (manual time).
+    row = bench.get(f"{name}/{model}/real_time") or bench.get(f"{name}/{model}/manual_time")
     if row is None:
         return None
     scale = {"ms": 1, "us": 1e-3, "ns": 1e-6}[row["time_unit"]]
@@ -59,19 +60,21 @@ def ratio(a, b):
 size = {m: os.path.getsize(os.path.join(folder, m + ".onnx")) for m in models}
 print(f"Machine: {platform.machine()}, {sys.argv[2]} cores, {platform.system()} "
       f"{platform.release()}. Medians of 5 runs (bench) and of 3 fresh processes (RSS).\n")
-print("| model | file | onnxmap open ms | peek ms | lookup ns | libprotobuf parse ms | "
+print("| model | file | onnxmap open ms | close ms | peek ms | lookup ns | libprotobuf parse ms | "
       "python onnx.load ms | open speed-up vs libprotobuf | onnxmap open RSS MiB | "
       "onnxmap index MiB | libprotobuf RSS MiB | python RSS MiB |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for m in models:
     open_ms = bench_ms("onnxmap_open", m)
+    close_ms = bench_ms("onnxmap_close", m)
     peek = bench_ms("onnxmap_peek", m)
     lookup = bench_ms("onnxmap_lookup", m)
     pb = bench_ms("protobuf_parse", m)
     py = probe(m, "python-onnx-load")
     o_rss = probe(m, "onnxmap-open")
     pb_rss = probe(m, "protobuf-parse")
-    print(f"| {m} | {size[m] / 2**30:.2f} GiB | {fmt_ms(open_ms)} | {fmt_ms(peek)} | "
+    print(f"| {m} | {size[m] / 2**30:.2f} GiB | {fmt_ms(open_ms)} | {fmt_ms(close_ms)} | "
+          f"{fmt_ms(peek)} | "
           f"{lookup * 1e6:.0f} | {fmt_ms(pb)} | {fmt_ms(py[0] if py else None)} | "
           f"{ratio(open_ms, pb)} | {o_rss[1]:.1f} | {o_rss[2]:.1f} | "
           f"{'-' if pb_rss is None else f'{pb_rss[1]:.0f}'} | {'-' if py is None else f'{py[1]:.0f}'} |")

@@ -124,11 +124,43 @@ class Reader {
       : bytes_(bytes), base_(base), group_depth_limit_(group_depth_limit) {}
 
   // Reads the next field into `field`; false at the end of the message.
-  [[nodiscard]] bool next(Field& field);
+  [[nodiscard]] bool next(Field& field) {
+    if (pos_ >= bytes_.size()) return false;
+    // The common case, kept inline: a one-byte tag with a valid field number, then a one-byte
+    // length that fits in the message or a one-byte varint. Everything else, errors included,
+    // takes the general path, which re-reads the field from its tag.
+    const std::size_t left = bytes_.size() - pos_;
+    const auto tag = static_cast<std::uint8_t>(bytes_[pos_]);
+    if (left >= 2 && tag >= 8 && tag < 0x80U) {
+      const auto second = static_cast<std::uint8_t>(bytes_[pos_ + 1]);
+      const auto type = static_cast<WireType>(tag & 7U);
+      if (second < 0x80U && type == WireType::len && second <= left - 2) {
+        set_short_field(field, tag, 0, bytes_.subspan(pos_ + 2, second));
+        pos_ += 2U + second;
+        return true;
+      }
+      if (second < 0x80U && type == WireType::varint) {
+        set_short_field(field, tag, second, {});
+        pos_ += 2;
+        return true;
+      }
+    }
+    return next_general(field);
+  }
 
   [[nodiscard]] std::uint64_t position() const noexcept { return base_ + pos_; }
 
  private:
+  void set_short_field(Field& field, std::uint8_t tag, std::uint64_t value, Bytes payload) const {
+    field.number = tag >> 3U;
+    field.type = static_cast<WireType>(tag & 7U);
+    field.offset = base_ + pos_;
+    field.payload_offset = field.offset + 2;
+    field.value = value;
+    field.bytes = payload;
+  }
+  // Every field the inline path of next() does not take, and every error.
+  bool next_general(Field& field);
   // Reads a tag at pos_, validating field number and wire type.
   void read_tag(std::uint32_t& number, WireType& type);
   // Reads a length and returns the payload it announces, checked against the end.

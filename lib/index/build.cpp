@@ -3,8 +3,11 @@
 // payload fields are skipped by span and never read.
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 
+#include "index/field_cursor.hpp"
+#include "index/field_roles.hpp"
 #include "index/model_index.hpp"
 #include "index/tensor_table.hpp"
 
@@ -12,48 +15,33 @@ namespace onnxmap::detail {
 
 namespace {
 
-// A child message found while scanning a record, before it gets a record of its own. Merged
-// occurrences (rare) keep their further spans in IndexBuilder::extra_spans_.
-struct PendingChild {
-  std::uint32_t field_number;
-  MessageKind kind;
-  Span span;
-  std::uint32_t extra = kNone;  // index into extra_spans_
-};
-
-// Walks a leaf message and everything inside it, so that every varint and length of the file is
-// checked once, at open. Leaf messages nest only in bounded ways (TypeProto in TypeProto), and the
-// depth limit bounds the recursion.
-void validate_leaf(std::span<const std::byte> bytes, std::uint64_t base, MessageKind kind,
-                   int depth, int max_depth) {
-  if (depth > max_depth) {
-    throw Error(ErrorKind::depth_limit,
-                "messages nested deeper than max_depth " + std::to_string(max_depth), base);
-  }
-  wire::Reader reader(bytes, base);
-  wire::Field field;
-  while (reader.next(field)) {
-    const schema::FieldDescriptor* desc = schema::find_field(kind, field.number);
-    if (desc != nullptr && desc->type == schema::FieldType::message &&
-        field.type == wire::WireType::len) {
-      validate_leaf(field.bytes, field.payload_offset, desc->message, depth + 1, max_depth);
-    }
-  }
-}
-
 class IndexBuilder {
  public:
-  IndexBuilder(ModelIndex& index, IndexScope scope) : index_(index), scope_(scope) {}
+  IndexBuilder(ModelIndex& index, IndexScope scope)
+      : index_(index),
+        scope_(scope),
+        actions_(FieldActions::get()),
+        file_(index.file.bytes().data()) {}
 
   void run(MessageKind root) {
-    MessageRecord record;
-    record.length = index_.file.size();
-    record.kind = root;
-    index_.messages.push_back(record);
-    // The record table is the queue: records are appended while it is walked.
+    if (index_.file.size() >= MessageRecord::kOffsetLimit) {
+      throw Error(ErrorKind::limit_exceeded, "model files of 256 TiB or more are not supported", 0)
+          .in_context(index_.display_name, "");
+    }
+    index_.messages.emplace_back();
+    set_span(0, Span{0, index_.file.size()});
+    index_.messages[0].kind = static_cast<std::uint64_t>(root);
+    // The record table is the queue: records are appended while it is walked. Breadth-first,
+    // the records of one depth are contiguous, so the depth needs no storage.
+    int depth = 0;
+    std::uint32_t depth_end = 1;
     for (std::uint32_t id = 0; id < index_.messages.size(); ++id) {
+      if (id == depth_end) {
+        ++depth;
+        depth_end = static_cast<std::uint32_t>(index_.messages.size());
+      }
       try {
-        scan(id);
+        scan(id, depth);
       } catch (const Error& e) {
         throw e.in_context(index_.display_name, index_.path(id));
       }
@@ -61,117 +49,148 @@ class IndexBuilder {
   }
 
  private:
-  void scan(std::uint32_t id) {
-    const MessageRecord record = index_.messages[id];  // a copy: the table grows below
-    pending_.clear();
-    extra_spans_.clear();
-    if (record.merged) {
-      for (const Span& span : index_.spans(id)) scan_span(record, span);
+  // A later occurrence of a singular message field, merged into the record of the first.
+  struct Merge {
+    std::uint32_t record;
+    Span span;
+  };
+
+  void scan(std::uint32_t id, int depth) {
+    const auto first_child = static_cast<std::uint32_t>(index_.messages.size());
+    // Set first, so that parents and paths can be derived while the record is scanned.
+    index_.messages[id].first_child = first_child;
+    first_child_ = first_child;
+    const auto kind = static_cast<MessageKind>(index_.messages[id].kind);
+    sorted_ = true;
+    if (kind == MessageKind::TensorProto && scope_ == IndexScope::full) {
+      // A tensor holds leaf messages only; the walk that reads its metadata validates them.
+      index_tensor(index_, id, depth);
+      return;
+    }
+    singles_.clear();
+    merges_.clear();
+    if (index_.messages[id].merged == 0) {
+      scan_span(kind, depth, index_.span(id));
     } else {
-      scan_span(record, Span{record.offset, record.length});
+      for (const Span& span : index_.spans(id)) scan_span(kind, depth, span);
     }
-    if (!std::is_sorted(pending_.begin(), pending_.end(), by_field)) {
-      std::stable_sort(pending_.begin(), pending_.end(), by_field);
-    }
-    auto& self = index_.messages[id];
-    self.first_child = static_cast<std::uint32_t>(index_.messages.size());
-    self.child_count = static_cast<std::uint32_t>(pending_.size());
-    std::uint32_t index_in_field = 0;
-    for (std::size_t i = 0; i < pending_.size(); ++i) {
-      const PendingChild& child = pending_[i];
-      index_in_field =
-          (i > 0 && pending_[i - 1].field_number == child.field_number) ? index_in_field + 1 : 0;
-      add_record(id, record.depth, child, index_in_field);
-    }
-    if (record.kind == MessageKind::TensorProto && scope_ == IndexScope::full) {
-      index_tensor(index_, id);
-    }
+    const auto end = static_cast<std::uint32_t>(index_.messages.size());
+    if (!sorted_) sort_children(first_child, end);
+    if (!merges_.empty()) file_merged_spans();
   }
 
-  void scan_span(const MessageRecord& record, const Span& span) {
-    const int max_depth = index_.options.max_depth;
-    wire::Reader reader(index_.bytes(span), span.offset);
-    wire::Field field;
-    while (reader.next(field)) {
-      const schema::FieldDescriptor* desc = schema::find_field(record.kind, field.number);
-      if (desc == nullptr || desc->type != schema::FieldType::message ||
-          field.type != wire::WireType::len) {
-        continue;  // scalars, payloads and unknown fields: the reader has checked their extent
-      }
-      if (scope_ == IndexScope::metadata && !shown_by_peek(record.kind, field.number)) continue;
-      const Span child{field.payload_offset, field.bytes.size()};
-      if (!is_indexed(desc->message)) {
-        validate_leaf(field.bytes, field.payload_offset, desc->message, record.depth + 1,
-                      max_depth);
-        continue;
-      }
-      if (!desc->repeated) {
-        // A singular message given again is merged into the first, as protobuf does.
-        auto same = std::find_if(pending_.begin(), pending_.end(), [&](const PendingChild& p) {
-          return p.field_number == field.number;
-        });
-        if (same != pending_.end()) {
-          if (same->extra == kNone) {
-            same->extra = static_cast<std::uint32_t>(extra_spans_.size());
-            extra_spans_.emplace_back();
+  void scan_span(MessageKind kind, int depth, const Span& span) {
+    const bool metadata = scope_ == IndexScope::metadata;
+    for_each_message_field(
+        file_, span, actions_.message_fields(kind, metadata), [&](const CursorField& field) {
+          const FieldAction action = actions_(kind, field.number);
+          if (action.role == FieldRole::other) return;  // an unknown field numbered past 63
+          if (metadata && !shown_by_peek(kind, field.number)) return;
+          const Span child = field.payload_span(file_);
+          if (action.role == FieldRole::leaf) {
+            validate_leaf(file_, child, action.message, depth + 1, index_.options.max_depth);
+          } else {
+            add_child(depth, field.number, child, action);
           }
-          extra_spans_[same->extra].push_back(child);
-          continue;
+        });
+  }
+
+  void add_child(int parent_depth, std::uint32_t number, const Span& span,
+                 const FieldAction& action) {
+    const auto id = static_cast<std::uint32_t>(index_.messages.size());
+    if (!action.repeated) {
+      // A singular message given again is merged into the first, as protobuf does.
+      for (const auto& [seen_number, record] : singles_) {
+        if (seen_number == number) {
+          index_.messages[record].merged = 1;
+          merges_.push_back({record, span});
+          return;
         }
       }
-      pending_.push_back({field.number, desc->message, child});
+      singles_.emplace_back(number, id);
     }
-  }
-
-  void add_record(std::uint32_t parent, std::uint16_t parent_depth, const PendingChild& child,
-                  std::uint32_t index_in_field) {
-    const int depth = parent_depth + 1;
-    if (depth > index_.options.max_depth) {
+    if (parent_depth + 1 > index_.options.max_depth) {
       throw Error(
           ErrorKind::depth_limit,
           "messages nested deeper than max_depth " + std::to_string(index_.options.max_depth),
-          child.span.offset);
+          span.offset);
     }
     if (index_.messages.size() >= index_.options.max_messages) {
       throw Error(
           ErrorKind::limit_exceeded,
           "more than max_messages (" + std::to_string(index_.options.max_messages) + ") messages",
-          child.span.offset);
+          span.offset);
     }
-    MessageRecord record;
-    record.offset = child.span.offset;
-    record.length = child.span.length;
-    record.parent = parent;
-    record.field_number = child.field_number;
-    record.index_in_field = index_in_field;
-    record.kind = child.kind;
-    record.depth = static_cast<std::uint16_t>(depth);
-    record.merged = child.extra != kNone;
-    const auto id = static_cast<std::uint32_t>(index_.messages.size());
-    if (record.merged) {
-      SpanList spans{child.span};
-      spans.insert(spans.end(), extra_spans_[child.extra].begin(), extra_spans_[child.extra].end());
-      index_.merged_spans.emplace_back(id, std::move(spans));
-    }
-    index_.messages.push_back(record);
+    if (id > first_child_ && number < index_.field_number(id - 1)) sorted_ = false;
+    MessageRecord& record = index_.messages.emplace_back();
+    record.field_number = number;
+    record.kind = static_cast<std::uint64_t>(action.message);
+    set_span(id, span);
   }
 
-  static bool shown_by_peek(MessageKind kind, std::uint32_t field) {
-    if (kind == MessageKind::ModelProto)
-      return field != schema::ModelProto::kFunctions && field != schema::ModelProto::kTrainingInfo;
-    if (kind == MessageKind::GraphProto)
-      return field == schema::GraphProto::kInput || field == schema::GraphProto::kOutput;
-    return true;  // inside a value info: its type
+  void set_span(std::uint32_t id, const Span& span) {
+    MessageRecord& record = index_.messages[id];
+    record.offset = span.offset;
+    if (span.length < MessageRecord::kLongLength) {
+      record.length = static_cast<std::uint32_t>(span.length);
+    } else {
+      record.length = MessageRecord::kLongLength;
+      index_.long_lengths.emplace_back(id, span.length);
+    }
   }
 
-  static bool by_field(const PendingChild& a, const PendingChild& b) {
-    return a.field_number < b.field_number;
+  // Sorts the children [first, end) by field number, keeping wire order within a field
+  // (libprotobuf writes fields in number order, so this is rare), and renumbers what refers to
+  // them.
+  void sort_children(std::uint32_t first, std::uint32_t end) {
+    auto& messages = index_.messages;
+    std::vector<std::uint32_t> order(end - first);
+    std::iota(order.begin(), order.end(), first);
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return messages[a].field_number < messages[b].field_number;
+    });
+    std::vector<MessageRecord> sorted;
+    sorted.reserve(order.size());
+    std::vector<std::uint32_t> new_id(end - first);
+    for (std::uint32_t i = 0; i < order.size(); ++i) {
+      sorted.push_back(messages[order[i]]);
+      new_id[order[i] - first] = first + i;
+    }
+    std::copy(sorted.begin(), sorted.end(), messages.begin() + first);
+    for (Merge& merge : merges_) merge.record = new_id[merge.record - first];
+    auto& long_lengths = index_.long_lengths;
+    const auto tail = std::lower_bound(long_lengths.begin(), long_lengths.end(), first,
+                                       [](const std::pair<std::uint32_t, std::uint64_t>& e,
+                                          std::uint32_t id) { return e.first < id; });
+    for (auto it = tail; it != long_lengths.end(); ++it) it->first = new_id[it->first - first];
+    std::sort(tail, long_lengths.end());
+  }
+
+  // Every merged record gets its spans in wire order; ModelIndex::merged_spans stays sorted by
+  // record id because children get larger ids than every record filed before them.
+  void file_merged_spans() {
+    std::stable_sort(merges_.begin(), merges_.end(),
+                     [](const Merge& a, const Merge& b) { return a.record < b.record; });
+    for (std::size_t i = 0; i < merges_.size();) {
+      const std::uint32_t record = merges_[i].record;
+      SpanList spans{index_.span(record)};
+      for (; i < merges_.size() && merges_[i].record == record; ++i) {
+        spans.push_back(merges_[i].span);
+      }
+      index_.merged_spans.emplace_back(record, std::move(spans));
+    }
   }
 
   ModelIndex& index_;
   IndexScope scope_;
-  std::vector<PendingChild> pending_;
-  std::vector<std::vector<Span>> extra_spans_;
+  const FieldActions& actions_;
+  const std::byte* file_;
+  // Per scan: the first child's id, whether the children arrived in field order, the singular
+  // message fields seen (field number, record), and merges into them.
+  std::uint32_t first_child_ = 0;
+  bool sorted_ = true;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> singles_;
+  std::vector<Merge> merges_;
 };
 
 }  // namespace

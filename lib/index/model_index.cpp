@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <string>
 
@@ -15,19 +16,47 @@ void check_options(const Options& options) {
 }
 
 SpanList ModelIndex::spans(std::uint32_t record) const {
-  const MessageRecord& r = messages[record];
-  if (!r.merged) return SpanList{Span{r.offset, r.length}};
+  if (messages[record].merged == 0) return SpanList{span(record)};
   const auto it = std::lower_bound(merged_spans.begin(), merged_spans.end(), record,
                                    [](const std::pair<std::uint32_t, SpanList>& entry,
                                       std::uint32_t id) { return entry.first < id; });
   return it->second;
 }
 
+std::uint64_t ModelIndex::long_length(std::uint32_t record) const noexcept {
+  const auto it = std::lower_bound(long_lengths.begin(), long_lengths.end(), record,
+                                   [](const std::pair<std::uint32_t, std::uint64_t>& e,
+                                      std::uint32_t id) { return e.first < id; });
+  return it != long_lengths.end() && it->first == record ? it->second : 0;
+}
+
+std::uint32_t ModelIndex::parent(std::uint32_t record) const noexcept {
+  if (record == 0) return kNone;
+  // The parent is the last record before `record` whose children begin at or before it: first
+  // children grow with the record id, because the pass appends each record's children in turn.
+  const auto end = messages.begin() + record;
+  const auto it =
+      std::upper_bound(messages.begin(), end, record,
+                       [](std::uint32_t id, const MessageRecord& m) { return id < m.first_child; });
+  return static_cast<std::uint32_t>(it - messages.begin()) - 1;
+}
+
+int ModelIndex::depth(std::uint32_t record) const noexcept {
+  int depth = 0;
+  for (std::uint32_t id = parent(record); id != kNone; id = parent(id)) ++depth;
+  return depth;
+}
+
+std::uint32_t ModelIndex::index_in_field(std::uint32_t record) const noexcept {
+  const std::uint32_t up = parent(record);
+  return up == kNone ? 0 : record - children(up, field_number(record)).first;
+}
+
 std::pair<std::uint32_t, std::uint32_t> ModelIndex::children(std::uint32_t record,
                                                              std::uint32_t field_number) const {
-  const MessageRecord& r = messages[record];
-  const auto begin = messages.begin() + r.first_child;
-  const auto end = begin + r.child_count;
+  const auto [first, last] = child_range(record);
+  const auto begin = messages.begin() + first;
+  const auto end = messages.begin() + last;
   const auto lo =
       std::lower_bound(begin, end, field_number,
                        [](const MessageRecord& m, std::uint32_t n) { return m.field_number < n; });
@@ -42,7 +71,8 @@ std::uint64_t ModelIndex::memory_bytes() const noexcept {
   std::uint64_t bytes =
       messages.capacity() * sizeof(MessageRecord) + tensors.capacity() * sizeof(TensorRecord) +
       dims.capacity() * sizeof(std::int64_t) + name_slots.capacity() * sizeof(std::uint32_t) +
-      data_files.capacity() * sizeof(DataFile) + payload_errors.capacity() * sizeof(PayloadError);
+      data_files.capacity() * sizeof(DataFile) + payload_errors.capacity() * sizeof(PayloadError) +
+      long_lengths.capacity() * sizeof(std::pair<std::uint32_t, std::uint64_t>);
   for (const auto& [id, spans] : merged_spans)
     bytes += sizeof(id) + spans.capacity() * sizeof(Span);
   return bytes;
@@ -50,18 +80,14 @@ std::uint64_t ModelIndex::memory_bytes() const noexcept {
 
 std::string ModelIndex::path(std::uint32_t record) const {
   std::vector<std::uint32_t> chain;
-  for (std::uint32_t id = record; id != kNone && messages[id].parent != kNone;
-       id = messages[id].parent) {
-    chain.push_back(id);
-  }
+  for (std::uint32_t id = record; id != kNone && id != 0; id = parent(id)) chain.push_back(id);
   std::string out;
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    const MessageRecord& m = messages[*it];
-    const schema::FieldDescriptor* field =
-        schema::find_field(messages[m.parent].kind, m.field_number);
+    const std::uint32_t number = field_number(*it);
+    const schema::FieldDescriptor* field = schema::find_field(kind(parent(*it)), number);
     if (!out.empty()) out += '.';
-    out += field != nullptr ? field->name : std::to_string(m.field_number);
-    if (field != nullptr && field->repeated) out += "[" + std::to_string(m.index_in_field) + "]";
+    out += field != nullptr ? field->name : std::to_string(number);
+    if (field != nullptr && field->repeated) out += "[" + std::to_string(index_in_field(*it)) + "]";
   }
   return out;
 }
@@ -75,10 +101,40 @@ std::uint32_t ModelIndex::tensor_of_message(std::uint32_t record) const noexcept
              : kNone;
 }
 
+std::uint64_t name_hash(std::string_view name) noexcept {
+  // Eight bytes per step (tensor names run to tens of bytes, and std::hash was a tenth of the
+  // pass), then murmur3's finalizer so that the low bits the table uses depend on every byte.
+  constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ULL;
+  std::uint64_t h = name.size() * kMultiplier;
+  const char* p = name.data();
+  std::size_t left = name.size();
+  for (; left >= 8; p += 8, left -= 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, p, 8);
+    h = (h ^ word) * kMultiplier;
+    h ^= h >> 29U;
+  }
+  std::uint64_t tail = 0;
+  if (left > 0 && name.size() >= 8) {
+    std::memcpy(&tail, name.data() + name.size() - 8, 8);  // the last eight bytes, overlapping
+  } else {
+    for (std::size_t i = 0; i < left; ++i) {
+      tail |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8U * i);
+    }
+  }
+  h = (h ^ tail) * kMultiplier;
+  h ^= h >> 33U;
+  h *= 0xFF51AFD7ED558CCDULL;
+  h ^= h >> 33U;
+  h *= 0xC4CEB9FE1A85EC53ULL;
+  h ^= h >> 33U;
+  return h;
+}
+
 std::uint32_t ModelIndex::find_tensor(std::string_view name) const noexcept {
   if (name_slots.empty()) return kNone;
   const std::size_t mask = name_slots.size() - 1;
-  for (std::size_t slot = std::hash<std::string_view>{}(name)&mask;; slot = (slot + 1) & mask) {
+  for (std::size_t slot = name_hash(name) & mask;; slot = (slot + 1) & mask) {
     const std::uint32_t held = name_slots[slot];
     if (held == 0) return kNone;
     if (tensors[held - 1].name == name) return held - 1;

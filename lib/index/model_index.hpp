@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "index/message_record.hpp"
+#include "index/pod_table.hpp"
 #include "onnxmap/detail/message_view.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/mapped_file.hpp"
@@ -35,19 +37,6 @@ using schema::MessageKind;
     default: return false;
   }
 }
-
-struct MessageRecord {
-  std::uint64_t offset = 0;  // first span
-  std::uint64_t length = 0;
-  std::uint32_t parent = kNone;
-  std::uint32_t first_child = 0;  // children are contiguous, sorted by field number
-  std::uint32_t child_count = 0;
-  std::uint32_t field_number = 0;    // the parent's field that holds this message
-  std::uint32_t index_in_field = 0;  // position among the parent's values of that field
-  MessageKind kind = MessageKind::ModelProto;
-  std::uint16_t depth = 0;
-  bool merged = false;  // more spans in ModelIndex::merged_spans
-};
 
 // How a tensor's elements are stored.
 enum class Storage : std::uint8_t {
@@ -88,21 +77,52 @@ struct ModelIndex {
   std::string display_name;      // the path, for error messages
   std::filesystem::path folder;  // external data locations resolve against it
   Options options;
-  std::vector<MessageRecord> messages;                           // [0] is the root message
-  std::vector<std::pair<std::uint32_t, SpanList>> merged_spans;  // sorted by record id
-  std::vector<TensorRecord> tensors;  // breadth-first: outer graphs first
-  std::vector<std::int64_t> dims;
+  PodTable<MessageRecord> messages;  // [0] is the root message; breadth-first
+  std::vector<std::pair<std::uint32_t, SpanList>> merged_spans;       // sorted by record id
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> long_lengths;  // sorted by record id
+  PodTable<TensorRecord> tensors;  // breadth-first: outer graphs first
+  PodTable<std::int64_t> dims;
   std::vector<DataFile> data_files;
   std::vector<PayloadError> payload_errors;  // sorted by tensor id
-  std::vector<std::uint32_t> name_slots;     // open addressing: tensor id + 1, 0 = empty
+  PodTable<std::uint32_t> name_slots;        // open addressing: tensor id + 1, 0 = empty
 
   [[nodiscard]] std::span<const std::byte> bytes(const Span& span) const noexcept {
     return file.bytes().subspan(span.offset, span.length);
   }
+  // What the index knows of a record, for code outside the pass (views, the writer): use these
+  // rather than MessageRecord's members, whose layout is the index's business.
+  [[nodiscard]] MessageKind kind(std::uint32_t record) const noexcept {
+    return static_cast<MessageKind>(messages[record].kind);
+  }
+  // The parent's field that holds the record (0 for the root).
+  [[nodiscard]] std::uint32_t field_number(std::uint32_t record) const noexcept {
+    return static_cast<std::uint32_t>(messages[record].field_number);
+  }
+  // The record's first span; spans() gives all of them when a singular field was merged.
+  [[nodiscard]] Span span(std::uint32_t record) const noexcept {
+    const MessageRecord& r = messages[record];
+    return {r.offset, r.length != MessageRecord::kLongLength ? r.length : long_length(record)};
+  }
+  // kNone for the root. O(log n): a binary search of the breadth-first table.
+  [[nodiscard]] std::uint32_t parent(std::uint32_t record) const noexcept;
+  // All children of `record`, as a range of record ids.
+  [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> child_range(
+      std::uint32_t record) const noexcept {
+    const std::uint32_t end = record + 1 < messages.size()
+                                  ? messages[record + 1].first_child
+                                  : static_cast<std::uint32_t>(messages.size());
+    return {messages[record].first_child, end};
+  }
+  // 0 for the root.
+  [[nodiscard]] int depth(std::uint32_t record) const noexcept;
+  // The record's position among its parent's values of its field: 3 for graph.node[3].
+  [[nodiscard]] std::uint32_t index_in_field(std::uint32_t record) const noexcept;
   [[nodiscard]] SpanList spans(std::uint32_t record) const;
   // Children of `record` held in field `field_number`, as a range of record ids.
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> children(std::uint32_t record,
                                                                  std::uint32_t field_number) const;
+  // The length of a record whose first span is 4 GiB or longer.
+  [[nodiscard]] std::uint64_t long_length(std::uint32_t record) const noexcept;
   // Heap bytes the index holds (its tables, not the mapped file).
   [[nodiscard]] std::uint64_t memory_bytes() const noexcept;
   // "graph.node[12].attribute[0].t"
@@ -118,6 +138,9 @@ struct ModelIndex {
 // Throws onnxmap::Error (invalid_argument) for options no open can honour (max_depth outside
 // 1..kMaxDepthCeiling).
 void check_options(const Options& options);
+
+// The hash of the tensor-name table.
+[[nodiscard]] std::uint64_t name_hash(std::string_view name) noexcept;
 
 // Opens a model file as `options` say, errors naming the file.
 [[nodiscard]] MappedFile open_model_file(const std::filesystem::path& path, const Options& options);

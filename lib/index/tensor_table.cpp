@@ -1,8 +1,12 @@
 #include "index/tensor_table.hpp"
 
+#include <array>
 #include <charconv>
 #include <functional>
 #include <string>
+
+#include "index/field_cursor.hpp"
+#include "index/field_roles.hpp"
 
 namespace onnxmap::detail {
 
@@ -29,22 +33,21 @@ std::uint64_t parse_decimal(std::string_view key, std::string_view text, std::ui
   return value;
 }
 
-void read_external_entry(const wire::Field& entry, ExternalRef& ref) {
+// `entry` is one external_data StringStringEntryProto, `at` the offset of its tag.
+void read_external_entry(const std::byte* file, Span entry, std::uint64_t at, ExternalRef& ref) {
   std::string_view key;
   std::string_view value;
-  wire::Reader reader(entry.bytes, entry.payload_offset);
-  wire::Field field;
-  while (reader.next(field)) {
-    if (field.type != wire::WireType::len) continue;
-    if (field.number == schema::StringStringEntryProto::kKey) key = wire::as_string(field.bytes);
+  for_each_field(file, entry, [&](const CursorField& field) {
+    if (field.type != wire::WireType::len) return;
+    if (field.number == schema::StringStringEntryProto::kKey) key = wire::as_string(field.bytes());
     if (field.number == schema::StringStringEntryProto::kValue) {
-      value = wire::as_string(field.bytes);
+      value = wire::as_string(field.bytes());
     }
-  }
+  });
   // Later entries with the same key win, as onnx's loader reads them.
   if (key == "location") ref.location = value;
-  if (key == "offset") ref.offset = parse_decimal(key, value, entry.offset);
-  if (key == "length") ref.length = parse_decimal(key, value, entry.offset);
+  if (key == "offset") ref.offset = parse_decimal(key, value, at);
+  if (key == "length") ref.length = parse_decimal(key, value, at);
 }
 
 bool is_typed_data_field(std::uint32_t number) {
@@ -54,10 +57,10 @@ bool is_typed_data_field(std::uint32_t number) {
 
 // A tensor held in a Constant node's attribute is known by the node's output name.
 std::string_view constant_output_name(const ModelIndex& index, std::uint32_t tensor) {
-  const MessageRecord& t = index.messages[tensor];
-  if (t.parent == kNone || index.messages[t.parent].kind != MessageKind::AttributeProto) return {};
-  const std::uint32_t node = index.messages[t.parent].parent;
-  if (node == kNone || index.messages[node].kind != MessageKind::NodeProto) return {};
+  const std::uint32_t attribute = index.parent(tensor);
+  if (attribute == kNone || index.kind(attribute) != MessageKind::AttributeProto) return {};
+  const std::uint32_t node = index.parent(attribute);
+  if (node == kNone || index.kind(node) != MessageKind::NodeProto) return {};
   std::string_view op_type;
   std::string_view first_output;
   bool has_output = false;
@@ -76,6 +79,47 @@ std::string_view constant_output_name(const ModelIndex& index, std::uint32_t ten
   return op_type == "Constant" ? first_output : std::string_view{};
 }
 
+// Appends the dims a field carries (one varint, or packed); a negative one goes to `fail`
+// (which throws, or notes the problem and lets the walk go on) and is left out.
+template <class Fail>
+void read_dims(const std::byte* file, const CursorField& field, PodTable<std::int64_t>& dims,
+               Fail&& fail) {
+  const auto check = [&](std::uint64_t v) {
+    const auto d = wire::as_int64(v);
+    if (d < 0) {
+      fail(Error(ErrorKind::bad_tensor, "negative dimension " + std::to_string(d),
+                 field.tag_offset(file), "dims"));
+      return;
+    }
+    dims.push_back(d);
+  };
+  if (field.type == wire::WireType::varint) {
+    check(field.value);
+  } else if (field.type == wire::WireType::len) {
+    const wire::Bytes packed = field.bytes();
+    const auto base = static_cast<std::uint64_t>(field.payload - file);
+    std::size_t pos = 0;
+    while (pos < packed.size()) check(wire::read_varint(packed, pos, base));
+  }
+}
+
+// Bits per element of data type `data_type` (0 for STRING and for numbers that are no type),
+// from a table: the pass asks once per tensor.
+std::uint32_t element_bits(std::int32_t data_type) noexcept {
+  static constexpr std::int32_t kTableTypes = 64;
+  static const auto table = [] {
+    std::array<std::uint8_t, kTableTypes> bits{};
+    for (std::int32_t type = 0; type < kTableTypes; ++type) {
+      const auto t = traits(static_cast<DataType>(type));
+      bits[type] = t ? static_cast<std::uint8_t>(t->bits) : 0;
+    }
+    return bits;
+  }();
+  if (data_type >= 0 && data_type < kTableTypes) return table[data_type];
+  const auto t = traits(static_cast<DataType>(data_type));
+  return t ? t->bits : 0;
+}
+
 }  // namespace
 
 std::optional<std::uint64_t> element_count(std::span<const std::int64_t> dims) {
@@ -89,97 +133,20 @@ std::optional<std::uint64_t> element_count(std::span<const std::int64_t> dims) {
 }
 
 std::optional<std::uint64_t> packed_byte_size(std::int32_t data_type, std::uint64_t count) {
-  const auto t = traits(static_cast<DataType>(data_type));
-  if (!t || t->bits == 0) return std::nullopt;
-  if (count > UINT64_MAX / t->bits - 7) return std::nullopt;
-  return (count * t->bits + 7) / 8;
+  const std::uint32_t bits = element_bits(data_type);
+  if (bits == 0) return std::nullopt;
+  if (count > UINT64_MAX / bits - 7) return std::nullopt;
+  return (count * bits + 7) / 8;
 }
 
-namespace {
-
-// What the field walk over a TensorProto finds about its payload.
-struct PayloadFields {
+void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
+  TensorRecord tensor;
+  tensor.message = id;
+  tensor.dims_begin = static_cast<std::uint32_t>(index.dims.size());
   std::optional<Span> raw;
   std::optional<Span> typed;
   ExternalRef external;
   bool is_external = false;
-};
-
-// Finds where the elements of `tensor` are and checks their size against dims and data type.
-// Throws onnxmap::Error with a field path relative to the tensor.
-void locate_payload(ModelIndex& index, std::uint32_t id, TensorRecord& tensor,
-                    const PayloadFields& fields) {
-  const std::span<const std::int64_t> dims(index.dims.data() + tensor.dims_begin,
-                                           tensor.dims_count);
-  const auto count = element_count(dims);
-  if (!count)
-    throw Error(ErrorKind::bad_tensor, "the product of dims overflows 64 bits",
-                index.messages[id].offset, "dims");
-  const auto expected = packed_byte_size(tensor.data_type, *count);
-  const auto type_traits = traits(static_cast<DataType>(tensor.data_type));
-  if (!expected && type_traits && type_traits->bits > 0) {
-    throw Error(ErrorKind::bad_tensor, "the byte size of dims overflows 64 bits",
-                index.messages[id].offset, "dims");
-  }
-
-  const ExternalRef& external = fields.external;
-  if (fields.is_external) {
-    tensor.storage = Storage::external;
-    if (external.location.empty()) {
-      throw Error(ErrorKind::bad_tensor, "data_location is EXTERNAL but no 'location' is given",
-                  index.messages[id].offset, "external_data");
-    }
-    tensor.data_file = open_data_file(index, external.location);
-    const std::uint64_t file_size = index.data_files[tensor.data_file].file.size();
-    const std::uint64_t offset = external.offset.value_or(0);
-    if (offset > file_size) {
-      throw Error(ErrorKind::out_of_bounds,
-                  "external offset " + std::to_string(offset) + " is past the end of '" +
-                      std::string(external.location) + "' (" + std::to_string(file_size) +
-                      " bytes)",
-                  index.messages[id].offset, "external_data");
-    }
-    const std::uint64_t length = external.length.value_or(file_size - offset);
-    if (length > file_size - offset) {
-      throw Error(ErrorKind::out_of_bounds,
-                  "external range [" + std::to_string(offset) + ", +" + std::to_string(length) +
-                      ") runs past the end of '" + std::string(external.location) + "' (" +
-                      std::to_string(file_size) + " bytes)",
-                  index.messages[id].offset, "external_data");
-    }
-    tensor.payload_offset = offset;
-    tensor.payload_length = length;
-  } else if (fields.raw) {
-    tensor.storage = Storage::raw;
-    tensor.payload_offset = fields.raw->offset;
-    tensor.payload_length = fields.raw->length;
-    if (tensor.data_type == static_cast<std::int32_t>(DataType::string)) {
-      throw Error(ErrorKind::bad_tensor, "a STRING tensor cannot use raw_data", fields.raw->offset,
-                  "raw_data");
-    }
-  } else if (fields.typed) {
-    tensor.storage = Storage::typed;
-    tensor.payload_offset = fields.typed->offset;
-    tensor.payload_length = fields.typed->length;
-  }
-  if ((tensor.storage == Storage::raw || tensor.storage == Storage::external) && expected &&
-      tensor.payload_length != *expected) {
-    throw Error(ErrorKind::bad_tensor,
-                std::to_string(tensor.payload_length) + " bytes, but " + std::to_string(*count) +
-                    " elements of " + data_type_name(tensor.data_type) + " need " +
-                    std::to_string(*expected),
-                tensor.storage == Storage::raw ? tensor.payload_offset : index.messages[id].offset,
-                tensor.storage == Storage::raw ? "raw_data" : "external_data");
-  }
-}
-
-}  // namespace
-
-void index_tensor(ModelIndex& index, std::uint32_t id) {
-  TensorRecord tensor;
-  tensor.message = id;
-  tensor.dims_begin = static_cast<std::uint32_t>(index.dims.size());
-  PayloadFields fields;
   std::string_view own_name;
   // The first payload problem, when the options say to collect rather than fail.
   std::optional<Error> problem;
@@ -188,36 +155,44 @@ void index_tensor(ModelIndex& index, std::uint32_t id) {
     if (!problem) problem = error;
   };
 
-  for (const Span& span : index.spans(id)) {
-    wire::Reader reader(index.bytes(span), span.offset);
-    wire::Field field;
-    while (reader.next(field)) {
+  // This walk is also the tensor's share of the indexing pass: the leaf messages it holds
+  // (external_data, segment, metadata_props) are validated here; a tensor holds no indexed ones.
+  const FieldActions& actions = FieldActions::get();
+  const std::uint64_t leaf_fields = actions.message_fields(MessageKind::TensorProto, false);
+  const std::byte* file = index.file.bytes().data();
+  const int leaf_depth = depth + 1;
+  const auto walk = [&](const Span& span) {
+    for_each_field(file, span, [&](const CursorField& field) {
+      const bool is_len = field.type == wire::WireType::len;
+      if (is_len && (field.number > 63 || ((leaf_fields >> field.number) & 1U) != 0)) {
+        const FieldAction action = actions(MessageKind::TensorProto, field.number);
+        if (action.role != FieldRole::other) {
+          validate_leaf(file, field.payload_span(file), action.message, leaf_depth,
+                        index.options.max_depth);
+        }
+      }
       switch (field.number) {
         case TP::kDims:
-          (void)wire::for_each_varint(field, [&](std::uint64_t v) {
-            const auto d = wire::as_int64(v);
-            if (d < 0) {
-              fail(Error(ErrorKind::bad_tensor, "negative dimension " + std::to_string(d),
-                         field.offset, "dims"));
-              return;
-            }
-            index.dims.push_back(d);
-          });
+          // One dim per varint field is how libprotobuf writes them: no call for that.
+          if (field.type == wire::WireType::varint && wire::as_int64(field.value) >= 0) {
+            index.dims.push_back(wire::as_int64(field.value));
+          } else {
+            read_dims(file, field, index.dims, fail);
+          }
           break;
         case TP::kDataType:
           if (field.type == wire::WireType::varint) tensor.data_type = wire::as_int32(field.value);
           break;
         case TP::kName:
-          if (field.type == wire::WireType::len) own_name = wire::as_string(field.bytes);
+          if (is_len) own_name = wire::as_string(field.bytes());
           break;
         case TP::kRawData:
-          if (field.type == wire::WireType::len)
-            fields.raw = Span{field.payload_offset, field.bytes.size()};
+          if (is_len) raw = field.payload_span(file);
           break;
         case TP::kExternalData:
-          if (field.type != wire::WireType::len) break;
+          if (!is_len) break;
           try {
-            read_external_entry(field, fields.external);
+            read_external_entry(file, field.payload_span(file), field.tag_offset(file), external);
           } catch (const Error& e) {
             fail(e);
           }
@@ -225,21 +200,90 @@ void index_tensor(ModelIndex& index, std::uint32_t id) {
         case TP::kDataLocation:
           // proto2: an unknown enum value is kept aside, not stored in the field.
           if (field.type == wire::WireType::varint && field.value <= 1) {
-            fields.is_external = field.value == 1;
+            is_external = field.value == 1;
           }
           break;
         default:
-          if (is_typed_data_field(field.number) && !fields.typed) {
+          if (is_typed_data_field(field.number) && !typed) {
             tensor.typed_field = field.number;
-            fields.typed = Span{field.payload_offset, field.bytes.size()};
+            typed = field.payload_span(file);
           }
       }
-    }
+    });
+  };
+  if (index.messages[id].merged != 0) {
+    for (const Span& span : index.spans(id)) walk(span);
+  } else {
+    walk(index.span(id));
   }
   tensor.dims_count = static_cast<std::uint32_t>(index.dims.size() - tensor.dims_begin);
+  // Finds where the elements are and checks their size against dims and data type.
+  const auto locate_payload = [&] {
+    const std::span<const std::int64_t> dims(index.dims.data() + tensor.dims_begin,
+                                             tensor.dims_count);
+    const auto count = element_count(dims);
+    if (!count)
+      throw Error(ErrorKind::bad_tensor, "the product of dims overflows 64 bits",
+                  index.messages[id].offset, "dims");
+    const auto expected = packed_byte_size(tensor.data_type, *count);
+    if (!expected && element_bits(tensor.data_type) > 0) {
+      throw Error(ErrorKind::bad_tensor, "the byte size of dims overflows 64 bits",
+                  index.messages[id].offset, "dims");
+    }
+
+    if (is_external) {
+      tensor.storage = Storage::external;
+      if (external.location.empty()) {
+        throw Error(ErrorKind::bad_tensor, "data_location is EXTERNAL but no 'location' is given",
+                    index.messages[id].offset, "external_data");
+      }
+      tensor.data_file = open_data_file(index, external.location);
+      const std::uint64_t file_size = index.data_files[tensor.data_file].file.size();
+      const std::uint64_t offset = external.offset.value_or(0);
+      if (offset > file_size) {
+        throw Error(ErrorKind::out_of_bounds,
+                    "external offset " + std::to_string(offset) + " is past the end of '" +
+                        std::string(external.location) + "' (" + std::to_string(file_size) +
+                        " bytes)",
+                    index.messages[id].offset, "external_data");
+      }
+      const std::uint64_t length = external.length.value_or(file_size - offset);
+      if (length > file_size - offset) {
+        throw Error(ErrorKind::out_of_bounds,
+                    "external range [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                        ") runs past the end of '" + std::string(external.location) + "' (" +
+                        std::to_string(file_size) + " bytes)",
+                    index.messages[id].offset, "external_data");
+      }
+      tensor.payload_offset = offset;
+      tensor.payload_length = length;
+    } else if (raw) {
+      tensor.storage = Storage::raw;
+      tensor.payload_offset = raw->offset;
+      tensor.payload_length = raw->length;
+      if (tensor.data_type == static_cast<std::int32_t>(DataType::string)) {
+        throw Error(ErrorKind::bad_tensor, "a STRING tensor cannot use raw_data", raw->offset,
+                    "raw_data");
+      }
+    } else if (typed) {
+      tensor.storage = Storage::typed;
+      tensor.payload_offset = typed->offset;
+      tensor.payload_length = typed->length;
+    }
+    if ((tensor.storage == Storage::raw || tensor.storage == Storage::external) && expected &&
+        tensor.payload_length != *expected) {
+      throw Error(
+          ErrorKind::bad_tensor,
+          std::to_string(tensor.payload_length) + " bytes, but " + std::to_string(*count) +
+              " elements of " + data_type_name(tensor.data_type) + " need " +
+              std::to_string(*expected),
+          tensor.storage == Storage::raw ? tensor.payload_offset : index.messages[id].offset,
+          tensor.storage == Storage::raw ? "raw_data" : "external_data");
+    }
+  };
   if (!problem) {
     try {
-      locate_payload(index, id, tensor, fields);
+      locate_payload();
     } catch (const Error& e) {
       fail(e);
     }
@@ -272,10 +316,9 @@ void build_name_table(ModelIndex& index) {
   while (slots < 2 * index.tensors.size()) slots *= 2;
   index.name_slots.assign(slots, 0);
   std::vector<std::uint32_t> last_of_name(index.tensors.size(), kNone);
-  const std::hash<std::string_view> hash;
   for (std::uint32_t id = 0; id < index.tensors.size(); ++id) {
     const std::string_view name = index.tensors[id].name;
-    for (std::size_t slot = hash(name) & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
+    for (std::size_t slot = name_hash(name) & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
       const std::uint32_t held = index.name_slots[slot];
       if (held == 0) {
         index.name_slots[slot] = id + 1;

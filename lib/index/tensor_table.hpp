@@ -9,9 +9,10 @@
 
 namespace onnxmap::detail {
 
-// Reads the metadata of TensorProto record `id` and appends its TensorRecord. Throws
-// onnxmap::Error (bad_tensor, unsafe_path, ...) with a field path relative to the tensor.
-void index_tensor(ModelIndex& index, std::uint32_t id);
+// Reads the metadata of TensorProto record `id`, at `depth` in the message tree, and appends its
+// TensorRecord. Throws onnxmap::Error (bad_tensor, unsafe_path, ...) with a field path relative to
+// the tensor.
+void index_tensor(ModelIndex& index, std::uint32_t id, int depth);
 
 // Builds ModelIndex::name_slots and the next_same_name chains, in breadth-first order.
 void build_name_table(ModelIndex& index);

@@ -131,8 +131,7 @@ Bytes Reader::skip_group(std::uint32_t number) {
   }
 }
 
-bool Reader::next(Field& field) {
-  if (pos_ >= bytes_.size()) return false;
+bool Reader::next_general(Field& field) {
   field.offset = base_ + pos_;
   read_tag(field.number, field.type);
   field.payload_offset = base_ + pos_;

@@ -35,12 +35,12 @@ struct Reach {
 };
 
 Reach reach_of(const ModelIndex& index, std::uint32_t record) {
-  const std::uint32_t parent = index.messages[record].parent;
+  const std::uint32_t parent = index.parent(record);
   if (parent == kNone) return {};
-  Reach reach{true, index.messages[parent].kind == MessageKind::AttributeProto};
-  if (!reach.in_attribute && index.messages[parent].kind != MessageKind::GraphProto) return {};
-  for (std::uint32_t id = parent; id != kNone; id = index.messages[id].parent) {
-    switch (index.messages[id].kind) {
+  Reach reach{true, index.kind(parent) == MessageKind::AttributeProto};
+  if (!reach.in_attribute && index.kind(parent) != MessageKind::GraphProto) return {};
+  for (std::uint32_t id = parent; id != kNone; id = index.parent(id)) {
+    switch (index.kind(id)) {
       case MessageKind::GraphProto:
       case MessageKind::NodeProto:
       case MessageKind::AttributeProto:
@@ -95,7 +95,7 @@ class ModelPlanner {
       moving_[t] = true;
       ++result_.reencoded_tensors;
       for (std::uint32_t id = record.message; id != kNone && !changed_[id];
-           id = index_.messages[id].parent) {
+           id = index_.parent(id)) {
         changed_[id] = true;
         ++changed_count_;
       }
@@ -103,8 +103,7 @@ class ModelPlanner {
   }
 
   void rewrite(std::uint32_t record, std::uint32_t out) {
-    const MessageRecord& m = index_.messages[record];
-    if (m.kind == MessageKind::TensorProto) {
+    if (index_.kind(record) == MessageKind::TensorProto) {
       const std::uint32_t tensor = index_.tensor_of_message(record);
       if (tensor != kNone && moving_[tensor]) {
         rewrite_tensor(tensor, out);
@@ -119,7 +118,8 @@ class ModelPlanner {
       bool first;
     };
     std::vector<ChangedSpan> changed;
-    for (std::uint32_t c = m.first_child; c < m.first_child + m.child_count; ++c) {
+    const auto [first_child, last_child] = index_.child_range(record);
+    for (std::uint32_t c = first_child; c < last_child; ++c) {
       if (!changed_[c]) continue;
       bool first = true;
       for (const Span& span : index_.spans(c)) {

@@ -127,6 +127,16 @@ def main():
     check("get --rows past 4 GB", row is not None and row.shape == (1, 8192) and not row.any())
     big.unlink()
     (folder / "row.npy").unlink()
+    # One tensor of more than 4 GiB: its message's length does not fit 32 bits.
+    r = run("synth", big, "--layers", 1, "--hidden", 8192, "--ffn", 16, "--vocab", 140000,
+            "--dtype", "float32", "--sparse")
+    embed = json.loads(run("ls", "--json", big).stdout)[0]
+    check("a tensor over 4 GiB opens", r.returncode == 0 and embed["bytes"] > 2**32, str(embed))
+    r = run("get", big, embed["name"], "--rows", "139999:140000", "-o", folder / "row.npy")
+    row = np.load(folder / "row.npy") if r.returncode == 0 else None
+    check("get --rows of a tensor over 4 GiB", row is not None and row.shape == (1, 8192))
+    big.unlink()
+    (folder / "row.npy").unlink()
     r = run("synth", folder / "bad.onnx", "--layers", 1, "--hidden", 0)
     check("synth --hidden 0 exits 2", r.returncode == 2 and not (folder / "bad.onnx").exists())
 

@@ -1,0 +1,162 @@
+#pragma once
+// The indexing pass's field walker. It reads the same wire format with the same checks as
+// wire::Reader, but is built for the pass's inner loop: the position lives in a local (so it
+// stays in a register), the common encodings (tags and lengths or varints of one or two bytes)
+// are decoded inline, and anything else, every error included, is handed to wire::Reader from the
+// field's tag, so errors and their offsets are wire::Reader's own.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "onnxmap/detail/message_view.hpp"
+#include "onnxmap/wire.hpp"
+
+namespace onnxmap::detail {
+
+// No default member values: the walk fills every member, and a zeroed field per iteration costs.
+struct CursorField {
+  std::uint32_t number;
+  wire::WireType type;
+  const std::byte* tag;      // where the field starts
+  const std::byte* payload;  // len: the payload; otherwise where the value starts
+  std::uint64_t value;       // len and group: the payload's length; else the value bits
+
+  [[nodiscard]] wire::Bytes bytes() const noexcept {
+    return {payload, static_cast<std::size_t>(value)};
+  }
+  // A payload span: the bytes of a LEN (or group) field, an empty span where a scalar starts.
+  [[nodiscard]] Span payload_span(const std::byte* file) const noexcept {
+    const bool has_bytes = type == wire::WireType::len || type == wire::WireType::start_group;
+    return {static_cast<std::uint64_t>(payload - file), has_bytes ? value : 0};
+  }
+  [[nodiscard]] std::uint64_t tag_offset(const std::byte* file) const noexcept {
+    return static_cast<std::uint64_t>(tag - file);
+  }
+};
+
+// The field at `pos` read by wire::Reader (which throws onnxmap::Error on bad input), and the
+// position after it. Returned by value so that the caller's field stays in registers.
+struct GeneralField {
+  CursorField field;
+  const std::byte* next;
+};
+[[nodiscard]] GeneralField read_field_general(const std::byte* file, const std::byte* pos,
+                                              const std::byte* end);
+
+namespace cursor_detail {
+
+[[nodiscard]] inline unsigned byte_at(const std::byte* p) noexcept {
+  return static_cast<std::uint8_t>(*p);
+}
+
+// A varint of at most two bytes at `p`, before `end`: its size, or 0 for anything else.
+[[nodiscard]] inline int short_varint(const std::byte* p, const std::byte* end,
+                                      std::uint64_t& value) noexcept {
+  const std::ptrdiff_t left = end - p;
+  if (left < 1) return 0;
+  const unsigned first = byte_at(p);
+  if (first < 0x80U) {
+    value = first;
+    return 1;
+  }
+  if (left < 2) return 0;
+  const unsigned second = byte_at(p + 1);
+  if (second >= 0x80U) return 0;
+  value = (first & 0x7FU) | (second << 7U);
+  return 2;
+}
+
+// Decodes the field at `pos` (before `end`) when it has the common form: a tag of one or two
+// bytes with a field number of at least 1, then a varint or a length of one or two bytes, the
+// length within the message. Returns the position after the field, or nullptr for any other form.
+[[nodiscard]] inline const std::byte* decode_common_field(const std::byte* pos,
+                                                          const std::byte* end,
+                                                          CursorField& field) noexcept {
+  // The most common form by far, first: one-byte tag, one-byte value or length.
+  if (end - pos >= 2) {
+    const unsigned tag = byte_at(pos);
+    const unsigned second = byte_at(pos + 1);
+    if (((tag | second) & 0x80U) == 0 && tag >= 8) {
+      const auto type = static_cast<wire::WireType>(tag & 7U);
+      if (type == wire::WireType::varint) {
+        field = {tag >> 3U, type, pos, pos + 1, second};
+        return pos + 2;
+      }
+      if (type == wire::WireType::len && second <= static_cast<std::size_t>(end - pos - 2)) {
+        field = {tag >> 3U, type, pos, pos + 2, second};
+        return pos + 2 + second;
+      }
+      return nullptr;
+    }
+  }
+  std::uint64_t tag = 0;
+  std::uint64_t value = 0;
+  const int tag_size = short_varint(pos, end, tag);
+  const auto type = static_cast<wire::WireType>(tag & 7U);
+  if (tag_size == 0 || tag < 8 || (type != wire::WireType::len && type != wire::WireType::varint)) {
+    return nullptr;
+  }
+  const std::byte* at = pos + tag_size;
+  const int value_size = short_varint(at, end, value);
+  if (value_size == 0) return nullptr;
+  const std::byte* after = at + value_size;
+  const auto number = static_cast<std::uint32_t>(tag >> 3U);
+  if (type == wire::WireType::varint) {
+    field = {number, type, pos, at, value};
+    return after;
+  }
+  if (value > static_cast<std::uint64_t>(end - after)) return nullptr;
+  field = {number, type, pos, after, value};
+  return after + value;
+}
+
+}  // namespace cursor_detail
+
+// Calls fn(field) for every field of the message at `span` of the file starting at `file`.
+template <class Fn>
+void for_each_field(const std::byte* file, Span span, Fn&& fn) {
+  const std::byte* pos = file + span.offset;
+  const std::byte* const end = pos + span.length;
+  while (pos != end) {
+    CursorField field;
+    if (const std::byte* next = cursor_detail::decode_common_field(pos, end, field)) {
+      fn(static_cast<const CursorField&>(field));
+      pos = next;
+    } else {
+      const GeneralField general = read_field_general(file, pos, end);
+      fn(general.field);
+      pos = general.next;
+    }
+  }
+}
+
+// Walks every field of the message at `span` like for_each_field, but calls fn(field) only for
+// LEN fields whose number has its bit set in `mask` (numbers past 63 always call fn): the pass's
+// loop for messages whose other fields it only needs to step over.
+template <class Fn>
+void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask, Fn&& fn) {
+  const auto wanted = [mask](const CursorField& field) {
+    return field.type == wire::WireType::len &&
+           (field.number > 63 || ((mask >> field.number) & 1U) != 0);
+  };
+  const std::byte* pos = file + span.offset;
+  const std::byte* const end = pos + span.length;
+  while (pos != end) {
+    CursorField field;
+    if (const std::byte* next = cursor_detail::decode_common_field(pos, end, field)) {
+      if (wanted(field)) {
+        // A copy for the call: `field` itself never has its address taken, so it stays in
+        // registers for the many fields that are only stepped over.
+        const CursorField passed = field;
+        fn(passed);
+      }
+      pos = next;
+    } else {
+      const GeneralField general = read_field_general(file, pos, end);
+      if (wanted(general.field)) fn(general.field);
+      pos = general.next;
+    }
+  }
+}
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,59 @@
+#include "index/field_roles.hpp"
+
+#include <string>
+
+#include "index/field_cursor.hpp"
+
+namespace onnxmap::detail {
+
+FieldAction FieldActions::lookup(MessageKind kind, std::uint32_t number) noexcept {
+  const schema::FieldDescriptor* desc = schema::find_field(kind, number);
+  if (desc == nullptr || desc->type != schema::FieldType::message) return {};
+  return {is_indexed(desc->message) ? FieldRole::indexed : FieldRole::leaf, desc->repeated,
+          desc->message};
+}
+
+bool shown_by_peek(MessageKind kind, std::uint32_t number) noexcept {
+  if (kind == MessageKind::ModelProto)
+    return number != schema::ModelProto::kFunctions && number != schema::ModelProto::kTrainingInfo;
+  if (kind == MessageKind::GraphProto)
+    return number == schema::GraphProto::kInput || number == schema::GraphProto::kOutput;
+  return true;  // inside a value info: its type
+}
+
+FieldActions::FieldActions() {
+  for (int kind = 0; kind < schema::kMessageKindCount; ++kind) {
+    for (std::uint32_t number = 0; number < 64; ++number) {
+      const FieldAction action = lookup(static_cast<MessageKind>(kind), number);
+      if (number < kTableNumbers) table_[kind][number] = action;
+      if (action.role == FieldRole::other) continue;
+      masks_[0][kind] |= std::uint64_t{1} << number;
+      if (shown_by_peek(static_cast<MessageKind>(kind), number)) {
+        masks_[1][kind] |= std::uint64_t{1} << number;
+      }
+    }
+  }
+}
+
+const FieldActions& FieldActions::get() {
+  static const FieldActions actions;
+  return actions;
+}
+
+void validate_leaf(const std::byte* file, Span span, MessageKind kind, int depth, int max_depth) {
+  // Leaf messages nest only in bounded ways (TypeProto in TypeProto), and the depth limit bounds
+  // the recursion.
+  if (depth > max_depth) {
+    throw Error(ErrorKind::depth_limit,
+                "messages nested deeper than max_depth " + std::to_string(max_depth), span.offset);
+  }
+  const FieldActions& actions = FieldActions::get();
+  for_each_message_field(
+      file, span, actions.message_fields(kind, false), [&](const CursorField& field) {
+        const FieldAction action = actions(kind, field.number);
+        if (action.role == FieldRole::other) return;
+        validate_leaf(file, field.payload_span(file), action.message, depth + 1, max_depth);
+      });
+}
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,88 @@
+#pragma once
+// A growable array of trivially copyable records for the index's big tables. On Linux its storage
+// is an anonymous mapping that grows and shrinks with mremap: pages are moved, never copied, so a
+// table is never held twice while it grows (std::vector's doubling copies everything and briefly
+// needs three times the memory), and trimming the slack after the pass copies nothing either.
+// Elsewhere it falls back to realloc.
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <type_traits>
+
+namespace onnxmap::detail {
+
+// Storage primitives, in pod_table.cpp. Sizes are in bytes; a null pointer holds nothing.
+[[nodiscard]] void* table_resize(void* data, std::size_t old_bytes, std::size_t new_bytes);
+void table_free(void* data, std::size_t bytes) noexcept;
+
+template <class T>
+class PodTable {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  PodTable() = default;
+  PodTable(const PodTable&) = delete;
+  PodTable& operator=(const PodTable&) = delete;
+  PodTable(PodTable&& other) noexcept
+      : data_(other.data_), size_(other.size_), capacity_(other.capacity_) {
+    other.data_ = nullptr;
+    other.size_ = other.capacity_ = 0;
+  }
+  PodTable& operator=(PodTable&& other) noexcept {
+    if (this != &other) {
+      table_free(data_, capacity_ * sizeof(T));
+      data_ = other.data_;
+      size_ = other.size_;
+      capacity_ = other.capacity_;
+      other.data_ = nullptr;
+      other.size_ = other.capacity_ = 0;
+    }
+    return *this;
+  }
+  ~PodTable() { table_free(data_, capacity_ * sizeof(T)); }
+
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] T* data() noexcept { return data_; }
+  [[nodiscard]] const T* data() const noexcept { return data_; }
+  [[nodiscard]] T& operator[](std::size_t i) noexcept { return data_[i]; }
+  [[nodiscard]] const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  [[nodiscard]] T* begin() noexcept { return data_; }
+  [[nodiscard]] T* end() noexcept { return data_ + size_; }
+  [[nodiscard]] const T* begin() const noexcept { return data_; }
+  [[nodiscard]] const T* end() const noexcept { return data_ + size_; }
+  [[nodiscard]] T& back() noexcept { return data_[size_ - 1]; }
+
+  void push_back(const T& value) {
+    if (size_ == capacity_) grow();
+    data_[size_++] = value;
+  }
+  T& emplace_back() {
+    if (size_ == capacity_) grow();
+    return *new (data_ + size_++) T{};
+  }
+  // Sets every element to `value`, `count` of them.
+  void assign(std::size_t count, const T& value) {
+    resize_storage(count);
+    size_ = count;
+    for (std::size_t i = 0; i < count; ++i) data_[i] = value;
+  }
+  void shrink_to_fit() {
+    if (capacity_ > size_) resize_storage(size_);
+  }
+
+ private:
+  void grow() { resize_storage(capacity_ < 64 ? 64 : capacity_ * 2); }
+  void resize_storage(std::size_t capacity) {
+    data_ = static_cast<T*>(table_resize(data_, capacity_ * sizeof(T), capacity * sizeof(T)));
+    capacity_ = capacity;
+  }
+
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+}  // namespace onnxmap::detail
