@@ -1,6 +1,6 @@
-// peak_rss COMMAND [ARGS...]: runs COMMAND (its stdout discarded) and prints its wall time in seconds and its peak
-// resident set size in MiB ("0.361 12.4"). A small C++ parent, so the child's peak is its own
-// (a child forked from a python process starts with python's pages counted).
+// peak_rss COMMAND [ARGS...]: runs COMMAND (its stdout discarded) and prints its wall time in
+// seconds and its peak resident set size in MiB ("0.361 12.4"). A small C++ parent, so the child's
+// peak is its own (a child forked from a python process starts with python's pages counted).
 
 #include <fcntl.h>
 #include <sys/resource.h>

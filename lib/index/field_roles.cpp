@@ -1,6 +1,7 @@
 #include "index/field_roles.hpp"
 
 #include <string>
+#include <vector>
 
 #include "index/field_cursor.hpp"
 
@@ -41,19 +42,31 @@ const FieldActions& FieldActions::get() {
 }
 
 void validate_leaf(const std::byte* file, Span span, MessageKind kind, int depth, int max_depth) {
-  // Leaf messages nest only in bounded ways (TypeProto in TypeProto), and the depth limit bounds
-  // the recursion.
-  if (depth > max_depth) {
-    throw Error(ErrorKind::depth_limit,
-                "messages nested deeper than max_depth " + std::to_string(max_depth), span.offset);
-  }
+  // Leaf messages nest only in bounded ways (TypeProto in TypeProto), yet max_depth may be as
+  // large as kMaxDepthCeiling: an explicit stack, not recursion, so no depth within the limit
+  // can overflow the thread's stack (ASan's larger frames included).
+  struct Pending {
+    Span span;
+    MessageKind kind;
+    int depth;
+  };
+  std::vector<Pending> pending{{span, kind, depth}};
   const FieldActions& actions = FieldActions::get();
-  for_each_message_field(
-      file, span, actions.message_fields(kind, false), [&](const CursorField& field) {
-        const FieldAction action = actions(kind, field.number);
-        if (action.role == FieldRole::other) return;
-        validate_leaf(file, field.payload_span(file), action.message, depth + 1, max_depth);
-      });
+  while (!pending.empty()) {
+    const Pending leaf = pending.back();
+    pending.pop_back();
+    if (leaf.depth > max_depth) {
+      throw Error(ErrorKind::depth_limit,
+                  "messages nested deeper than max_depth " + std::to_string(max_depth),
+                  leaf.span.offset);
+    }
+    for_each_message_field(
+        file, leaf.span, actions.message_fields(leaf.kind, false), [&](const CursorField& field) {
+          const FieldAction action = actions(leaf.kind, field.number);
+          if (action.role == FieldRole::other) return;
+          pending.push_back({field.payload_span(file), action.message, leaf.depth + 1});
+        });
+  }
 }
 
 }  // namespace onnxmap::detail
