@@ -1,15 +1,13 @@
 // onnxmap check MODEL: every problem of a model, one line each (`FILE: PATH: what`), or JSON.
 // Exit 0 when clean, 1 when anything was found.
 
-#include <unistd.h>
-
-#include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "format.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "progress_bar.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -21,44 +19,6 @@ struct CheckArgs {
   bool json = false;
   bool data = false;
   bool no_mmap = false;
-};
-
-// A progress line on stderr, drawn only on a terminal and only once reading has taken a second:
-// short checks stay silent, and redirected output never holds control characters.
-class ProgressBar {
- public:
-  using Clock = std::chrono::steady_clock;
-
-  ProgressBar() : enabled_(::isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
-  ProgressBar(const ProgressBar&) = delete;
-  ProgressBar& operator=(const ProgressBar&) = delete;
-  ~ProgressBar() {
-    if (drawn_) std::cerr << "\r\033[K" << std::flush;
-  }
-
-  void update(std::uint64_t done, std::uint64_t total) {
-    if (!enabled_) return;
-    const auto now = Clock::now();
-    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) {
-      return;
-    }
-    last_ = now;
-    drawn_ = true;
-    constexpr int kWidth = 30;
-    const double fraction =
-        total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
-    const int filled = static_cast<int>(fraction * kWidth);
-    std::cerr << "\rchecking data [" << std::string(static_cast<std::size_t>(filled), '#')
-              << std::string(static_cast<std::size_t>(kWidth - filled), ' ') << "] "
-              << static_cast<int>(fraction * 100) << "% " << human_bytes(done) << " / "
-              << human_bytes(total) << "\033[K" << std::flush;
-  }
-
- private:
-  bool enabled_;
-  bool drawn_ = false;
-  Clock::time_point start_;
-  Clock::time_point last_{};
 };
 
 nlohmann::json report_json(const std::string& model, const CheckReport& report) {
@@ -100,7 +60,7 @@ int run_check(const CheckArgs& args) {
   options.read_data = args.data;
   CheckReport report;
   {
-    ProgressBar bar;
+    ProgressBar bar("checking data");
     options.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
     report = check(args.model, options);
   }

@@ -2,16 +2,13 @@
 // its data files. Messages that do not change are copied byte for byte; payloads are copied by the
 // kernel, so a 300 GB model converts at disk speed in bounded memory.
 
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdio>
 #include <iostream>
 #include <optional>
 #include <string>
 
 #include "format.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "progress_bar.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -60,40 +57,6 @@ bool has_external_tensors(const Model& model) {
   return false;
 }
 
-// A progress bar on stderr, only on a terminal and only once the work has taken a second.
-class ProgressBar {
- public:
-  ProgressBar() : start_(std::chrono::steady_clock::now()), enabled_(::isatty(STDERR_FILENO)) {}
-  ~ProgressBar() {
-    if (shown_) std::fputc('\n', stderr);
-  }
-  ProgressBar(const ProgressBar&) = delete;
-  ProgressBar& operator=(const ProgressBar&) = delete;
-
-  void update(std::uint64_t done, std::uint64_t total) {
-    if (!enabled_) return;
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (seconds < 1.0) return;
-    shown_ = true;
-    const double fraction =
-        total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
-    constexpr int kWidth = 30;
-    const int filled = static_cast<int>(fraction * kWidth);
-    std::fprintf(
-        stderr, "\r[%s%s] %3d%% %s / %s, %s/s  ", std::string(filled, '#').c_str(),
-        std::string(kWidth - filled, ' ').c_str(), static_cast<int>(fraction * 100),
-        human_bytes(done).c_str(), human_bytes(total).c_str(),
-        human_bytes(static_cast<std::uint64_t>(static_cast<double>(done) / seconds)).c_str());
-    std::fflush(stderr);
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_;
-  bool enabled_;
-  bool shown_ = false;
-};
-
 int run_convert(ConvertArgs& args) {
   SaveOptions& options = args.options;
   options.size_threshold = *parse_size(args.size_threshold);
@@ -105,7 +68,7 @@ int run_convert(ConvertArgs& args) {
       args.external->count() > 0 || (!args.inline_data && has_external_tensors(model));
   options.location = args.location;
 
-  ProgressBar bar;
+  ProgressBar bar("converting");
   options.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
   const SaveResult r = save(model, args.out, options);
   options.progress = nullptr;
