@@ -34,6 +34,12 @@ class MappedFile {
   // (MADV_DONTNEED; clean file pages are re-read on the next touch). No-ops for read mode.
   void prefetch(std::uint64_t offset, std::uint64_t length) const noexcept;
   void release(std::uint64_t offset, std::uint64_t length) const noexcept;
+  // Like release, but only the pages lying wholly inside the range, so that bytes beside it that
+  // are in use stay mapped.
+  void release_interior(std::uint64_t offset, std::uint64_t length) const noexcept;
+
+  // The system's page size, the unit of mapping.
+  [[nodiscard]] static std::uint64_t page_size() noexcept;
 
  private:
   std::filesystem::path path_;

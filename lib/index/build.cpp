@@ -21,7 +21,8 @@ class IndexBuilder {
       : index_(index),
         scope_(scope),
         actions_(FieldActions::get()),
-        file_(index.file.bytes().data()) {}
+        file_(index.file.bytes().data()),
+        trim_(index.file) {}
 
   void run(MessageKind root) {
     if (index_.file.size() >= MessageRecord::kOffsetLimit) {
@@ -46,6 +47,7 @@ class IndexBuilder {
         throw e.in_context(index_.display_name, index_.path(id));
       }
     }
+    trim_.finish();
   }
 
  private:
@@ -64,7 +66,7 @@ class IndexBuilder {
     sorted_ = true;
     if (kind == MessageKind::TensorProto && scope_ == IndexScope::full) {
       // A tensor holds leaf messages only; the walk that reads its metadata validates them.
-      index_tensor(index_, id, depth);
+      index_tensor(index_, id, depth, trim_);
       return;
     }
     singles_.clear();
@@ -87,6 +89,7 @@ class IndexBuilder {
           if (action.role == FieldRole::other) return;  // an unknown field numbered past 63
           if (metadata && !shown_by_peek(kind, field.number)) return;
           const Span child = field.payload_span(file_);
+          trim_.passed(field.tag_offset(file_), child, false);
           if (action.role == FieldRole::leaf) {
             validate_leaf(file_, child, action.message, depth + 1, index_.options.max_depth);
           } else {
@@ -185,6 +188,7 @@ class IndexBuilder {
   IndexScope scope_;
   const FieldActions& actions_;
   const std::byte* file_;
+  PayloadTrimmer trim_;
   // Per scan: the first child's id, whether the children arrived in field order, the singular
   // message fields seen (field number, record), and merges into them.
   std::uint32_t first_child_ = 0;

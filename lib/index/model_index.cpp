@@ -134,10 +134,12 @@ std::uint64_t name_hash(std::string_view name) noexcept {
 std::uint32_t ModelIndex::find_tensor(std::string_view name) const noexcept {
   if (name_slots.empty()) return kNone;
   const std::size_t mask = name_slots.size() - 1;
-  for (std::size_t slot = name_hash(name) & mask;; slot = (slot + 1) & mask) {
+  const auto hash = static_cast<std::uint32_t>(name_hash(name));
+  for (std::size_t slot = hash & mask;; slot = (slot + 1) & mask) {
     const std::uint32_t held = name_slots[slot];
     if (held == 0) return kNone;
-    if (tensors[held - 1].name == name) return held - 1;
+    const TensorRecord& tensor = tensors[held - 1];
+    if (tensor.name_hash == hash && tensor.name == name) return held - 1;
   }
 }
 

@@ -52,8 +52,11 @@ struct TensorRecord {
   std::uint32_t next_same_name = kNone;  // the next tensor (breadth-first) with the same name
   std::string_view name;                 // the lookup name (a Constant's output when unnamed)
   std::int32_t data_type = 0;
+  // The low bits of name_hash(name), hashed while the pass reads the name: building the name
+  // table and most lookups then compare names without touching their pages.
+  std::uint32_t name_hash = 0;
   Storage storage = Storage::none;
-  std::uint32_t typed_field = 0;     // the typed field that holds the data, for Storage::typed
+  std::uint8_t typed_field = 0;      // the typed field that holds the data, for Storage::typed
   std::uint32_t data_file = kNone;   // index into ModelIndex::data_files, for Storage::external
   std::uint64_t payload_offset = 0;  // in the model file, or in the data file when external
   std::uint64_t payload_length = 0;

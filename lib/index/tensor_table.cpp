@@ -139,7 +139,7 @@ std::optional<std::uint64_t> packed_byte_size(std::int32_t data_type, std::uint6
   return (count * bits + 7) / 8;
 }
 
-void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
+void index_tensor(ModelIndex& index, std::uint32_t id, int depth, PayloadTrimmer& trim) {
   TensorRecord tensor;
   tensor.message = id;
   tensor.dims_begin = static_cast<std::uint32_t>(index.dims.size());
@@ -161,8 +161,13 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
   const std::uint64_t leaf_fields = actions.message_fields(MessageKind::TensorProto, false);
   const std::byte* file = index.file.bytes().data();
   const int leaf_depth = depth + 1;
+  const std::uint64_t page = MappedFile::page_size();
   const auto walk = [&](const Span& span) {
+    // Scanning the parent touched the page where the tensor starts.
+    const std::uint64_t first_page = span.offset & ~(page - 1);
     for_each_field(file, span, [&](const CursorField& field) {
+      const std::uint64_t at = field.tag_offset(file);
+      trim.passed(at, field.payload_span(file), at - first_page < page);
       const bool is_len = field.type == wire::WireType::len;
       if (is_len && (field.number > 63 || ((leaf_fields >> field.number) & 1U) != 0)) {
         const FieldAction action = actions(MessageKind::TensorProto, field.number);
@@ -205,7 +210,7 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
           break;
         default:
           if (is_typed_data_field(field.number) && !typed) {
-            tensor.typed_field = field.number;
+            tensor.typed_field = static_cast<std::uint8_t>(field.number);
             typed = field.payload_span(file);
           }
       }
@@ -291,6 +296,7 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth) {
   const std::string_view alias =
       own_name.empty() ? constant_output_name(index, id) : std::string_view{};
   tensor.name = alias.empty() ? own_name : alias;
+  tensor.name_hash = static_cast<std::uint32_t>(name_hash(tensor.name));
   if (index.tensors.size() >= index.options.max_tensors) {
     throw Error(ErrorKind::limit_exceeded,
                 "more than max_tensors (" + std::to_string(index.options.max_tensors) + ") tensors",
@@ -317,15 +323,16 @@ void build_name_table(ModelIndex& index) {
   index.name_slots.assign(slots, 0);
   std::vector<std::uint32_t> last_of_name(index.tensors.size(), kNone);
   for (std::uint32_t id = 0; id < index.tensors.size(); ++id) {
-    const std::string_view name = index.tensors[id].name;
-    for (std::size_t slot = name_hash(name) & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
+    const TensorRecord& tensor = index.tensors[id];
+    for (std::size_t slot = tensor.name_hash & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
       const std::uint32_t held = index.name_slots[slot];
       if (held == 0) {
         index.name_slots[slot] = id + 1;
         last_of_name[id] = id;
         break;
       }
-      if (index.tensors[held - 1].name == name) {
+      const TensorRecord& other = index.tensors[held - 1];
+      if (other.name_hash == tensor.name_hash && other.name == tensor.name) {
         // Same name again: chain it after the last one seen, keeping breadth-first order.
         index.tensors[last_of_name[held - 1]].next_same_name = id;
         last_of_name[held - 1] = id;

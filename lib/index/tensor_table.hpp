@@ -6,13 +6,14 @@
 #include <optional>
 
 #include "index/model_index.hpp"
+#include "index/payload_trim.hpp"
 
 namespace onnxmap::detail {
 
 // Reads the metadata of TensorProto record `id`, at `depth` in the message tree, and appends its
 // TensorRecord. Throws onnxmap::Error (bad_tensor, unsafe_path, ...) with a field path relative to
-// the tensor.
-void index_tensor(ModelIndex& index, std::uint32_t id, int depth);
+// the tensor. Each field read is reported to `trim`.
+void index_tensor(ModelIndex& index, std::uint32_t id, int depth, PayloadTrimmer& trim);
 
 // Builds ModelIndex::name_slots and the next_same_name chains, in breadth-first order.
 void build_name_table(ModelIndex& index);

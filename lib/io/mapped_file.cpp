@@ -52,7 +52,7 @@ std::span<std::byte> page_range(std::span<const std::byte> map, std::uint64_t of
                                 std::uint64_t length) {
   if (offset >= map.size()) return {};
   length = std::min<std::uint64_t>(length, map.size() - offset);
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto page = static_cast<std::uintptr_t>(MappedFile::page_size());
   const auto begin = reinterpret_cast<std::uintptr_t>(map.data()) + offset;
   const std::uintptr_t aligned = begin - begin % page;
   return {reinterpret_cast<std::byte*>(aligned),
@@ -118,6 +118,21 @@ void MappedFile::release(std::uint64_t offset, std::uint64_t length) const noexc
   if (!is_mapped()) return;
   const auto range = page_range(bytes_, offset, length);
   if (!range.empty()) (void)::madvise(range.data(), range.size(), MADV_DONTNEED);
+}
+
+std::uint64_t MappedFile::page_size() noexcept {
+  static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+void MappedFile::release_interior(std::uint64_t offset, std::uint64_t length) const noexcept {
+  if (!is_mapped() || offset >= bytes_.size()) return;
+  length = std::min<std::uint64_t>(length, bytes_.size() - offset);
+  const auto page = static_cast<std::uintptr_t>(MappedFile::page_size());
+  const auto begin = reinterpret_cast<std::uintptr_t>(bytes_.data()) + offset;
+  const std::uintptr_t first = (begin + page - 1) / page * page;
+  const std::uintptr_t last = (begin + length) / page * page;
+  if (first < last) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 }  // namespace onnxmap

@@ -1,0 +1,61 @@
+#pragma once
+// Keeps the memory the indexing pass makes resident down to the metadata it reads. Since Linux
+// 6.18 a page fault maps the whole page-cache folio around the faulting byte when it fits the
+// mapping, and folios reach megabytes for files cached by large writes or readahead: touching
+// one tensor's header could make a megabyte of the payloads beside it resident. The pass never
+// reads payloads, so once it has passed a large one it unmaps the whole pages inside it (they
+// stay in the page cache).
+//
+// An unmapping waits for the next read that may fault, which may map the payload's tail. Reads
+// the caller knows cannot fault (a tensor's first page, touched when its parent was scanned) do
+// not trigger one, so the tensor pass of a common file makes no system call at all.
+
+#include <cstdint>
+
+#include "onnxmap/detail/message_view.hpp"
+#include "onnxmap/mapped_file.hpp"
+
+namespace onnxmap::detail {
+
+class PayloadTrimmer {
+ public:
+  explicit PayloadTrimmer(const MappedFile& file) : file_(file.is_mapped() ? &file : nullptr) {}
+
+  // A field was read: its tag at `at`, its payload `payload` (empty for scalars). `known_mapped`
+  // says the page holding `at` was touched before, so this read did not fault.
+  void passed(std::uint64_t at, const Span& payload, bool known_mapped) noexcept {
+    if (!known_mapped) reach_ = at + kMaxFolio;
+    // The common case, inlined: nothing waits and this payload is small.
+    if (pending_.length == 0 && payload.length < kMinLength) return;
+    if (file_ == nullptr) return;
+    if (!known_mapped) release_pending();
+    if (payload.length >= kMinLength) {
+      // Replaced unreleased: no fault since it was set, unless an earlier one reached into it.
+      if (pending_dirty_) release_pending();
+      pending_ = payload;
+      pending_dirty_ = payload.offset < reach_;
+    }
+  }
+  void finish() noexcept {
+    if (file_ != nullptr) release_pending();
+  }
+
+ private:
+  // Smaller payloads leave less than a folio of pages to unmap; not worth a system call.
+  static constexpr std::uint64_t kMinLength = std::uint64_t{256} << 10U;
+  // The largest folio a fault maps with page-table entries: one page table's span, 2 MiB.
+  static constexpr std::uint64_t kMaxFolio = std::uint64_t{2} << 20U;
+
+  void release_pending() noexcept {
+    if (pending_.length != 0) file_->release_interior(pending_.offset, pending_.length);
+    pending_ = {};
+    pending_dirty_ = false;
+  }
+
+  const MappedFile* file_;
+  Span pending_{};
+  bool pending_dirty_ = false;
+  std::uint64_t reach_ = 0;  // below this, an earlier fault may have mapped pages
+};
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,103 @@
+// Opening maps metadata, not payloads. A kernel that maps whole page-cache folios on a fault
+// (Linux 6.18 and later, for files cached in large folios, as a file just written is) makes
+// payload pages around every tensor header resident unless the pass unmaps them again: these
+// tests measure the model mapping's resident size in /proc/self/smaps after open.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "onnxmap/builder.hpp"
+#include "onnxmap/onnxmap.hpp"
+#include "onnxmap/save.hpp"
+#include "onnxmap/schema_fields.hpp"
+#include "onnxmap/wire.hpp"
+#include "temp_folder.hpp"
+
+namespace onnxmap::test {
+namespace {
+
+constexpr std::size_t kTensors = 24;
+constexpr std::size_t kTensorBytes = std::size_t{1} << 20U;
+
+// Resident KiB of the mapping of `path` in this process, or -1 when it is not mapped.
+long resident_kib(const std::filesystem::path& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  const std::string name = std::filesystem::canonical(path).string();
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    // A mapping's header line ends in its file name; its "Rss:" line follows.
+    if (line.size() >= name.size() && line.ends_with(name)) inside = true;
+    if (inside && line.starts_with("Rss:")) {
+      std::istringstream fields(line.substr(4));
+      long kib = 0;
+      fields >> kib;
+      return kib;
+    }
+  }
+  return -1;
+}
+
+std::vector<std::byte> filled(std::size_t size, unsigned seed) {
+  std::vector<std::byte> out(size);
+  for (std::size_t i = 0; i < size; ++i) out[i] = static_cast<std::byte>((i * 13 + seed) & 0xFFU);
+  return out;
+}
+
+class Resident : public TempFolder {
+ protected:
+  // Opens `path`, checks that under an eighth of the file became resident (without unmapping, a
+  // folio per header: about all of it), and that the bytes still read back right.
+  void expect_payloads_not_resident(const std::filesystem::path& path) {
+    const Model model = Model::open(path);
+    const long kib = resident_kib(path);
+    ASSERT_GE(kib, 0) << "no mapping of " << path << " in /proc/self/smaps";
+    const auto file_kib = static_cast<long>(std::filesystem::file_size(path) / 1024);
+    EXPECT_LT(kib, file_kib / 8) << "resident after open, of " << file_kib << " KiB";
+    ASSERT_EQ(model.tensor_count(), kTensors);
+    for (std::size_t i = 0; i < kTensors; i += 7) {
+      const TensorData data = model.tensor_at(i).data();
+      EXPECT_TRUE(std::ranges::equal(data.bytes(), filled(kTensorBytes, i))) << i;
+    }
+  }
+};
+
+TEST_F(Resident, OpeningLeavesRawPayloadsUnmapped) {
+  ModelBuilder m;
+  m.ir_version(8).opset("", 17);
+  GraphBuilder& g = m.graph("g");
+  for (std::size_t i = 0; i < kTensors; ++i) {
+    g.initializer(TensorBuilder("w" + std::to_string(i), DataType::uint8,
+                                {static_cast<std::int64_t>(kTensorBytes)},
+                                filled(kTensorBytes, i)));
+  }
+  save(m, at("raw.onnx"));
+  expect_payloads_not_resident(at("raw.onnx"));
+}
+
+// libprotobuf writes typed data before the name (field 4 before 8), so the pass reads past each
+// payload inside the tensor as well.
+TEST_F(Resident, OpeningLeavesTypedPayloadsUnmapped) {
+  namespace s = schema;
+  wire::Writer graph;
+  for (std::size_t i = 0; i < kTensors; ++i) {
+    const std::vector<std::byte> bytes = filled(kTensorBytes, i);
+    wire::Writer tensor;
+    tensor.field_int64(s::TensorProto::kDims, static_cast<std::int64_t>(kTensorBytes / 4));
+    tensor.field_int32(s::TensorProto::kDataType, static_cast<std::int32_t>(DataType::float32));
+    tensor.field_bytes(s::TensorProto::kFloatData, bytes);  // packed fixed32: the same bytes
+    tensor.field_string(s::TensorProto::kName, "w" + std::to_string(i));
+    graph.field_bytes(s::GraphProto::kInitializer, tensor.bytes());
+  }
+  wire::Writer model;
+  model.field_int64(s::ModelProto::kIrVersion, 8);
+  model.field_bytes(s::ModelProto::kGraph, graph.bytes());
+  write(at("typed.onnx"), model.bytes());
+  expect_payloads_not_resident(at("typed.onnx"));
+}
+
+}  // namespace
+}  // namespace onnxmap::test
