@@ -4,6 +4,8 @@
 #
 #   ./tools/fuzz.sh [SECONDS]          every target
 #   FUZZ_TARGETS="fuzz_model" ./tools/fuzz.sh 600
+#   FUZZ_FLAGS="-entropic=0" ./tools/fuzz.sh 3600   extra libFuzzer flags (long campaigns: the
+#                                                  entropic scheduler costs ~40% of each run)
 #
 # Seeds: the onnx backend corpus in ../shared/corpus beside the checkout (skipped with a message
 # when absent) and the fixtures python3-onnx writes. Each target keeps its own growing corpus in
@@ -69,11 +71,13 @@ for target in "${targets[@]}"; do
   log=$build/findings/$target.log
   echo "== $target for ${seconds}s"
   # -rss_limit_mb: memory must grow with bytes, never with what a file claims.
+  # shellcheck disable=SC2086  # FUZZ_FLAGS is a list of words on purpose
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$build/tests/fuzz/$target" "$corpus_dir" "$(seeds_of "$target")" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-    -artifact_prefix="$build/findings/$target-" -print_final_stats=1 >"$log" 2>&1; then
+    -artifact_prefix="$build/findings/$target-" -print_final_stats=1 ${FUZZ_FLAGS:-} \
+    >"$log" 2>&1; then
     grep -E '^stat::number_of_executed_units' "$log" | sed "s/^/  /" || true
   else
     echo "fuzz: $target found a problem; see $log and $build/findings/$target-*" >&2
