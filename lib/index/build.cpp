@@ -85,11 +85,12 @@ class IndexBuilder {
     const bool metadata = scope_ == IndexScope::metadata;
     for_each_message_field(
         file_, span, actions_.message_fields(kind, metadata), [&](const CursorField& field) {
-          const FieldAction action = actions_(kind, field.number);
-          if (action.role == FieldRole::other) return;  // an unknown field numbered past 63
-          if (metadata && !shown_by_peek(kind, field.number)) return;
           const Span child = field.payload_span(file_);
           trim_.passed(field.tag_offset(file_), child, false);
+          const FieldAction action = actions_(kind, field.number);
+          // A large payload or an unknown field numbered past 63.
+          if (action.role == FieldRole::other) return;
+          if (metadata && !shown_by_peek(kind, field.number)) return;
           if (action.role == FieldRole::leaf) {
             validate_leaf(file_, child, action.message, depth + 1, index_.options.max_depth);
           } else {

@@ -130,9 +130,14 @@ void for_each_field(const std::byte* file, Span span, Fn&& fn) {
   }
 }
 
+// LEN fields at least this long are passed to for_each_message_field's callback whatever their
+// number, so that the pass can unmap payloads it stepped over (index/payload_trim.hpp).
+inline constexpr std::uint64_t kLargeFieldLength = std::uint64_t{64} << 10U;
+
 // Walks every field of the message at `span` like for_each_field, but calls fn(field) only for
-// LEN fields whose number has its bit set in `mask` (numbers past 63 always call fn): the pass's
-// loop for messages whose other fields it only needs to step over.
+// LEN fields whose number has its bit set in `mask` (numbers past 63 always call fn) and for
+// LEN fields of kLargeFieldLength bytes or more: the pass's loop for messages whose other fields
+// it only needs to step over.
 template <class Fn>
 void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask, Fn&& fn) {
   const auto wanted = [mask](const CursorField& field) {
@@ -152,8 +157,11 @@ void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask
       }
       pos = next;
     } else {
+      // Lengths of kLargeFieldLength take three bytes or more: always this path.
       const GeneralField general = read_field_general(file, pos, end);
-      if (wanted(general.field)) fn(general.field);
+      const bool large =
+          general.field.type == wire::WireType::len && general.field.value >= kLargeFieldLength;
+      if (large || wanted(general.field)) fn(general.field);
       pos = general.next;
     }
   }

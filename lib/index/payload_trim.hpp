@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "index/field_cursor.hpp"
 #include "onnxmap/detail/message_view.hpp"
 #include "onnxmap/mapped_file.hpp"
 
@@ -41,8 +42,8 @@ class PayloadTrimmer {
   }
 
  private:
-  // Smaller payloads leave less than a folio of pages to unmap; not worth a system call.
-  static constexpr std::uint64_t kMinLength = std::uint64_t{256} << 10U;
+  // Smaller payloads are not worth a system call (fault-around alone maps 64 KiB).
+  static constexpr std::uint64_t kMinLength = kLargeFieldLength;
   // The largest folio a fault maps with page-table entries: one page table's span, 2 MiB.
   static constexpr std::uint64_t kMaxFolio = std::uint64_t{2} << 20U;
 
