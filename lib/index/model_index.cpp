@@ -1,6 +1,8 @@
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "index/model_index.hpp"
@@ -90,6 +92,58 @@ std::string ModelIndex::path(std::uint32_t record) const {
     if (field != nullptr && field->repeated) out += "[" + std::to_string(index_in_field(*it)) + "]";
   }
   return out;
+}
+
+namespace {
+
+// One step of a path: "node[12]" is field "node", index 12; "graph" has no index.
+struct PathStep {
+  std::string_view field;
+  std::optional<std::uint32_t> index;
+};
+
+// Splits the step at the front of `path` off it; nullopt when it is not spelled as path() spells
+// steps (decimal indexes without leading zeros).
+std::optional<PathStep> next_step(std::string_view& path) {
+  const std::size_t stop = std::min(path.find('.'), path.size());
+  std::string_view step = path.substr(0, stop);
+  path.remove_prefix(stop == path.size() ? stop : stop + 1);
+  PathStep out{step, std::nullopt};
+  const std::size_t open = step.find('[');
+  if (open == std::string_view::npos) return out;
+  if (!step.ends_with(']')) return std::nullopt;
+  const std::string_view digits = step.substr(open + 1, step.size() - open - 2);
+  std::uint32_t index = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  if (ec != std::errc{} || end != digits.data() + digits.size() || digits.empty() ||
+      (digits.size() > 1 && digits[0] == '0')) {
+    return std::nullopt;
+  }
+  out.field = step.substr(0, open);
+  out.index = index;
+  return out;
+}
+
+}  // namespace
+
+std::uint32_t ModelIndex::record_at_path(std::string_view path) const {
+  if (messages.empty() || path.empty() || path.back() == '.') return kNone;
+  std::uint32_t record = 0;
+  while (!path.empty()) {
+    const std::optional<PathStep> step = next_step(path);
+    if (!step) return kNone;
+    const schema::FieldDescriptor* field = nullptr;
+    for (const schema::FieldDescriptor& f : schema::descriptor(kind(record)).fields) {
+      if (step->field == f.name) field = &f;
+    }
+    // path() spells a repeated field's values with an index and a singular field's without.
+    if (field == nullptr || field->repeated != step->index.has_value()) return kNone;
+    const auto [first, last] = children(record, field->number);
+    const std::uint32_t at = step->index.value_or(0);
+    if (at >= last - first) return kNone;
+    record = first + at;
+  }
+  return record;
 }
 
 std::uint32_t ModelIndex::tensor_of_message(std::uint32_t record) const noexcept {

@@ -130,6 +130,8 @@ struct ModelIndex {
   [[nodiscard]] std::uint64_t memory_bytes() const noexcept;
   // "graph.node[12].attribute[0].t"
   [[nodiscard]] std::string path(std::uint32_t record) const;
+  // The record whose path() is `path`, or kNone: a walk down the tree, not a scan.
+  [[nodiscard]] std::uint32_t record_at_path(std::string_view path) const;
   // The tensor id of TensorProto record `record` (tensors are in record order).
   [[nodiscard]] std::uint32_t tensor_of_message(std::uint32_t record) const noexcept;
   // The first tensor (breadth-first) with lookup name `name`, or kNone.

@@ -95,11 +95,11 @@ std::vector<Tensor> Model::tensors(std::string_view name) const {
 }
 
 std::optional<Tensor> Model::tensor_at_path(std::string_view path) const {
-  // Paths are rare lookups (the CLI, error messages): a scan is fine.
-  for (std::uint32_t id = 0; id < index_->tensors.size(); ++id) {
-    if (index_->path(index_->tensors[id].message) == path) return Tensor(index_.get(), id);
-  }
-  return std::nullopt;
+  const std::uint32_t record = index_->record_at_path(path);
+  if (record == detail::kNone) return std::nullopt;
+  const std::uint32_t id = index_->tensor_of_message(record);
+  if (id == detail::kNone) return std::nullopt;
+  return Tensor(index_.get(), id);
 }
 
 std::vector<Error> Model::payload_errors() const {

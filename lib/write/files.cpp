@@ -67,14 +67,10 @@ void Progress::finish() {
 
 OutputFile::OutputFile(std::filesystem::path final_path, Progress& progress)
     : final_path_(std::move(final_path)), progress_(progress) {
-  const auto folder =
-      final_path_.parent_path().empty() ? std::filesystem::path(".") : final_path_.parent_path();
-  for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
-    temp_path_ = folder / temp_name_for(final_path_);
-    // O_EXCL: never opens an existing file, never follows a symlink planted under this name.
-    fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd_ < 0 && errno != EEXIST) break;
-  }
+  // Unnamed first (O_TMPFILE): a process killed while writing leaves nothing behind, not a
+  // half-written file of hundreds of GB. Named only at finish(), for the rename into place.
+  fd_ = ::open(folder().c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  if (fd_ < 0 && errno != ENOENT && errno != ENOTDIR && errno != EACCES) fd_ = open_named();
   if (fd_ < 0) {
     throw Error(ErrorKind::io,
                 std::string("cannot create a file in its folder: ") + std::strerror(errno),
@@ -82,6 +78,39 @@ OutputFile::OutputFile(std::filesystem::path final_path, Progress& progress)
   }
   stream_.open(boost::iostreams::file_descriptor_sink(fd_, boost::iostreams::never_close_handle),
                kChunk);
+}
+
+std::filesystem::path OutputFile::folder() const {
+  return final_path_.parent_path().empty() ? std::filesystem::path(".") : final_path_.parent_path();
+}
+
+int OutputFile::open_named() {
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    temp_path_ = folder() / temp_name_for(final_path_);
+    // O_EXCL: never opens an existing file, never follows a symlink planted under this name.
+    fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) temp_path_.clear();
+  return fd;
+}
+
+// Gives an unnamed file its temporary name in the folder (a no-op for a named one).
+void OutputFile::link_name() {
+  if (!temp_path_.empty()) return;
+  const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    temp_path_ = folder() / temp_name_for(final_path_);
+    // Through /proc first: AT_EMPTY_PATH needs a capability most users lack.
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, temp_path_.c_str(), AT_SYMLINK_FOLLOW) == 0 ||
+        ::linkat(fd_, "", AT_FDCWD, temp_path_.c_str(), AT_EMPTY_PATH) == 0) {
+      return;
+    }
+    if (errno != EEXIST) break;
+  }
+  temp_path_.clear();
+  fail("cannot name the file");
 }
 
 OutputFile::~OutputFile() {
@@ -92,7 +121,7 @@ OutputFile::~OutputFile() {
     }
   }
   if (fd_ >= 0) ::close(fd_);
-  if (!finished_) ::unlink(temp_path_.c_str());
+  if (!finished_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
 }
 
 void OutputFile::fail(const char* what) const {
@@ -201,6 +230,7 @@ FinishedFile OutputFile::finish(bool durable) {
   flush();
   if (::ftruncate(fd_, static_cast<off_t>(position_)) != 0) fail("cannot size");
   if (durable && ::fsync(fd_) != 0) fail("fsync failed");
+  link_name();
   stream_.close();
   const int fd = fd_;
   fd_ = -1;

@@ -74,7 +74,8 @@ class FinishedFile {
 
 class OutputFile {
  public:
-  // Creates a temporary file beside `final_path`. Throws onnxmap::Error (io).
+  // Creates a temporary file in the folder of `final_path`: unnamed where the file system
+  // allows (O_TMPFILE), else under a hidden temporary name. Throws onnxmap::Error (io).
   OutputFile(std::filesystem::path final_path, Progress& progress);
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
@@ -88,16 +89,20 @@ class OutputFile {
   void skip_to(std::uint64_t position);
   [[nodiscard]] std::uint64_t position() const noexcept { return position_; }
 
-  // Flushes, sizes the file (trailing holes), fsyncs when `durable`, and closes it.
+  // Flushes, sizes the file (trailing holes), fsyncs when `durable`, gives it its temporary
+  // name, and closes it.
   [[nodiscard]] FinishedFile finish(bool durable);
 
  private:
   void flush();
   void copy_in_kernel(int source_fd, std::uint64_t offset, std::uint64_t length);
   [[noreturn]] void fail(const char* what) const;
+  [[nodiscard]] std::filesystem::path folder() const;
+  [[nodiscard]] int open_named();
+  void link_name();
 
   std::filesystem::path final_path_;
-  std::filesystem::path temp_path_;
+  std::filesystem::path temp_path_;  // empty while the file has no name
   int fd_ = -1;
   boost::iostreams::stream_buffer<boost::iostreams::file_descriptor_sink> stream_;
   std::uint64_t position_ = 0;

@@ -164,6 +164,20 @@ TEST(Model, ConstantNodesAndDuplicateNamesAcrossSubgraphs) {
   EXPECT_EQ(attr.type(), AttributeType::graph);
   ASSERT_TRUE(attr.g().has_value());
   EXPECT_EQ(attr.g()->initializers()[0].path(), all[1].path());
+
+  // Paths lead back to their tensors, spelled exactly as path() spells them.
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    const Tensor t = model.tensor_at(i);
+    EXPECT_EQ(model.tensor_at_path(t.path())->path(), t.path());
+  }
+  for (const char* wrong :
+       {"", "graph", "graph.node[1]", "graph.node[1].attribute[0].g.initializer[1]",
+        "graph.node[01].attribute[0].t", "graph.node[0].attribute[0].t.", "graph.node.attribute",
+        "graph.initializer", "graph.initializer[]", "graph.initializer[0",
+        "graph[0].initializer[0]", "graph..initializer[0]", "graph.initializer[-1]",
+        "graph.initializer[4294967296]", "graph.node[0].attribute[0].t[0]", "nonsense[0]"}) {
+    EXPECT_FALSE(model.tensor_at_path(wrong).has_value()) << wrong;
+  }
 }
 
 TEST(Model, ProtobufMergeAndLastWins) {

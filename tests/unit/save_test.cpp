@@ -261,6 +261,19 @@ TEST_F(Save, AFullDiskLeavesNoFile) {
   EXPECT_EQ(listing(), std::vector<std::string>{});
 }
 
+TEST_F(Save, AKilledWriterLeavesNoFile) {
+  // SIGKILL in the middle of writing the model (no destructor runs): the file being written has
+  // no name yet, so nothing is left in the folder.
+  ModelBuilder m = small_model();
+  m.graph("main").initializer(TensorBuilder("generated", DataType::uint8, {std::int64_t{4} << 20U},
+                                            [](std::uint64_t offset, std::span<std::byte> out) {
+                                              std::fill(out.begin(), out.end(), std::byte{1});
+                                              if (offset > 0) std::raise(SIGKILL);
+                                            }));
+  EXPECT_EXIT(save(m, at("m.onnx")), ::testing::KilledBySignal(SIGKILL), "");
+  EXPECT_EQ(listing(), std::vector<std::string>{});
+}
+
 TEST_F(Save, MergedTensorMovesWhole) {
   // A Constant whose tensor arrives in two parts (protobuf merges them): name and dims first,
   // raw_data in the second.
