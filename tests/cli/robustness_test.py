@@ -123,6 +123,16 @@ def main():
         check(f"{name}: standard input agrees", piped.returncode == 0 and
               piped.stdout == mapped.stdout, piped.stderr.decode())
 
+    # convert --no-mmap writes what the mapped convert writes.
+    outputs = {}
+    for flag in ([], ["--no-mmap"]):
+        (models / f"convert{len(flag)}").mkdir()
+        out = models / f"convert{len(flag)}" / "converted.onnx"
+        result = run("convert", model, out, "--external-data", "--size-threshold", "0", *flag)
+        check(f"convert {flag} works", result.returncode == 0, result.stderr.decode())
+        outputs[len(flag)] = (out.read_bytes(), (out.parent / (out.name + ".data")).read_bytes())
+    check("convert --no-mmap agrees", outputs[0] == outputs[1])
+
     for f in sorted(folder.rglob("*"), reverse=True):
         f.rmdir() if f.is_dir() else f.unlink()
     folder.rmdir()

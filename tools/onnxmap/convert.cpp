@@ -20,6 +20,7 @@ struct ConvertArgs {
   std::string location;
   CLI::Option* external = nullptr;
   bool inline_data = false;
+  bool no_mmap = false;
   std::string size_threshold = "1024", max_file_size = "0", align = "4096";
   SaveOptions options;
 };
@@ -62,7 +63,9 @@ int run_convert(ConvertArgs& args) {
   options.size_threshold = *parse_size(args.size_threshold);
   options.max_external_file_size = *parse_size(args.max_file_size);
   options.align = *parse_size(args.align);
-  const Model model = Model::open(args.in);
+  Options open_options;
+  open_options.load = args.no_mmap ? LoadMode::read : LoadMode::map;
+  const Model model = Model::open(args.in, open_options);
   // Without --external-data or --inline, the data stays where the input keeps it.
   options.external_data =
       args.external->count() > 0 || (!args.inline_data && has_external_tensors(model));
@@ -110,6 +113,9 @@ void add_convert_verb(CLI::App& app) {
   sub->add_option("--align", args->align,
                   "external payload offsets are multiples of this (default 4096)")
       ->check(kSize);
+  sub->add_flag("--no-mmap", args->no_mmap,
+                "read IN (and its data files) into memory instead of mapping them: a file "
+                "truncated meanwhile cannot kill the process");
   sub->add_flag("--one-file-per-tensor", args->options.one_file_per_tensor,
                 "one data file per tensor, named after it, in LOCATION's folder");
   sub->add_flag("--convert-attributes", args->options.convert_attribute,
