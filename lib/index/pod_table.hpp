@@ -69,6 +69,10 @@ class PodTable {
     size_ = count;
     for (std::size_t i = 0; i < count; ++i) data_[i] = value;
   }
+  // Drops the elements from `count` on (keeping the storage).
+  void truncate(std::size_t count) noexcept {
+    if (count < size_) size_ = count;
+  }
   void shrink_to_fit() {
     if (capacity_ > size_) resize_storage(size_);
   }

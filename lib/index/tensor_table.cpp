@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "index/common_tensor.hpp"
 #include "index/field_cursor.hpp"
 #include "index/field_roles.hpp"
 
@@ -216,8 +217,14 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth, PayloadTrimmer
       }
     });
   };
+  CommonTensor common;
   if (index.messages[id].merged != 0) {
     for (const Span& span : index.spans(id)) walk(span);
+  } else if (read_common_tensor(file, index.span(id), page, index.dims, common)) {
+    tensor.data_type = common.data_type;
+    own_name = common.name;
+    raw = common.raw;
+    if (raw) trim.passed(common.raw_tag, *raw, true);
   } else {
     walk(index.span(id));
   }
