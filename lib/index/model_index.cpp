@@ -72,7 +72,7 @@ std::pair<std::uint32_t, std::uint32_t> ModelIndex::children(std::uint32_t recor
 std::uint64_t ModelIndex::memory_bytes() const noexcept {
   std::uint64_t bytes =
       messages.capacity() * sizeof(MessageRecord) + tensors.capacity() * sizeof(TensorRecord) +
-      dims.capacity() * sizeof(std::int64_t) + name_slots.capacity() * sizeof(std::uint32_t) +
+      dims.capacity() * sizeof(std::int64_t) + name_slots.capacity() * sizeof(NameSlot) +
       data_files.capacity() * sizeof(DataFile) + payload_errors.capacity() * sizeof(PayloadError) +
       long_lengths.capacity() * sizeof(std::pair<std::uint32_t, std::uint64_t>);
   for (const auto& [id, spans] : merged_spans)
@@ -190,10 +190,11 @@ std::uint32_t ModelIndex::find_tensor(std::string_view name) const noexcept {
   const std::size_t mask = name_slots.size() - 1;
   const auto hash = static_cast<std::uint32_t>(name_hash(name));
   for (std::size_t slot = hash & mask;; slot = (slot + 1) & mask) {
-    const std::uint32_t held = name_slots[slot];
-    if (held == 0) return kNone;
-    const TensorRecord& tensor = tensors[held - 1];
-    if (tensor.name_hash == hash && tensor.name == name) return held - 1;
+    const NameSlot held = name_slots[slot];
+    if (held.tensor_plus_one == 0) return kNone;
+    if (held.hash == hash && tensors[held.tensor_plus_one - 1].name == name) {
+      return held.tensor_plus_one - 1;
+    }
   }
 }
 

@@ -64,6 +64,13 @@ struct TensorRecord {
   std::uint32_t dims_count = 0;
 };
 
+// A slot of the name table. The hash is kept beside the id so that probing compares hashes
+// without touching the (much larger, randomly ordered) tensor records.
+struct NameSlot {
+  std::uint32_t tensor_plus_one = 0;  // 0: empty
+  std::uint32_t hash = 0;             // TensorRecord::name_hash of that tensor
+};
+
 struct DataFile {
   std::string location;  // as written in the model
   MappedFile file;
@@ -87,7 +94,7 @@ struct ModelIndex {
   PodTable<std::int64_t> dims;
   std::vector<DataFile> data_files;
   std::vector<PayloadError> payload_errors;  // sorted by tensor id
-  PodTable<std::uint32_t> name_slots;        // open addressing: tensor id + 1, 0 = empty
+  PodTable<NameSlot> name_slots;             // open addressing over lookup names
 
   [[nodiscard]] std::span<const std::byte> bytes(const Span& span) const noexcept {
     return file.bytes().subspan(span.offset, span.length);

@@ -49,6 +49,11 @@ void* table_resize(void* data, std::size_t old_bytes, std::size_t new_bytes) {
                                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
                                 : ::mremap(data, old_size, new_size, MREMAP_MAYMOVE);
   if (moved == MAP_FAILED) throw std::bad_alloc();
+  // Large tables in huge pages where the system allows them on request: a metadata-heavy
+  // model's index fills tens of MB, a page fault per 4 KiB of it otherwise.
+  constexpr std::size_t kHugeFrom = std::size_t{4} << 20U;
+  if (new_size >= kHugeFrom && old_size < kHugeFrom)
+    (void)::madvise(moved, new_size, MADV_HUGEPAGE);
   return moved;
 }
 

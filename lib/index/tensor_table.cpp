@@ -327,22 +327,22 @@ void index_tensor(ModelIndex& index, std::uint32_t id, int depth, PayloadTrimmer
 void build_name_table(ModelIndex& index) {
   std::size_t slots = 16;
   while (slots < 2 * index.tensors.size()) slots *= 2;
-  index.name_slots.assign(slots, 0);
+  index.name_slots.assign(slots, NameSlot{});
   std::vector<std::uint32_t> last_of_name(index.tensors.size(), kNone);
   for (std::uint32_t id = 0; id < index.tensors.size(); ++id) {
     const TensorRecord& tensor = index.tensors[id];
     for (std::size_t slot = tensor.name_hash & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
-      const std::uint32_t held = index.name_slots[slot];
-      if (held == 0) {
-        index.name_slots[slot] = id + 1;
+      NameSlot& held = index.name_slots[slot];
+      if (held.tensor_plus_one == 0) {
+        held = {id + 1, tensor.name_hash};
         last_of_name[id] = id;
         break;
       }
-      const TensorRecord& other = index.tensors[held - 1];
-      if (other.name_hash == tensor.name_hash && other.name == tensor.name) {
+      const std::uint32_t first = held.tensor_plus_one - 1;
+      if (held.hash == tensor.name_hash && index.tensors[first].name == tensor.name) {
         // Same name again: chain it after the last one seen, keeping breadth-first order.
-        index.tensors[last_of_name[held - 1]].next_same_name = id;
-        last_of_name[held - 1] = id;
+        index.tensors[last_of_name[first]].next_same_name = id;
+        last_of_name[first] = id;
         break;
       }
     }
