@@ -88,6 +88,10 @@ class IndexBuilder {
           const Span child = field.payload_span(file_);
           trim_.passed(field.tag_offset(file_), child, false);
           const FieldAction action = actions_(kind, field.number);
+          if (action.role == FieldRole::packed_scalars) {
+            validate_packed(file_, field, action.scalar_width);
+            return;
+          }
           // A large payload or an unknown field numbered past 63.
           if (action.role == FieldRole::other) return;
           if (metadata && !shown_by_peek(kind, field.number)) return;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "index/field_cursor.hpp"
 #include "index/model_index.hpp"
 
 namespace onnxmap::detail {
@@ -14,12 +15,16 @@ enum class FieldRole : std::uint8_t {
   other,    // scalars, strings, payloads and unknown fields: the reader checks their extent
   leaf,     // a message validated in place and decoded from its parent's bytes on touch
   indexed,  // a message that gets a record of its own
+  // A repeated number outside tensors' payloads (AttributeProto.ints, SparseTensorProto.dims,
+  // ...): in its packed form, one LEN field whose elements the pass checks.
+  packed_scalars,
 };
 
 struct FieldAction {
   FieldRole role = FieldRole::other;
   bool repeated = false;
-  MessageKind message = MessageKind::ModelProto;  // the field's message type, unless `other`
+  MessageKind message = MessageKind::ModelProto;  // the field's message type: leaf and indexed
+  std::uint8_t scalar_width = 0;  // packed_scalars: 0 for varints, else 4 or 8 bytes each
 };
 
 class FieldActions {
@@ -29,8 +34,8 @@ class FieldActions {
 
   [[nodiscard]] static const FieldActions& get();
 
-  // Bit n set when field n (below 64) of `kind` is a message field; `metadata` keeps only those
-  // peek shows.
+  // Bit n set when field n (below 64) of `kind` is a message field or packed_scalars; `metadata`
+  // keeps only those peek shows.
   [[nodiscard]] std::uint64_t message_fields(MessageKind kind, bool metadata) const noexcept {
     return masks_[metadata ? 1 : 0][static_cast<std::size_t>(kind)];
   }
@@ -51,6 +56,10 @@ class FieldActions {
 // Whether `peek` shows field `number` of `kind`: it indexes the model's own fields and the main
 // graph's inputs and outputs, nothing else.
 [[nodiscard]] bool shown_by_peek(MessageKind kind, std::uint32_t number) noexcept;
+
+// Checks the elements of a packed_scalars field (`field` is its LEN form) as the views will read
+// them: a varint cut short or a length that is no multiple of the width is the same Error here.
+void validate_packed(const std::byte* file, const CursorField& field, std::uint8_t width);
 
 // Walks a leaf message and everything inside it, so that every varint and length of the file is
 // checked once, at open. Throws depth_limit when `depth` exceeds `max_depth`.

@@ -17,6 +17,7 @@ namespace {
 
 using test::message;
 using test::raw_tensor;
+using test::Body;
 using test::sub;
 using MP = schema::ModelProto;
 using GP = schema::GraphProto;
@@ -99,6 +100,56 @@ TEST(HostileFile, WireErrorsInsideANodeNameTheNode) {
   // The same at the top level has an empty path; a length past the end of the file.
   expect_open_error(bytes_of({0x3A, 0x7F, 0x00}), ErrorKind::out_of_bounds, "");
   expect_open_error(bytes_of({0x08}), ErrorKind::truncated, "");
+}
+
+TEST(HostileFile, PackedNumbersAreCheckedAtOpen) {
+  // Packed lists outside tensor payloads are checked by the pass, not first when a view reads
+  // them: a varint cut short in an attribute's ints, a float list of 5 bytes, the same in a
+  // sparse tensor's dims and in a leaf message (a sharding spec's devices).
+  const auto attribute = [](const Body& body) {
+    return message([&](wire::Writer& m) {
+      sub(m, MP::kGraph, [&](wire::Writer& g) {
+        sub(g, GP::kNode, [&](wire::Writer& n) { sub(n, NP::kAttribute, body); });
+      });
+    });
+  };
+  expect_open_error(attribute([](wire::Writer& a) {
+                      a.field_bytes(AP::kInts, bytes_of({0x01, 0x80}));
+                    }),
+                    ErrorKind::truncated, "graph.node[0].attribute[0]");
+  expect_open_error(attribute([](wire::Writer& a) {
+                      a.field_bytes(AP::kFloats, bytes_of({0, 0, 0x80, 0x3F, 0}));
+                    }),
+                    ErrorKind::truncated, "graph.node[0].attribute[0]");
+  expect_open_error(message([](wire::Writer& m) {
+                      sub(m, MP::kGraph, [](wire::Writer& g) {
+                        sub(g, GP::kSparseInitializer, [](wire::Writer& s) {
+                          s.field_bytes(schema::SparseTensorProto::kDims, bytes_of({0xFF}));
+                        });
+                      });
+                    }),
+                    ErrorKind::truncated, "graph.sparse_initializer[0]");
+  expect_open_error(
+      message([](wire::Writer& m) {
+        sub(m, MP::kGraph, [](wire::Writer& g) {
+          sub(g, GP::kNode, [](wire::Writer& n) {
+            sub(n, NP::kDeviceConfigurations, [](wire::Writer& d) {
+              sub(d, schema::NodeDeviceConfigurationProto::kShardingSpec, [](wire::Writer& spec) {
+                spec.field_bytes(schema::ShardingSpecProto::kDevice, bytes_of({0x05, 0x80}));
+              });
+            });
+          });
+        });
+      }),
+      ErrorKind::truncated, "graph.node[0]");
+  // Well-formed packed lists open and read back.
+  const Model model = Model::from_bytes(attribute([](wire::Writer& a) {
+    const std::vector<std::uint64_t> values = {3, 300, 70000};
+    a.field_packed_varints(AP::kInts, values);
+  }));
+  const auto ints = model.graph()->nodes()[0].attributes()[0].ints();
+  EXPECT_EQ(std::vector<std::int64_t>(ints.begin(), ints.end()),
+            (std::vector<std::int64_t>{3, 300, 70000}));
 }
 
 // "graph" and then `levels` times ".node[0].attribute[0].g".
