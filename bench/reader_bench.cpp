@@ -1,51 +1,25 @@
 // Reader benchmarks: onnxmap's open, peek, lookup, fetch and walk, against libprotobuf's
 // ParseFromArray of the same mapped bytes (Debian's libonnx_proto, linked by the bench only).
+// The same binary runs fetch_bench.cpp (first touch, cold, slice_rows), read_all_bench.cpp
+// (every tensor once) and physical_limit_bench.cpp (what each is divided by); main is here.
 
 #include <benchmark/benchmark.h>
 #include <onnx/onnx_pb.h>
 
-#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <random>
 
-#include "models.hpp"
+#include "harness.hpp"
 #include "onnxmap/onnxmap.hpp"
 
 namespace onnxmap::bench {
 
 namespace {
 
-// How a benchmark is timed: the whole loop body in wall-clock time, or only the part the body
-// reports with SetIterationTime (opening without the closing that follows it, and the reverse).
-enum class Timing { real, manual };
-
-// Registers `fn` once per bench model present on disk.
-template <class Fn>
-void per_model(const std::string& what, Fn fn, Timing timing = Timing::real) {
-  for (const BenchModel& model : bench_models()) {
-    const auto path = bench_dir() / model.file;
-    if (!std::filesystem::exists(path)) continue;
-    auto* bench =
-        benchmark::RegisterBenchmark((what + "/" + model.name).c_str(),
-                                     [=](benchmark::State& state) { fn(state, path, model); });
-    bench->Unit(benchmark::kMillisecond);
-    if (timing == Timing::manual) {
-      bench->UseManualTime();
-    } else {
-      bench->UseRealTime();
-    }
-  }
-}
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 // Map and index, without the unmapping: closing a 282 GB mapping takes time of its own, which
-// onnxmap_close reports.
+// onnxmap_close reports. The byte counts ride along as counters: the report's floor for open is
+// the metadata bytes (file minus inline payload) copied at the memcpy bandwidth of the same run.
 void open(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
   for (auto _ : state) {
     const auto start = Clock::now();
@@ -53,6 +27,9 @@ void open(benchmark::State& state, const std::filesystem::path& path, const Benc
     state.SetIterationTime(seconds_since(start));
     benchmark::DoNotOptimize(model->tensor_count());
   }
+  const ModelBytes counts = model_bytes(Model::open(path));
+  state.counters["file_bytes"] = static_cast<double>(counts.file);
+  state.counters["inline_payload_bytes"] = static_cast<double>(counts.inline_payload);
 }
 
 // Dropping the last reference: the index freed, the file unmapped.
@@ -90,15 +67,14 @@ void lookup(benchmark::State& state, const std::filesystem::path& path, const Be
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-// Touches one byte per page of a tensor: the cost of bringing it in (warm: from the page cache).
+// Reads every byte of one tensor whose pages are already mapped into the process (after the
+// first iteration): the same loop limit_resident_read runs on an anonymous buffer. The first
+// touch of unmapped pages is onnxmap_fetch_first_touch.
 void fetch_warm(benchmark::State& state, const std::filesystem::path& path, const BenchModel& m) {
   const Model model = Model::open(path);
   const Tensor t = model.tensor(m.tensor);
   for (auto _ : state) {
-    const auto bytes = t.bytes();
-    unsigned sum = 0;
-    for (std::size_t i = 0; i < bytes.size(); i += 4096) sum += static_cast<unsigned>(bytes[i]);
-    benchmark::DoNotOptimize(sum);
+    benchmark::DoNotOptimize(checksum(t.bytes()));
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * t.byte_size()));
 }
