@@ -44,15 +44,19 @@ TEST(Bulk, ReadIntoCopiesEveryTensorInChunks) {
 
   BulkOptions options;
   options.threads = 4;
-  options.chunk_bytes = 64;  // many chunks per tensor, so threads interleave
-  read_into(tensors, buffers, options);
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const TensorData expected = tensors[i].data();
-    ASSERT_TRUE(std::equal(storage[i].begin(), storage[i].end(), expected.bytes().begin(),
-                           expected.bytes().end()))
-        << tensors[i].path();
+  // Many chunks per tensor, so threads interleave; then units of work holding many tensors.
+  for (const std::size_t chunk_bytes : {64, 1000, 1 << 20}) {
+    options.chunk_bytes = chunk_bytes;
+    for (auto& s : storage) std::fill(s.begin(), s.end(), std::byte{0xEE});
+    read_into(tensors, buffers, options);
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      const TensorData expected = tensors[i].data();
+      ASSERT_TRUE(std::equal(storage[i].begin(), storage[i].end(), expected.bytes().begin(),
+                             expected.bytes().end()))
+          << tensors[i].path() << " in chunks of " << chunk_bytes;
+    }
+    page_in(tensors, options);
   }
-  page_in(tensors, options);
 
   buffers[0] = buffers[0].subspan(1);
   EXPECT_THROW(read_into(tensors, buffers, options), Error);
