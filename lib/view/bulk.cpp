@@ -26,18 +26,25 @@ struct Chunk {
 };
 
 // Tensors read in place (not typed), ordered by where their bytes are, so each thread reads
-// sequentially and neighbouring work is neighbouring on disk.
+// sequentially and neighbouring work is neighbouring on disk. The sort keys are computed once:
+// a model may hold hundreds of thousands of tensors.
 std::vector<std::size_t> file_order(std::span<const Tensor> tensors) {
-  std::vector<std::size_t> order;
+  struct Key {
+    std::string_view file;
+    std::uint64_t offset;
+    std::size_t tensor;
+  };
+  std::vector<Key> keys;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].storage() != TensorStorage::typed && tensors[i].byte_size() > 0) {
-      order.push_back(i);
+      keys.push_back({tensors[i].data_file(), tensors[i].file_offset(), i});
     }
   }
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return std::pair(tensors[a].data_file(), tensors[a].file_offset()) <
-           std::pair(tensors[b].data_file(), tensors[b].file_offset());
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::pair(a.file, a.offset) < std::pair(b.file, b.offset);
   });
+  std::vector<std::size_t> order(keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) order[k] = keys[k].tensor;
   return order;
 }
 
@@ -45,10 +52,11 @@ std::vector<std::size_t> file_order(std::span<const Tensor> tensors) {
 // groups consecutive chunks into units of work of about `chunk_bytes`: a model of 180 000 tiny
 // tensors is a few units, not 180 000.
 std::vector<std::vector<Chunk>> plan_work(std::span<const Tensor> tensors,
+                                          std::span<const std::size_t> order,
                                           std::size_t chunk_bytes) {
   std::vector<std::vector<Chunk>> work;
   std::uint64_t unit_bytes = chunk_bytes;  // full: the next chunk starts a unit
-  for (const std::size_t i : file_order(tensors)) {
+  for (const std::size_t i : order) {
     const std::uint64_t size = tensors[i].bytes().size();
     for (std::uint64_t begin = 0; begin < size; begin += chunk_bytes) {
       const std::uint64_t end = std::min<std::uint64_t>(size, begin + chunk_bytes);
@@ -66,9 +74,10 @@ std::vector<std::vector<Chunk>> plan_work(std::span<const Tensor> tensors,
 // The pages under `tensors`' bytes, as address ranges merged where tensors lie within a page of
 // each other, so that advising them is one system call per run of neighbours, not per tensor.
 std::vector<std::pair<std::uintptr_t, std::uintptr_t>> page_runs(std::span<const Tensor> tensors,
+                                                                 std::span<const std::size_t> order,
                                                                  std::uintptr_t page) {
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> runs;
-  for (const std::size_t i : file_order(tensors)) {
+  for (const std::size_t i : order) {
     const auto bytes = tensors[i].bytes();
     const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data()) / page * page;
     const auto end =
@@ -114,10 +123,11 @@ void page_in(std::span<const Tensor> tensors, const BulkOptions& options) {
   for (const Tensor& t : tensors) {
     if (t.storage() == TensorStorage::typed) t.prefetch();  // decoded later, not touched here
   }
-  for (const auto& [begin, end] : page_runs(tensors, page)) {
+  const std::vector<std::size_t> order = file_order(tensors);
+  for (const auto& [begin, end] : page_runs(tensors, order, page)) {
     (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
   }
-  const auto work = plan_work(tensors, options.chunk_bytes);
+  const auto work = plan_work(tensors, order, options.chunk_bytes);
   run_parallel(work.size(), options.threads, [&](std::size_t w) {
     // One read per page faults it in; the volatile sink keeps the reads from being optimised out.
     unsigned char sink = 0;
@@ -154,7 +164,7 @@ void read_into(std::span<const Tensor> tensors, std::span<const std::span<std::b
     const TensorData data = tensors[typed[k]].data();
     std::memcpy(buffers[typed[k]].data(), data.bytes().data(), data.bytes().size());
   });
-  const auto work = plan_work(tensors, options.chunk_bytes);
+  const auto work = plan_work(tensors, file_order(tensors), options.chunk_bytes);
   run_parallel(work.size(), options.threads, [&](std::size_t w) {
     for (const Chunk& chunk : work[w]) {
       const auto bytes = tensors[chunk.tensor].bytes();
