@@ -5,10 +5,11 @@
 
 For each MODEL (in DIR, made by tools/bench.sh): `cp` of the file, `onnxmap convert` inline ->
 external data and back to inline, each a fresh process, median of 3 runs with a warm page cache
-(each output removed before the next run). Peak RSS is the kernel's accounting of the child
+(each output removed, and everything written synced, before the next run). Peak RSS is the kernel's accounting of the child
 (ru_maxrss, read by bench/peak_rss). Prints a markdown table: time, throughput, ratio to cp,
 peak RSS.
 """
+import os
 import pathlib
 import shutil
 import statistics
@@ -29,6 +30,9 @@ def median_of(command, cleanup, runs=3):
     results = []
     for _ in range(runs):
         cleanup()
+        # Each run starts with nothing waiting for writeback: otherwise a run pays for the dirty
+        # pages of the one before it, and the ratios to cp swing by 2x between runs.
+        os.sync()
         results.append(run_measured(command))
     cleanup()
     return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)

@@ -89,6 +89,10 @@ MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
     file.region_ = bip::mapped_region(mapping, bip::read_only);
     // Random access: without this the kernel reads ahead into tensor payloads nobody asked for.
     (void)file.region_.advise(bip::mapped_region::advice_random);
+    // No huge mappings: a fault in a 2 MiB page-cache folio would map all of it with one entry,
+    // and unmapping part of such an entry (index/payload_trim.hpp) unmaps all of it, the
+    // metadata beside the payload too, whose next touch maps it all again.
+    (void)::madvise(file.region_.get_address(), file.region_.get_size(), MADV_NOHUGEPAGE);
     file.bytes_ = {static_cast<const std::byte*>(file.region_.get_address()),
                    file.region_.get_size()};
     return file;
