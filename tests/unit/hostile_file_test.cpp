@@ -15,9 +15,9 @@
 namespace onnxmap {
 namespace {
 
+using test::Body;
 using test::message;
 using test::raw_tensor;
-using test::Body;
 using test::sub;
 using MP = schema::ModelProto;
 using GP = schema::GraphProto;
