@@ -1,6 +1,7 @@
 #include "onnxmap/bulk.hpp"
 
 #include "onnxmap/error.hpp"
+#include "onnxmap/mapped_file.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -119,7 +120,7 @@ void run_parallel(std::size_t count, unsigned threads,
 }  // namespace
 
 void page_in(std::span<const Tensor> tensors, const BulkOptions& options) {
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto page = static_cast<std::uintptr_t>(MappedFile::page_size());
   for (const Tensor& t : tensors) {
     if (t.storage() == TensorStorage::typed) t.prefetch();  // decoded later, not touched here
   }
