@@ -20,10 +20,10 @@ struct MessageRecord {
   std::uint64_t field_number : 8 = 0;  // the parent's field holding it; onnx.proto's are below 32
   std::uint64_t kind : 6 = 0;          // a schema::MessageKind
   std::uint64_t merged : 1 = 0;        // more spans in ModelIndex::merged_spans
-  std::uint64_t unused : 1 = 0;
-  std::uint32_t length = 0;       // of the first span, or kLongLength
-  std::uint32_t first_child = 0;  // children are contiguous, sorted by field number, and end
-                                  // where the next record's children begin
+  std::uint64_t plain : 1 = 0;         // during the pass: stepped over when added, no children
+  std::uint32_t length = 0;            // of the first span, or kLongLength
+  std::uint32_t first_child = 0;       // children are contiguous, sorted by field number, and end
+                                       // where the next record's children begin
 };
 static_assert(sizeof(MessageRecord) == 16);
 static_assert(schema::kMessageKindCount <= 64);
