@@ -154,9 +154,9 @@ class IndexBuilder {
     // The table grows into memory the kernel has just zeroed, out of the cache: ask for the
     // lines a few records on, so that the appends do not wait for each one in turn.
     if (id + 16 < index_.messages.capacity()) __builtin_prefetch(&index_.messages[id + 16], 1);
-    // The parent's fields a few hundred bytes on, which the scan reads next.
-    if (span.offset + span.length + 256 < index_.file.size()) {
-      __builtin_prefetch(file_ + span.offset + span.length + 256);
+    // The parent's fields a couple of KiB on, which the scan reads next.
+    if (span.offset + span.length + 2048 < index_.file.size()) {
+      __builtin_prefetch(file_ + span.offset + span.length + 2048);
     }
     MessageRecord& record = index_.messages.emplace_back();
     record.field_number = number;
