@@ -133,6 +133,7 @@ void expect_nodes(const Model& model, int count, const std::function<bool(int)>&
     const auto [first, last] = index.children(index.parent(id), index.field_number(id));
     EXPECT_GE(id, first);
     EXPECT_LT(id, last);
+    EXPECT_EQ(index.messages[id].plain, 0U) << "a pass-time mark left in the index";
   }
 }
 
