@@ -154,12 +154,15 @@ inline constexpr std::uint64_t kLargeFieldLength = std::uint64_t{64} << 10U;
 // LEN fields whose number has its bit set in `mask` (numbers past 63 always call fn) and for
 // LEN fields of kLargeFieldLength bytes or more: the pass's loop for messages whose other fields
 // it only needs to step over.
+// Whether for_each_message_field calls back for `field` of the common form: a LEN field whose
+// number has its bit set in `mask`, or is past 63.
+[[nodiscard]] inline bool is_wanted(const CursorField& field, std::uint64_t mask) noexcept {
+  return field.type == wire::WireType::len &&
+         (field.number > 63 || ((mask >> field.number) & 1U) != 0);
+}
+
 template <class Fn>
 void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask, Fn&& fn) {
-  const auto wanted = [mask](const CursorField& field) {
-    return field.type == wire::WireType::len &&
-           (field.number > 63 || ((mask >> field.number) & 1U) != 0);
-  };
   const std::byte* pos = file + span.offset;
   const std::byte* const end = pos + span.length;
   while (pos != end) {
@@ -169,7 +172,7 @@ void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask
     }
     CursorField field;
     if (const std::byte* next = cursor_detail::decode_common_field(pos, end, field)) {
-      if (wanted(field)) {
+      if (is_wanted(field, mask)) {
         // A copy for the call: `field` itself never has its address taken, so it stays in
         // registers for the many fields that are only stepped over.
         const CursorField passed = field;
@@ -181,7 +184,7 @@ void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask
       const GeneralField general = read_field_general(file, pos, end);
       const bool large =
           general.field.type == wire::WireType::len && general.field.value >= kLargeFieldLength;
-      if (large || wanted(general.field)) fn(general.field);
+      if (large || is_wanted(general.field, mask)) fn(general.field);
       pos = general.next;
     }
   }
@@ -202,11 +205,7 @@ void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask
     }
     CursorField field;
     const std::byte* next = cursor_detail::decode_common_field(pos, end, field);
-    if (next == nullptr) return false;
-    if (field.type == wire::WireType::len &&
-        (field.number > 63 || ((mask >> field.number) & 1U) != 0)) {
-      return false;
-    }
+    if (next == nullptr || is_wanted(field, mask)) return false;
     pos = next;
   }
   return true;
