@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -22,6 +23,8 @@ namespace {
 // is mapped into this process, so converting a 300 GB model keeps a flat RSS.
 constexpr std::uint64_t kKernelCopyMin = std::uint64_t{256} << 10U;
 constexpr std::size_t kChunk = std::size_t{1} << 20U;
+// The smallest write buffer: one page.
+constexpr std::size_t kMinBuffer = std::size_t{4} << 10U;
 
 bool kernel_copy_unsupported(int error) {
   return error == EXDEV || error == EINVAL || error == ENOSYS || error == EOPNOTSUPP ||
@@ -65,7 +68,8 @@ void Progress::finish() {
   if (callback_) callback_(total_, total_);
 }
 
-OutputFile::OutputFile(std::filesystem::path final_path, Progress& progress)
+OutputFile::OutputFile(std::filesystem::path final_path, Progress& progress,
+                       std::uint64_t planned_size)
     : final_path_(std::move(final_path)), progress_(progress) {
   // Unnamed first (O_TMPFILE): a process killed while writing leaves nothing behind, not a
   // half-written file of hundreds of GB. Named only at finish(), for the rename into place.
@@ -76,8 +80,12 @@ OutputFile::OutputFile(std::filesystem::path final_path, Progress& progress)
                 std::string("cannot create a file in its folder: ") + std::strerror(errno),
                 Error::kNoOffset, {}, final_path_.string());
   }
+  // No larger than the file: a save with one file per tensor writes thousands of small files,
+  // and a 1 MiB buffer for each is a large allocation (mmap, page faults, munmap) every time.
+  const auto buffer = static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(planned_size, kMinBuffer, std::uint64_t{kChunk}));
   stream_.open(boost::iostreams::file_descriptor_sink(fd_, boost::iostreams::never_close_handle),
-               kChunk);
+               static_cast<std::streamsize>(buffer));
 }
 
 std::filesystem::path OutputFile::folder() const {

@@ -75,8 +75,9 @@ class FinishedFile {
 class OutputFile {
  public:
   // Creates a temporary file in the folder of `final_path`: unnamed where the file system
-  // allows (O_TMPFILE), else under a hidden temporary name. Throws onnxmap::Error (io).
-  OutputFile(std::filesystem::path final_path, Progress& progress);
+  // allows (O_TMPFILE), else under a hidden temporary name. `planned_size` (the file's size as
+  // planned, an upper bound is fine) sizes the write buffer. Throws onnxmap::Error (io).
+  OutputFile(std::filesystem::path final_path, Progress& progress, std::uint64_t planned_size);
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;

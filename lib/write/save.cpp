@@ -96,12 +96,12 @@ SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::pa
   detail::Progress progress(result.model_bytes + result.data_bytes, options.progress);
   std::vector<detail::FinishedFile> finished;
   for (const detail::DataFilePlan& file : plan.data_files) {
-    detail::OutputFile out(folder / file.location, progress);
+    detail::OutputFile out(folder / file.location, progress, file.size);
     plan.emit_data_file(file, out);
     finished.push_back(out.finish(options.durable));
     result.data_files.emplace_back(file.location);
   }
-  detail::OutputFile model(path, progress);
+  detail::OutputFile model(path, progress, result.model_bytes);
   plan.emit(0, model);
   finished.push_back(model.finish(options.durable));
   for (detail::FinishedFile& file : finished) file.commit();
