@@ -23,7 +23,7 @@ namespace {
 // is mapped into this process, so converting a 300 GB model keeps a flat RSS.
 constexpr std::uint64_t kKernelCopyMin = std::uint64_t{256} << 10U;
 constexpr std::size_t kChunk = std::size_t{1} << 20U;
-// The smallest write buffer: one page.
+// The smallest write buffer, 4 KiB: small files still get a buffer from the ordinary heap.
 constexpr std::size_t kMinBuffer = std::size_t{4} << 10U;
 
 bool kernel_copy_unsupported(int error) {
