@@ -11,6 +11,7 @@
 #include <random>
 
 #include "harness.hpp"
+#include "onnxmap/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 
 namespace onnxmap::bench {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "onnxmap/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 
 int main(int argc, char** argv) {

@@ -6,6 +6,8 @@ set -euo pipefail
 
 onnxmap_packages=(
   g++ meson ninja-build pkg-config
+  # tests/install: the CMake example consumer.
+  cmake
   libboost-dev libboost-iostreams-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev

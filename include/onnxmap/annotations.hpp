@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "onnxmap/export.hpp"
 #include "onnxmap/views.hpp"
 
 namespace onnxmap {
@@ -64,9 +65,12 @@ struct TensorSegment {
 class Model;
 class Tensor;
 
-[[nodiscard]] std::vector<DeviceConfiguration> device_configurations(const Model& model);
-[[nodiscard]] std::vector<NodeDeviceConfiguration> device_configurations(const Node& node);
-[[nodiscard]] std::vector<TensorAnnotation> quantization_annotations(const Graph& graph);
-[[nodiscard]] std::optional<TensorSegment> segment(const Tensor& tensor);
+[[nodiscard]] ONNXMAP_API std::vector<DeviceConfiguration> device_configurations(
+    const Model& model);
+[[nodiscard]] ONNXMAP_API std::vector<NodeDeviceConfiguration> device_configurations(
+    const Node& node);
+[[nodiscard]] ONNXMAP_API std::vector<TensorAnnotation> quantization_annotations(
+    const Graph& graph);
+[[nodiscard]] ONNXMAP_API std::optional<TensorSegment> segment(const Tensor& tensor);
 
 }  // namespace onnxmap

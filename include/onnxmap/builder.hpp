@@ -24,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "onnxmap/export.hpp"
 #include "onnxmap/schema.hpp"
 
 namespace onnxmap {
@@ -38,7 +39,7 @@ using PayloadGenerator = std::function<void(std::uint64_t offset, std::span<std:
 
 // A tensor: name, type, dims and its elements in the raw_data layout (little-endian, sub-byte
 // types packed as onnx.proto says), or strings for STRING tensors.
-class TensorBuilder {
+class ONNXMAP_API TensorBuilder {
  public:
   // Borrowed bytes: the caller keeps them alive until save returns. Throws onnxmap::Error
   // (invalid_argument) when their size is not dims x dtype.
@@ -120,7 +121,7 @@ struct Dim {
 };
 
 // TypeProto: tensor, sparse tensor, sequence, map, optional or opaque.
-class TypeSpec {
+class ONNXMAP_API TypeSpec {
  public:
   enum class Kind { tensor, sparse_tensor, sequence, map, optional, opaque };
 
@@ -166,7 +167,7 @@ struct AttributeBuilder {
   std::string doc_string;
 };
 
-class NodeBuilder {
+class ONNXMAP_API NodeBuilder {
  public:
   NodeBuilder(std::string op_type, std::vector<std::string> inputs,
               std::vector<std::string> outputs);
@@ -194,7 +195,7 @@ struct ValueInfoBuilder {
   std::string doc_string;
 };
 
-class GraphBuilder {
+class ONNXMAP_API GraphBuilder {
  public:
   explicit GraphBuilder(std::string name = {}) : name(std::move(name)) {}
 
@@ -218,7 +219,7 @@ class GraphBuilder {
 };
 
 // A model-local function (FunctionProto).
-struct FunctionBuilder {
+struct ONNXMAP_API FunctionBuilder {
   std::string name, domain, overload, doc_string;
   std::vector<std::string> inputs, outputs, attributes;
   std::vector<AttributeBuilder> attribute_defaults;  // attribute_proto: attributes with defaults
@@ -231,7 +232,7 @@ struct FunctionBuilder {
                     std::vector<std::string> outputs);
 };
 
-class ModelBuilder {
+class ONNXMAP_API ModelBuilder {
  public:
   ModelBuilder& ir_version(std::int64_t version);
   ModelBuilder& opset(std::string domain, std::int64_t version);

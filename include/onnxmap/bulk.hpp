@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <span>
 
+#include "onnxmap/export.hpp"
 #include "onnxmap/tensor.hpp"
 
 namespace onnxmap {
@@ -17,12 +18,13 @@ struct BulkOptions {
 
 // Brings the pages of `tensors` into memory (MADV_WILLNEED, then one touch per page). Afterwards
 // bytes() of each costs no I/O until the kernel evicts the pages.
-void page_in(std::span<const Tensor> tensors, const BulkOptions& options = {});
+ONNXMAP_API void page_in(std::span<const Tensor> tensors, const BulkOptions& options = {});
 
 // Copies each tensor's bytes (raw_data layout, typed fields decoded) into `buffers[i]`, whose
 // size must equal tensors[i].byte_size(). Throws onnxmap::Error (invalid_argument) before copying
 // anything when a size differs.
-void read_into(std::span<const Tensor> tensors, std::span<const std::span<std::byte>> buffers,
-               const BulkOptions& options = {});
+ONNXMAP_API void read_into(std::span<const Tensor> tensors,
+                           std::span<const std::span<std::byte>> buffers,
+                           const BulkOptions& options = {});
 
 }  // namespace onnxmap

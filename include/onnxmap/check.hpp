@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "onnxmap/error.hpp"
+#include "onnxmap/export.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/model_options.hpp"
 
@@ -44,7 +45,7 @@ enum class ProblemKind {
 };
 
 // "undefined_input"
-[[nodiscard]] std::string_view to_string(ProblemKind kind) noexcept;
+[[nodiscard]] ONNXMAP_API std::string_view to_string(ProblemKind kind) noexcept;
 
 struct Problem {
   ProblemKind kind = ProblemKind::structure;
@@ -74,12 +75,12 @@ struct CheckReport {
 
 // Opens `path` and checks it. A model that cannot be opened is reported, not thrown; only a
 // failure of the machine (out of memory) throws.
-[[nodiscard]] CheckReport check(const std::filesystem::path& path,
-                                const CheckOptions& options = {});
+[[nodiscard]] ONNXMAP_API CheckReport check(const std::filesystem::path& path,
+                                            const CheckOptions& options = {});
 
 // Checks an opened model. Payload problems beyond what the open refused are only seen when it
 // was opened with Options::collect_payload_errors.
-[[nodiscard]] CheckReport check(const Model& model, const CheckOptions& options = {});
+[[nodiscard]] ONNXMAP_API CheckReport check(const Model& model, const CheckOptions& options = {});
 
 // The SHA-1 digest of `bytes` as 40 lowercase hex digits (what external_data `checksum` holds).
 [[nodiscard]] std::string sha1_hex(std::span<const std::byte> bytes);

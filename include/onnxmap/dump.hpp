@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "onnxmap/export.hpp"
 #include "onnxmap/schema.hpp"
 
 namespace onnxmap {
@@ -19,10 +20,12 @@ struct DumpOptions {
 // The JSON text (2-space indented, ending in a newline) of the message of `kind` held in
 // `bytes`, whose first byte is at file offset `base`. Throws onnxmap::Error on malformed input,
 // with the field path and byte offset.
-[[nodiscard]] std::string dump_json(std::span<const std::byte> bytes, schema::MessageKind kind,
-                                    const DumpOptions& options = {}, std::uint64_t base = 0);
+[[nodiscard]] ONNXMAP_API std::string dump_json(std::span<const std::byte> bytes,
+                                                schema::MessageKind kind,
+                                                const DumpOptions& options = {},
+                                                std::uint64_t base = 0);
 
 // The name of a message kind as onnx.proto spells it ("TensorProto", "TypeProto.Tensor").
-[[nodiscard]] std::string schema_message_name(schema::MessageKind kind);
+[[nodiscard]] ONNXMAP_API std::string schema_message_name(schema::MessageKind kind);
 
 }  // namespace onnxmap

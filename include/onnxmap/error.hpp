@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "onnxmap/export.hpp"
+
 namespace onnxmap {
 
 enum class ErrorKind {
@@ -27,9 +29,9 @@ enum class ErrorKind {
   invalid_argument,  // the caller passed something unusable
 };
 
-[[nodiscard]] std::string_view to_string(ErrorKind kind) noexcept;
+[[nodiscard]] ONNXMAP_API std::string_view to_string(ErrorKind kind) noexcept;
 
-class Error : public std::runtime_error {
+class ONNXMAP_API Error : public std::runtime_error {
  public:
   static constexpr std::uint64_t kNoOffset = std::numeric_limits<std::uint64_t>::max();
 

@@ -10,12 +10,9 @@
 #include <span>
 #include <vector>
 
-namespace onnxmap {
+#include "onnxmap/load_mode.hpp"
 
-enum class LoadMode {
-  map,   // mmap, advised for random access: only the pages touched are read
-  read,  // read the whole file into memory through Boost.Iostreams
-};
+namespace onnxmap {
 
 class MappedFile {
  public:

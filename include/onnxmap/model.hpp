@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "onnxmap/export.hpp"
 #include "onnxmap/model_options.hpp"
 #include "onnxmap/tensor.hpp"
 #include "onnxmap/views.hpp"
@@ -20,7 +21,7 @@ namespace onnxmap {
 
 class ModelSummary;
 
-class Model {
+class ONNXMAP_API Model {
  public:
   // Maps `path` and indexes it. Throws onnxmap::Error (file, field path, byte offset) for an
   // unreadable or malformed file. A bare TensorProto file opens with `root` TensorProto.
@@ -81,7 +82,7 @@ class Model {
 
 // What `peek` reads: the model's own fields and the main graph's name, inputs and outputs, with
 // no tensor index and no walk over nodes. For metadata of huge files at almost no cost.
-class ModelSummary {
+class ONNXMAP_API ModelSummary {
  public:
   // The same view of a model already opened in full, without reading the file again (a pipe or
   // standard input can be read only once).
@@ -110,6 +111,7 @@ class ModelSummary {
 };
 
 // Maps `path` and reads only what ModelSummary shows. Throws onnxmap::Error like Model::open.
-[[nodiscard]] ModelSummary peek(const std::filesystem::path& path, const Options& options = {});
+[[nodiscard]] ONNXMAP_API ModelSummary peek(const std::filesystem::path& path,
+                                            const Options& options = {});
 
 }  // namespace onnxmap

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "onnxmap/mapped_file.hpp"
+#include "onnxmap/load_mode.hpp"
 
 namespace onnxmap {
 

@@ -1,5 +1,6 @@
 #pragma once
-// Everything onnxmap offers, in one include.
+// Everything onnxmap offers a user, in one include: the model and its views, tensors, options,
+// errors, building and saving models, check and dump.
 
 #include "onnxmap/annotations.hpp"
 #include "onnxmap/builder.hpp"
@@ -7,10 +8,7 @@
 #include "onnxmap/check.hpp"
 #include "onnxmap/dump.hpp"
 #include "onnxmap/error.hpp"
-#include "onnxmap/mapped_file.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/save.hpp"
 #include "onnxmap/schema.hpp"
-#include "onnxmap/synth.hpp"
 #include "onnxmap/version.hpp"
-#include "onnxmap/wire.hpp"

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "onnxmap/export.hpp"
+
 namespace onnxmap {
 
 class Model;
@@ -62,9 +64,9 @@ struct SaveResult {
 // Saves `model` to `path`. Throws onnxmap::Error: io for unwritable destinations or a full disk,
 // unsafe_path for a destination that is a symlink, is the source model or one of its data files,
 // or a location outside the model's folder; invalid_argument for unusable options.
-SaveResult save(const Model& model, const std::filesystem::path& path,
-                const SaveOptions& options = {});
-SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,
-                const SaveOptions& options = {});
+ONNXMAP_API SaveResult save(const Model& model, const std::filesystem::path& path,
+                            const SaveOptions& options = {});
+ONNXMAP_API SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,
+                            const SaveOptions& options = {});
 
 }  // namespace onnxmap

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "onnxmap/export.hpp"
 #include "onnxmap/schema_fields.hpp"
 
 namespace onnxmap {
@@ -52,8 +53,9 @@ struct DataTypeTraits {
 };
 
 // Traits of `type`, or nullopt for a value outside 1..26 (files may carry any int32).
-[[nodiscard]] std::optional<DataTypeTraits> traits(DataType type) noexcept;
-[[nodiscard]] std::string data_type_name(std::int32_t type);  // "FLOAT16", or "<unknown 99>"
+[[nodiscard]] ONNXMAP_API std::optional<DataTypeTraits> traits(DataType type) noexcept;
+[[nodiscard]] ONNXMAP_API std::string data_type_name(
+    std::int32_t type);  // "FLOAT16", or "<unknown 99>"
 
 // AttributeProto.AttributeType.
 enum class AttributeType : std::int32_t {
@@ -74,22 +76,24 @@ enum class AttributeType : std::int32_t {
   type_protos = 14,
 };
 inline constexpr std::int32_t kMaxAttributeType = 14;
-[[nodiscard]] std::string_view attribute_type_name(AttributeType type) noexcept;  // "FLOATS"
+[[nodiscard]] ONNXMAP_API std::string_view attribute_type_name(
+    AttributeType type) noexcept;  // "FLOATS"
 
 // TensorProto.DataLocation.
 enum class DataLocation : std::int32_t { internal = 0, external = 1 };
-[[nodiscard]] std::string_view data_location_name(DataLocation location) noexcept;
+[[nodiscard]] ONNXMAP_API std::string_view data_location_name(DataLocation location) noexcept;
 
 // The newest IR version this build knows; newer files still open.
 inline constexpr std::int64_t kLatestIrVersion = 14;
 
 // The first ONNX release that writes `ir_version` ("1.16.0"), or nullopt for an unknown one.
-[[nodiscard]] std::optional<std::string_view> onnx_release_for_ir(std::int64_t ir_version) noexcept;
+[[nodiscard]] ONNXMAP_API std::optional<std::string_view> onnx_release_for_ir(
+    std::int64_t ir_version) noexcept;
 
 // ModelProto.model_version as the ONNX versioning rules read it: when the top 32 bits are
 // non-zero it packs a SemVer MAJOR (16 bits), MINOR (16 bits) and PATCH (32 bits); otherwise it
 // is a plain number.
-struct ModelVersion {
+struct ONNXMAP_API ModelVersion {
   std::int64_t raw = 0;
 
   [[nodiscard]] constexpr bool is_semver() const noexcept {

@@ -14,6 +14,7 @@
 
 #include "onnxmap/detail/message_view.hpp"
 #include "onnxmap/error.hpp"
+#include "onnxmap/export.hpp"
 #include "onnxmap/schema.hpp"
 #include "onnxmap/views.hpp"
 
@@ -46,7 +47,7 @@ class TensorData {
   std::variant<std::span<const std::byte>, std::vector<std::byte>> data_;
 };
 
-class Tensor : public detail::MessageView {
+class ONNXMAP_API Tensor : public detail::MessageView {
  public:
   // `tensor` is an id in the model's tensor table.
   Tensor(const detail::ModelIndex* index, std::uint32_t tensor);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "onnxmap/detail/message_view.hpp"
+#include "onnxmap/export.hpp"
 #include "onnxmap/schema.hpp"
 
 namespace onnxmap {
@@ -35,7 +36,7 @@ struct Dimension {
 };
 
 // TypeProto and its kinds.
-class Type : public detail::MessageView {
+class ONNXMAP_API Type : public detail::MessageView {
  public:
   enum class Kind { none, tensor, sequence, map, optional, sparse_tensor, opaque };
 
@@ -62,7 +63,7 @@ class Type : public detail::MessageView {
   [[nodiscard]] detail::SpanList kind_spans() const;  // the bytes of the oneof member set last
 };
 
-class ValueInfo : public detail::MessageView {
+class ONNXMAP_API ValueInfo : public detail::MessageView {
  public:
   ValueInfo(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
   [[nodiscard]] std::string_view name() const;
@@ -73,7 +74,7 @@ class ValueInfo : public detail::MessageView {
 
 class SparseTensor;
 
-class Attribute : public detail::MessageView {
+class ONNXMAP_API Attribute : public detail::MessageView {
  public:
   Attribute(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
   [[nodiscard]] std::string_view name() const;
@@ -96,7 +97,7 @@ class Attribute : public detail::MessageView {
   [[nodiscard]] std::vector<Type> type_protos() const;
 };
 
-class Node : public detail::MessageView {
+class ONNXMAP_API Node : public detail::MessageView {
  public:
   Node(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
   [[nodiscard]] std::vector<std::string_view> inputs() const;
@@ -111,7 +112,7 @@ class Node : public detail::MessageView {
   [[nodiscard]] std::vector<StringStringEntry> metadata_props() const;
 };
 
-class Graph : public detail::MessageView {
+class ONNXMAP_API Graph : public detail::MessageView {
  public:
   Graph(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
   [[nodiscard]] std::string_view name() const;
@@ -125,7 +126,7 @@ class Graph : public detail::MessageView {
   [[nodiscard]] std::vector<StringStringEntry> metadata_props() const;
 };
 
-class SparseTensor : public detail::MessageView {
+class ONNXMAP_API SparseTensor : public detail::MessageView {
  public:
   SparseTensor(const detail::ModelIndex* index, std::uint32_t record)
       : MessageView(index, record) {}
@@ -134,7 +135,7 @@ class SparseTensor : public detail::MessageView {
   [[nodiscard]] std::vector<std::int64_t> dims() const;  // the dense shape
 };
 
-class Function : public detail::MessageView {
+class ONNXMAP_API Function : public detail::MessageView {
  public:
   Function(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
   [[nodiscard]] std::string_view name() const;
@@ -151,7 +152,7 @@ class Function : public detail::MessageView {
   [[nodiscard]] std::vector<StringStringEntry> metadata_props() const;
 };
 
-class TrainingInfo : public detail::MessageView {
+class ONNXMAP_API TrainingInfo : public detail::MessageView {
  public:
   TrainingInfo(const detail::ModelIndex* index, std::uint32_t record)
       : MessageView(index, record) {}

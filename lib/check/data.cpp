@@ -9,6 +9,7 @@
 
 #include "check/checks.hpp"
 #include "check/sha1.hpp"
+#include "onnxmap/mapped_file.hpp"
 
 namespace onnxmap::detail {
 

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "onnxmap/onnxmap.hpp"
+#include "onnxmap/synth.hpp"
 
 namespace {
 

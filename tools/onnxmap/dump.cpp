@@ -3,6 +3,7 @@
 #include <iostream>
 #include <string>
 
+#include "onnxmap/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "verbs.hpp"
 

@@ -6,6 +6,7 @@
 
 #include "npy.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "onnxmap/wire.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "onnxmap/export.hpp"
+
 namespace onnxmap::detail {
 
 struct ModelIndex;
@@ -23,7 +25,7 @@ struct Span {
 // once (protobuf merges them).
 using SpanList = boost::container::small_vector<Span, 1>;
 
-class MessageView {
+class ONNXMAP_API MessageView {
  public:
   // Where the message is: its record in the index (kNone for leaf messages) and its bytes.
   [[nodiscard]] std::uint32_t record() const noexcept { return record_; }
