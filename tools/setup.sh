@@ -11,6 +11,8 @@ onnxmap_packages=(
   libboost-dev libboost-iostreams-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
+  # SHA-1 of external data checksums (check --data).
+  libssl-dev
   # The reference implementation, used as the oracle by tests and benchmarks.
   python3 python3-onnx python3-protobuf python3-numpy
   libonnx-dev libprotobuf-dev

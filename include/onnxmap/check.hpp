@@ -55,8 +55,8 @@ struct Problem {
 };
 
 struct CheckOptions {
-  // How the model is opened (Options::collect_payload_errors is always set by check).
-  Options open;
+  // How the model is opened (OpenOptions::collect_payload_errors is always set by check).
+  OpenOptions open;
   // Read every payload: decode typed fields, check BOOL values, verify external checksums.
   bool read_data = false;
   // Called from the checking thread while read_data reads, with bytes done and bytes in all.
@@ -79,10 +79,7 @@ struct CheckReport {
                                             const CheckOptions& options = {});
 
 // Checks an opened model. Payload problems beyond what the open refused are only seen when it
-// was opened with Options::collect_payload_errors.
+// was opened with OpenOptions::collect_payload_errors.
 [[nodiscard]] ONNXMAP_API CheckReport check(const Model& model, const CheckOptions& options = {});
-
-// The SHA-1 digest of `bytes` as 40 lowercase hex digits (what external_data `checksum` holds).
-[[nodiscard]] std::string sha1_hex(std::span<const std::byte> bytes);
 
 }  // namespace onnxmap

@@ -25,11 +25,12 @@ class ONNXMAP_API Model {
  public:
   // Maps `path` and indexes it. Throws onnxmap::Error (file, field path, byte offset) for an
   // unreadable or malformed file. A bare TensorProto file opens with `root` TensorProto.
-  [[nodiscard]] static Model open(const std::filesystem::path& path, const Options& options = {},
+  [[nodiscard]] static Model open(const std::filesystem::path& path,
+                                  const OpenOptions& options = {},
                                   schema::MessageKind root = schema::MessageKind::ModelProto);
   // A model held in memory (copied); external data resolves against `folder`.
   [[nodiscard]] static Model from_bytes(std::span<const std::byte> bytes,
-                                        const Options& options = {},
+                                        const OpenOptions& options = {},
                                         schema::MessageKind root = schema::MessageKind::ModelProto,
                                         const std::filesystem::path& folder = {});
 
@@ -42,8 +43,8 @@ class ONNXMAP_API Model {
   [[nodiscard]] std::string_view doc_string() const;
   [[nodiscard]] std::vector<StringStringEntry> metadata_props() const;
   [[nodiscard]] std::optional<Graph> graph() const;
-  [[nodiscard]] detail::ViewRange<Function> functions() const;
-  [[nodiscard]] detail::ViewRange<TrainingInfo> training_info() const;
+  [[nodiscard]] ViewRange<Function> functions() const;
+  [[nodiscard]] ViewRange<TrainingInfo> training_info() const;
 
   // Tensors: every initializer of every graph, sparse initializer parts, and tensors held in
   // attributes (a Constant's value is found by the Constant's output name), breadth-first.
@@ -57,7 +58,7 @@ class ONNXMAP_API Model {
   // The tensor at `path` ("graph.node[3].attribute[0].t"), which always names exactly one.
   [[nodiscard]] std::optional<Tensor> tensor_at_path(std::string_view path) const;
 
-  // With Options::collect_payload_errors: the error of every tensor opened as
+  // With OpenOptions::collect_payload_errors: the error of every tensor opened as
   // TensorStorage::invalid, in tensor order, naming the file, the tensor's field path and offset.
   [[nodiscard]] std::vector<Error> payload_errors() const;
 
@@ -69,15 +70,14 @@ class ONNXMAP_API Model {
   [[nodiscard]] std::uint64_t file_size() const noexcept;
   // Heap bytes of the index (records, tensor table, name hash); the mapped file is not counted.
   [[nodiscard]] std::uint64_t index_bytes() const noexcept;
-  // The index views read from (for the library's own code).
-  [[nodiscard]] const detail::ModelIndex* index() const noexcept { return index_.get(); }
 
  private:
-  explicit Model(std::shared_ptr<const detail::ModelIndex> index) : index_(std::move(index)) {}
+  explicit Model(std::shared_ptr<const detail::ModelData> index) : index_(std::move(index)) {}
+  friend struct detail::ViewAccess;
   friend class ModelSummary;
-  friend ModelSummary peek(const std::filesystem::path& path, const Options& options);
+  friend ModelSummary peek(const std::filesystem::path& path, const OpenOptions& options);
 
-  std::shared_ptr<const detail::ModelIndex> index_;
+  std::shared_ptr<const detail::ModelData> index_;
 };
 
 // What `peek` reads: the model's own fields and the main graph's name, inputs and outputs, with
@@ -100,18 +100,18 @@ class ONNXMAP_API ModelSummary {
   }
   [[nodiscard]] bool has_graph() const { return model_.graph().has_value(); }
   [[nodiscard]] std::string_view graph_name() const;
-  [[nodiscard]] detail::ViewRange<ValueInfo> inputs() const;
-  [[nodiscard]] detail::ViewRange<ValueInfo> outputs() const;
+  [[nodiscard]] ViewRange<ValueInfo> inputs() const;
+  [[nodiscard]] ViewRange<ValueInfo> outputs() const;
   [[nodiscard]] std::uint64_t file_size() const noexcept { return model_.file_size(); }
 
  private:
   explicit ModelSummary(Model model) : model_(std::move(model)) {}
-  friend ModelSummary peek(const std::filesystem::path& path, const Options& options);
+  friend ModelSummary peek(const std::filesystem::path& path, const OpenOptions& options);
   Model model_;
 };
 
 // Maps `path` and reads only what ModelSummary shows. Throws onnxmap::Error like Model::open.
 [[nodiscard]] ONNXMAP_API ModelSummary peek(const std::filesystem::path& path,
-                                            const Options& options = {});
+                                            const OpenOptions& options = {});
 
 }  // namespace onnxmap

@@ -13,7 +13,7 @@ namespace onnxmap {
 // stack whatever the caller configures (a larger max_depth is an invalid_argument error).
 inline constexpr int kMaxDepthCeiling = 10000;
 
-struct Options {
+struct OpenOptions {
   // map: pages are read on touch (a file truncated while mapped raises SIGBUS on the next touch);
   // read: the whole file is copied into memory, immune to that, and used for pipes and stdin.
   LoadMode load = LoadMode::map;
@@ -36,5 +36,8 @@ struct Options {
   // report all problems of a file, not just the first.
   bool collect_payload_errors = false;
 };
+
+// The former name of OpenOptions, kept for code written against it.
+using Options = OpenOptions;
 
 }  // namespace onnxmap

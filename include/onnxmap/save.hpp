@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,5 +69,12 @@ ONNXMAP_API SaveResult save(const Model& model, const std::filesystem::path& pat
                             const SaveOptions& options = {});
 ONNXMAP_API SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,
                             const SaveOptions& options = {});
+
+// Writes `parts` one after another to `path` as save() writes a model: under a temporary name in
+// the same folder, renamed into place only when complete (`path` never holds half a file), and
+// synced to disk first when `durable`. Throws onnxmap::Error (io).
+ONNXMAP_API void save_bytes(const std::filesystem::path& path,
+                            std::span<const std::span<const std::byte>> parts,
+                            bool durable = false);
 
 }  // namespace onnxmap

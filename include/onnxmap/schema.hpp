@@ -54,8 +54,8 @@ struct DataTypeTraits {
 
 // Traits of `type`, or nullopt for a value outside 1..26 (files may carry any int32).
 [[nodiscard]] ONNXMAP_API std::optional<DataTypeTraits> traits(DataType type) noexcept;
-[[nodiscard]] ONNXMAP_API std::string data_type_name(
-    std::int32_t type);  // "FLOAT16", or "<unknown 99>"
+// "FLOAT16", or "<unknown 99>" for a value no enumerator names (files may carry any int32).
+[[nodiscard]] ONNXMAP_API std::string data_type_name(DataType type);
 
 // AttributeProto.AttributeType.
 enum class AttributeType : std::int32_t {

@@ -26,7 +26,7 @@ enum class TensorStorage {
   raw,       // raw_data in the model file
   external,  // a range of an external data file
   typed,     // float_data, int32_data, int64_data, double_data, uint64_data or string_data
-  invalid,   // only with Options::collect_payload_errors: see Tensor::payload_error()
+  invalid,   // only with OpenOptions::collect_payload_errors: see Tensor::payload_error()
 };
 
 // A tensor's bytes in the raw_data layout (little-endian, sub-byte types packed): either a view
@@ -49,16 +49,13 @@ class TensorData {
 
 class ONNXMAP_API Tensor : public detail::MessageView {
  public:
-  // `tensor` is an id in the model's tensor table.
-  Tensor(const detail::ModelIndex* index, std::uint32_t tensor);
-
   // The tensor's own name field (may be empty, e.g. in a Constant node).
   [[nodiscard]] std::string_view name() const;
   // The name `Model::tensor` finds it by: its own name, or the Constant node's output name.
   [[nodiscard]] std::string_view lookup_name() const;
   // Where it lives: "graph.initializer[3]", "graph.node[12].attribute[0].t".
   [[nodiscard]] std::string path() const;
-  [[nodiscard]] std::int32_t data_type() const;
+  [[nodiscard]] DataType data_type() const;
   [[nodiscard]] std::span<const std::int64_t> dims() const;
   [[nodiscard]] std::uint64_t element_count() const;
   // Bytes of the elements in the raw_data layout; 0 for STRING tensors.
@@ -95,6 +92,10 @@ class ONNXMAP_API Tensor : public detail::MessageView {
   [[nodiscard]] std::uint32_t tensor_id() const noexcept { return tensor_; }
 
  private:
+  friend struct detail::ViewAccess;
+  // `tensor` is an id in the model's tensor table.
+  Tensor(const detail::ModelData* index, std::uint32_t tensor);
+
   std::uint32_t tensor_;
 };
 

@@ -41,17 +41,15 @@ class ONNXMAP_API Type : public detail::MessageView {
   enum class Kind { none, tensor, sequence, map, optional, sparse_tensor, opaque };
 
   Type() = default;
-  Type(const detail::ModelIndex* index, detail::SpanList spans)
-      : MessageView(index, std::move(spans)) {}
 
   [[nodiscard]] Kind kind() const;
   [[nodiscard]] std::string_view denotation() const;
   // tensor and sparse_tensor: the element type and the shape (nullopt: no shape, unknown rank).
-  [[nodiscard]] std::int32_t elem_type() const;
+  [[nodiscard]] DataType elem_type() const;
   [[nodiscard]] std::optional<std::vector<Dimension>> shape() const;
   // sequence and optional: the element type; map: the value type.
   [[nodiscard]] Type element() const;
-  [[nodiscard]] std::int32_t map_key_type() const;
+  [[nodiscard]] DataType map_key_type() const;
   // opaque
   [[nodiscard]] std::string_view opaque_domain() const;
   [[nodiscard]] std::string_view opaque_name() const;
@@ -60,23 +58,29 @@ class ONNXMAP_API Type : public detail::MessageView {
   [[nodiscard]] std::string to_string() const;
 
  private:
+  friend struct detail::ViewAccess;
+  Type(const detail::ModelData* index, detail::SpanList spans)
+      : MessageView(index, std::move(spans)) {}
   [[nodiscard]] detail::SpanList kind_spans() const;  // the bytes of the oneof member set last
 };
 
 class ONNXMAP_API ValueInfo : public detail::MessageView {
  public:
-  ValueInfo(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] Type type() const;
   [[nodiscard]] std::string_view doc_string() const;
   [[nodiscard]] std::vector<StringStringEntry> metadata_props() const;
+
+ private:
+  friend struct detail::ViewAccess;
+  friend class ViewRange<ValueInfo>;
+  ValueInfo(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
 class SparseTensor;
 
 class ONNXMAP_API Attribute : public detail::MessageView {
  public:
-  Attribute(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] AttributeType type() const;  // UNDEFINED when absent or not a known value
   [[nodiscard]] std::string_view ref_attr_name() const;
@@ -92,14 +96,18 @@ class ONNXMAP_API Attribute : public detail::MessageView {
   [[nodiscard]] std::vector<std::int64_t> ints() const;
   [[nodiscard]] std::vector<std::string_view> strings() const;
   [[nodiscard]] std::vector<Tensor> tensors() const;
-  [[nodiscard]] detail::ViewRange<Graph> graphs() const;
-  [[nodiscard]] detail::ViewRange<SparseTensor> sparse_tensors() const;
+  [[nodiscard]] ViewRange<Graph> graphs() const;
+  [[nodiscard]] ViewRange<SparseTensor> sparse_tensors() const;
   [[nodiscard]] std::vector<Type> type_protos() const;
+
+ private:
+  friend struct detail::ViewAccess;
+  friend class ViewRange<Attribute>;
+  Attribute(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
 class ONNXMAP_API Node : public detail::MessageView {
  public:
-  Node(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
   [[nodiscard]] std::vector<std::string_view> inputs() const;
   [[nodiscard]] std::vector<std::string_view> outputs() const;
   [[nodiscard]] std::string_view name() const;
@@ -107,37 +115,48 @@ class ONNXMAP_API Node : public detail::MessageView {
   [[nodiscard]] std::string_view domain() const;
   [[nodiscard]] std::string_view overload() const;
   [[nodiscard]] std::string_view doc_string() const;
-  [[nodiscard]] detail::ViewRange<Attribute> attributes() const;
+  [[nodiscard]] ViewRange<Attribute> attributes() const;
   [[nodiscard]] std::optional<Attribute> attribute(std::string_view name) const;
   [[nodiscard]] std::vector<StringStringEntry> metadata_props() const;
+
+ private:
+  friend struct detail::ViewAccess;
+  friend class ViewRange<Node>;
+  Node(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
 class ONNXMAP_API Graph : public detail::MessageView {
  public:
-  Graph(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] std::string_view doc_string() const;
-  [[nodiscard]] detail::ViewRange<Node> nodes() const;
+  [[nodiscard]] ViewRange<Node> nodes() const;
   [[nodiscard]] std::vector<Tensor> initializers() const;
-  [[nodiscard]] detail::ViewRange<SparseTensor> sparse_initializers() const;
-  [[nodiscard]] detail::ViewRange<ValueInfo> inputs() const;
-  [[nodiscard]] detail::ViewRange<ValueInfo> outputs() const;
-  [[nodiscard]] detail::ViewRange<ValueInfo> value_infos() const;
+  [[nodiscard]] ViewRange<SparseTensor> sparse_initializers() const;
+  [[nodiscard]] ViewRange<ValueInfo> inputs() const;
+  [[nodiscard]] ViewRange<ValueInfo> outputs() const;
+  [[nodiscard]] ViewRange<ValueInfo> value_infos() const;
   [[nodiscard]] std::vector<StringStringEntry> metadata_props() const;
+
+ private:
+  friend struct detail::ViewAccess;
+  friend class ViewRange<Graph>;
+  Graph(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
 class ONNXMAP_API SparseTensor : public detail::MessageView {
  public:
-  SparseTensor(const detail::ModelIndex* index, std::uint32_t record)
-      : MessageView(index, record) {}
   [[nodiscard]] std::optional<Tensor> values() const;
   [[nodiscard]] std::optional<Tensor> indices() const;
   [[nodiscard]] std::vector<std::int64_t> dims() const;  // the dense shape
+
+ private:
+  friend struct detail::ViewAccess;
+  friend class ViewRange<SparseTensor>;
+  SparseTensor(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
 class ONNXMAP_API Function : public detail::MessageView {
  public:
-  Function(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] std::string_view domain() const;
   [[nodiscard]] std::string_view overload() const;
@@ -145,21 +164,29 @@ class ONNXMAP_API Function : public detail::MessageView {
   [[nodiscard]] std::vector<std::string_view> inputs() const;
   [[nodiscard]] std::vector<std::string_view> outputs() const;
   [[nodiscard]] std::vector<std::string_view> attribute_names() const;
-  [[nodiscard]] detail::ViewRange<Attribute> attribute_defaults() const;
-  [[nodiscard]] detail::ViewRange<Node> nodes() const;
+  [[nodiscard]] ViewRange<Attribute> attribute_defaults() const;
+  [[nodiscard]] ViewRange<Node> nodes() const;
   [[nodiscard]] std::vector<OperatorSetId> opset_imports() const;
-  [[nodiscard]] detail::ViewRange<ValueInfo> value_infos() const;
+  [[nodiscard]] ViewRange<ValueInfo> value_infos() const;
   [[nodiscard]] std::vector<StringStringEntry> metadata_props() const;
+
+ private:
+  friend struct detail::ViewAccess;
+  friend class ViewRange<Function>;
+  Function(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
 class ONNXMAP_API TrainingInfo : public detail::MessageView {
  public:
-  TrainingInfo(const detail::ModelIndex* index, std::uint32_t record)
-      : MessageView(index, record) {}
   [[nodiscard]] std::optional<Graph> initialization() const;
   [[nodiscard]] std::optional<Graph> algorithm() const;
   [[nodiscard]] std::vector<StringStringEntry> initialization_binding() const;
   [[nodiscard]] std::vector<StringStringEntry> update_binding() const;
+
+ private:
+  friend struct detail::ViewAccess;
+  friend class ViewRange<TrainingInfo>;
+  TrainingInfo(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
 }  // namespace onnxmap

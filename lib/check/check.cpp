@@ -27,7 +27,7 @@ std::string_view to_string(ProblemKind kind) noexcept {
 }
 
 CheckReport check(const std::filesystem::path& path, const CheckOptions& options) {
-  Options open = options.open;
+  OpenOptions open = options.open;
   open.collect_payload_errors = true;
   try {
     return check(Model::open(path, open), options);

@@ -59,7 +59,7 @@ class DataReader {
     const auto read_by_hash = [&](const Tensor& t) {
       return t.storage() == TensorStorage::external &&
              hashed_files_.contains(std::string(t.data_file())) &&
-             t.data_type() != static_cast<std::int32_t>(DataType::boolean);
+             t.data_type() != DataType::boolean;
     };
     std::erase_if(tensors, read_by_hash);
     std::stable_sort(tensors.begin(), tensors.end(), [](const Tensor& a, const Tensor& b) {
@@ -89,7 +89,7 @@ class DataReader {
 
   void read_tensor(const Tensor& t) {
     const std::span<const std::byte> bytes = t.bytes();
-    const bool is_bool = t.data_type() == static_cast<std::int32_t>(DataType::boolean);
+    const bool is_bool = t.data_type() == DataType::boolean;
     bool bad_bool_reported = false;
     for (std::size_t at = 0; at < bytes.size(); at += kChunk) {
       const auto chunk = bytes.subspan(at, std::min(kChunk, bytes.size() - at));

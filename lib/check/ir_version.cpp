@@ -105,17 +105,20 @@ class IrChecker {
       }
       return;
     }
-    need(data_type_since(type), "data type " + data_type_name(type), path, offset);
+    need(data_type_since(type), "data type " + data_type_name(static_cast<DataType>(type)), path,
+         offset);
   }
 
   void check_type(const Type& type, const std::string& path, std::uint64_t offset, int depth) {
     constexpr int kMaxTypeDepth = 64;  // the index bounds nesting already; this bounds recursion
     if (depth > kMaxTypeDepth) return;
     switch (type.kind()) {
-      case Type::Kind::tensor: check_data_type(type.elem_type(), path, offset); break;
+      case Type::Kind::tensor:
+        check_data_type(static_cast<std::int32_t>(type.elem_type()), path, offset);
+        break;
       case Type::Kind::sparse_tensor:
         need(8, "sparse tensor types", path, offset);
-        check_data_type(type.elem_type(), path, offset);
+        check_data_type(static_cast<std::int32_t>(type.elem_type()), path, offset);
         break;
       case Type::Kind::optional:
         need(8, "optional types", path, offset);
@@ -123,7 +126,7 @@ class IrChecker {
         break;
       case Type::Kind::sequence: check_type(type.element(), path, offset, depth + 1); break;
       case Type::Kind::map:
-        check_data_type(type.map_key_type(), path, offset);
+        check_data_type(static_cast<std::int32_t>(type.map_key_type()), path, offset);
         check_type(type.element(), path, offset, depth + 1);
         break;
       case Type::Kind::opaque:
@@ -210,7 +213,7 @@ class IrChecker {
 
   // Paths are built only for findings: a model may hold hundreds of thousands of tensors.
   void check_tensor(const Tensor& tensor) {
-    const std::int32_t type = tensor.data_type();
+    const auto type = static_cast<std::int32_t>(tensor.data_type());
     const bool unknown = type > kMaxDataType || type < 0;
     if (unknown ? ir_ <= kLatestIrVersion : data_type_since(type) > ir_) {
       check_data_type(type, tensor.path() + ".data_type", tensor.offset());

@@ -27,7 +27,7 @@ std::string dims_text(std::span<const std::int64_t> dims) {
 }
 
 void check_elements(const Tensor& tensor, CheckReport& report) {
-  const std::int32_t type = tensor.data_type();
+  const auto type = static_cast<std::int32_t>(tensor.data_type());
   if (type == static_cast<std::int32_t>(DataType::undefined)) {
     add_problem(report, ProblemKind::payload, tensor.path() + ".data_type",
                 "data_type is UNDEFINED (0); a tensor needs an element type", tensor.offset());

@@ -43,9 +43,7 @@ std::string_view enum_name(EnumKind kind, std::uint64_t raw) {
 bool is_payload(MessageKind kind, std::uint32_t number) {
   using TP = schema::TensorProto;
   return kind == MessageKind::TensorProto &&
-         (number == TP::kRawData || number == TP::kFloatData || number == TP::kInt32Data ||
-          number == TP::kStringData || number == TP::kInt64Data || number == TP::kDoubleData ||
-          number == TP::kUint64Data);
+         (number == TP::kRawData || schema::is_typed_data_field(number));
 }
 
 void newline(std::string& out, int indent) {

@@ -82,7 +82,8 @@ struct PayloadError {
   Error error;
 };
 
-struct ModelIndex {
+// ModelData is the name the public headers know it by (an opaque pointer in every view).
+struct ModelData {
   MappedFile file;
   std::string display_name;      // the path, for error messages
   std::filesystem::path folder;  // external data locations resolve against it
@@ -146,6 +147,8 @@ struct ModelIndex {
   // The payload error of tensor `tensor`, or nullptr when its payload was located.
   [[nodiscard]] const Error* payload_error(std::uint32_t tensor) const noexcept;
 };
+
+using ModelIndex = ModelData;
 
 // Throws onnxmap::Error (invalid_argument) for options no open can honour (max_depth outside
 // 1..kMaxDepthCeiling).

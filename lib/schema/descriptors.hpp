@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "onnxmap/schema.hpp"
 #include "onnxmap/wire.hpp"
@@ -75,4 +76,27 @@ namespace onnxmap::schema {
   return false;
 }
 
+// The TensorProto fields that hold elements one by one (float_data ... uint64_data and
+// string_data), as opposed to raw_data and external data.
+[[nodiscard]] constexpr bool is_typed_data_field(std::uint32_t number) noexcept {
+  switch (number) {
+    case TensorProto::kFloatData:
+    case TensorProto::kInt32Data:
+    case TensorProto::kStringData:
+    case TensorProto::kInt64Data:
+    case TensorProto::kDoubleData:
+    case TensorProto::kUint64Data: return true;
+    default: return false;
+  }
+}
+
 }  // namespace onnxmap::schema
+
+namespace onnxmap {
+
+// data_type_name of the raw int32 a file carries (the index keeps data types as read).
+[[nodiscard]] inline std::string data_type_name(std::int32_t type) {
+  return data_type_name(static_cast<DataType>(type));
+}
+
+}  // namespace onnxmap

@@ -72,7 +72,8 @@ std::optional<DataTypeTraits> traits(DataType type) noexcept {
   return kDataTypes[static_cast<std::size_t>(value)];
 }
 
-std::string data_type_name(std::int32_t type) {
+std::string data_type_name(DataType data_type) {
+  const auto type = static_cast<std::int32_t>(data_type);
   if (type < 0 || type > kMaxDataType) return "<unknown " + std::to_string(type) + ">";
   return std::string(kDataTypes[static_cast<std::size_t>(type)].name);
 }

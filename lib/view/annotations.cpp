@@ -12,6 +12,7 @@ namespace {
 using detail::FieldAccess;
 using detail::ModelIndex;
 using detail::SpanList;
+using detail::ViewAccess;
 
 std::int64_t int64_of(const FieldAccess& m, std::uint32_t number) {
   return wire::as_int64(m.varint_field(number).value_or(0));
@@ -62,10 +63,10 @@ ShardingSpec decode_sharding(const ModelIndex* index, SpanList spans) {
 
 std::vector<DeviceConfiguration> device_configurations(const Model& model) {
   using DC = schema::DeviceConfigurationProto;
-  const FieldAccess root(model.index(), 0);
+  const FieldAccess root(ViewAccess::index(model), 0);
   std::vector<DeviceConfiguration> out;
   for (auto& spans : root.messages_field(schema::ModelProto::kConfiguration)) {
-    const FieldAccess m(model.index(), std::move(spans));
+    const FieldAccess m(ViewAccess::index(model), std::move(spans));
     out.push_back({m.string_field(DC::kName),
                    wire::as_int32(m.varint_field(DC::kNumDevices).value_or(0)),
                    m.strings_field(DC::kDevice)});
@@ -75,14 +76,14 @@ std::vector<DeviceConfiguration> device_configurations(const Model& model) {
 
 std::vector<NodeDeviceConfiguration> device_configurations(const Node& node) {
   using ND = schema::NodeDeviceConfigurationProto;
-  const FieldAccess n(node.index(), node.record());
+  const FieldAccess n(ViewAccess::index(node), ViewAccess::record(node));
   std::vector<NodeDeviceConfiguration> out;
   for (auto& spans : n.messages_field(schema::NodeProto::kDeviceConfigurations)) {
-    const FieldAccess m(node.index(), std::move(spans));
+    const FieldAccess m(ViewAccess::index(node), std::move(spans));
     NodeDeviceConfiguration config;
     config.configuration_id = m.string_field(ND::kConfigurationId);
     for (auto& spec : m.messages_field(ND::kShardingSpec)) {
-      config.sharding_spec.push_back(decode_sharding(node.index(), std::move(spec)));
+      config.sharding_spec.push_back(decode_sharding(ViewAccess::index(node), std::move(spec)));
     }
     config.pipeline_stage = wire::as_int32(m.varint_field(ND::kPipelineStage).value_or(0));
     out.push_back(std::move(config));
@@ -91,23 +92,23 @@ std::vector<NodeDeviceConfiguration> device_configurations(const Node& node) {
 }
 
 std::vector<TensorAnnotation> quantization_annotations(const Graph& graph) {
-  const FieldAccess g(graph.index(), graph.record());
+  const FieldAccess g(ViewAccess::index(graph), ViewAccess::record(graph));
   std::vector<TensorAnnotation> out;
   for (auto& spans : g.messages_field(schema::GraphProto::kQuantizationAnnotation)) {
-    const FieldAccess m(graph.index(), std::move(spans));
+    const FieldAccess m(ViewAccess::index(graph), std::move(spans));
     out.push_back({m.string_field(schema::TensorAnnotation::kTensorName),
                    detail::decode_entries(
-                       graph.index(),
+                       ViewAccess::index(graph),
                        m.messages_field(schema::TensorAnnotation::kQuantParameterTensorNames))});
   }
   return out;
 }
 
 std::optional<TensorSegment> segment(const Tensor& tensor) {
-  const FieldAccess t(tensor.index(), tensor.record());
+  const FieldAccess t(ViewAccess::index(tensor), ViewAccess::record(tensor));
   auto spans = t.message_field(schema::TensorProto::kSegment);
   if (spans.empty()) return std::nullopt;
-  const FieldAccess m(tensor.index(), std::move(spans));
+  const FieldAccess m(ViewAccess::index(tensor), std::move(spans));
   return TensorSegment{int64_of(m, schema::TensorProtoSegment::kBegin),
                        int64_of(m, schema::TensorProtoSegment::kEnd)};
 }

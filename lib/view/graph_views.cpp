@@ -14,14 +14,14 @@ using detail::ViewRange;
 
 template <class View>
 ViewRange<View> range(const ModelIndex* index, std::pair<std::uint32_t, std::uint32_t> ids) {
-  return ViewRange<View>(index, ids.first, ids.second);
+  return detail::ViewAccess::range<View>(index, ids);
 }
 
 // The single indexed child in field `number` (merged if given twice), if present.
 template <class View>
 std::optional<View> single(const ModelIndex* index, std::pair<std::uint32_t, std::uint32_t> ids) {
   if (ids.first == ids.second) return std::nullopt;
-  return View(index, ids.first);
+  return detail::ViewAccess::make<View>(index, ids.first);
 }
 
 std::vector<Tensor> tensors_of(const ModelIndex* index,
@@ -29,7 +29,7 @@ std::vector<Tensor> tensors_of(const ModelIndex* index,
   std::vector<Tensor> out;
   out.reserve(ids.second - ids.first);
   for (std::uint32_t id = ids.first; id < ids.second; ++id) {
-    out.emplace_back(index, index->tensor_of_message(id));
+    out.push_back(detail::ViewAccess::make<Tensor>(index, index->tensor_of_message(id)));
   }
   return out;
 }
@@ -37,7 +37,7 @@ std::vector<Tensor> tensors_of(const ModelIndex* index,
 std::optional<Tensor> tensor_of(const ModelIndex* index,
                                 std::pair<std::uint32_t, std::uint32_t> ids) {
   if (ids.first == ids.second) return std::nullopt;
-  return Tensor(index, index->tensor_of_message(ids.first));
+  return detail::ViewAccess::make<Tensor>(index, index->tensor_of_message(ids.first));
 }
 
 }  // namespace
@@ -48,7 +48,7 @@ std::string_view ValueInfo::name() const {
   return string_field(VI::kName);
 }
 Type ValueInfo::type() const {
-  return {index_, message_field(VI::kType)};
+  return detail::ViewAccess::make<Type>(index_, message_field(VI::kType));
 }
 std::string_view ValueInfo::doc_string() const {
   return string_field(VI::kDocString);
@@ -97,7 +97,7 @@ std::optional<SparseTensor> Attribute::sparse_tensor() const {
 std::optional<Type> Attribute::tp() const {
   auto spans = message_field(AP::kTp);
   if (spans.empty()) return std::nullopt;
-  return Type(index_, std::move(spans));
+  return detail::ViewAccess::make<Type>(index_, std::move(spans));
 }
 std::vector<float> Attribute::floats() const {
   return floats_field(AP::kFloats);
@@ -119,7 +119,9 @@ ViewRange<SparseTensor> Attribute::sparse_tensors() const {
 }
 std::vector<Type> Attribute::type_protos() const {
   std::vector<Type> out;
-  for (auto& spans : messages_field(AP::kTypeProtos)) out.emplace_back(index_, std::move(spans));
+  for (auto& spans : messages_field(AP::kTypeProtos)) {
+    out.push_back(detail::ViewAccess::make<Type>(index_, std::move(spans)));
+  }
   return out;
 }
 

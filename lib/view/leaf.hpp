@@ -4,6 +4,7 @@
 
 #include "index/model_index.hpp"
 #include "onnxmap/views.hpp"
+#include "view/view_access.hpp"
 
 namespace onnxmap::detail {
 

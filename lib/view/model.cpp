@@ -11,14 +11,14 @@ constexpr std::uint32_t kRoot = 0;
 
 }  // namespace
 
-Model Model::open(const std::filesystem::path& path, const Options& options,
+Model Model::open(const std::filesystem::path& path, const OpenOptions& options,
                   schema::MessageKind root) {
   MappedFile file = detail::open_model_file(path, options);
   return Model(
       detail::build_index(std::move(file), path.string(), path.parent_path(), root, options));
 }
 
-Model Model::from_bytes(std::span<const std::byte> bytes, const Options& options,
+Model Model::from_bytes(std::span<const std::byte> bytes, const OpenOptions& options,
                         schema::MessageKind root, const std::filesystem::path& folder) {
   return Model(
       detail::build_index(MappedFile::from_bytes(bytes), "<memory>", folder, root, options));
@@ -55,28 +55,27 @@ std::vector<StringStringEntry> Model::metadata_props() const {
 std::optional<Graph> Model::graph() const {
   const auto [first, last] = index_->children(kRoot, MP::kGraph);
   if (first == last) return std::nullopt;
-  return Graph(index_.get(), first);
+  return detail::ViewAccess::make<Graph>(index_.get(), first);
 }
-detail::ViewRange<Function> Model::functions() const {
-  const auto [first, last] = index_->children(kRoot, MP::kFunctions);
-  return {index_.get(), first, last};
+ViewRange<Function> Model::functions() const {
+  return detail::ViewAccess::range<Function>(index_.get(), index_->children(kRoot, MP::kFunctions));
 }
-detail::ViewRange<TrainingInfo> Model::training_info() const {
-  const auto [first, last] = index_->children(kRoot, MP::kTrainingInfo);
-  return {index_.get(), first, last};
+ViewRange<TrainingInfo> Model::training_info() const {
+  return detail::ViewAccess::range<TrainingInfo>(index_.get(),
+                                                 index_->children(kRoot, MP::kTrainingInfo));
 }
 
 std::size_t Model::tensor_count() const noexcept {
   return index_->tensors.size();
 }
 Tensor Model::tensor_at(std::size_t i) const {
-  return {index_.get(), static_cast<std::uint32_t>(i)};
+  return detail::ViewAccess::make<Tensor>(index_.get(), static_cast<std::uint32_t>(i));
 }
 
 std::optional<Tensor> Model::find_tensor(std::string_view name) const {
   const std::uint32_t id = index_->find_tensor(name);
   if (id == detail::kNone) return std::nullopt;
-  return Tensor(index_.get(), id);
+  return detail::ViewAccess::make<Tensor>(index_.get(), id);
 }
 
 Tensor Model::tensor(std::string_view name) const {
@@ -89,7 +88,7 @@ std::vector<Tensor> Model::tensors(std::string_view name) const {
   std::vector<Tensor> out;
   for (std::uint32_t id = index_->find_tensor(name); id != detail::kNone;
        id = index_->tensors[id].next_same_name) {
-    out.emplace_back(index_.get(), id);
+    out.push_back(detail::ViewAccess::make<Tensor>(index_.get(), id));
   }
   return out;
 }
@@ -99,7 +98,7 @@ std::optional<Tensor> Model::tensor_at_path(std::string_view path) const {
   if (record == detail::kNone) return std::nullopt;
   const std::uint32_t id = index_->tensor_of_message(record);
   if (id == detail::kNone) return std::nullopt;
-  return Tensor(index_.get(), id);
+  return detail::ViewAccess::make<Tensor>(index_.get(), id);
 }
 
 std::vector<Error> Model::payload_errors() const {

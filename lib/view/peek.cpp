@@ -2,15 +2,16 @@
 
 #include "index/model_index.hpp"
 #include "onnxmap/model.hpp"
+#include "view/view_access.hpp"
 
 namespace onnxmap {
 
 namespace {
 
 // The main graph's fields ModelSummary shows, empty when there is no graph.
-detail::ViewRange<ValueInfo> graph_values(const Model& model, bool inputs) {
+ViewRange<ValueInfo> graph_values(const Model& model, bool inputs) {
   const auto graph = model.graph();
-  if (!graph) return {nullptr, 0, 0};
+  if (!graph) return detail::ViewAccess::range<ValueInfo>(nullptr, 0, 0);
   return inputs ? graph->inputs() : graph->outputs();
 }
 
@@ -21,14 +22,14 @@ std::string_view ModelSummary::graph_name() const {
   return graph ? graph->name() : std::string_view{};
 }
 
-detail::ViewRange<ValueInfo> ModelSummary::inputs() const {
+ViewRange<ValueInfo> ModelSummary::inputs() const {
   return graph_values(model_, true);
 }
-detail::ViewRange<ValueInfo> ModelSummary::outputs() const {
+ViewRange<ValueInfo> ModelSummary::outputs() const {
   return graph_values(model_, false);
 }
 
-ModelSummary peek(const std::filesystem::path& path, const Options& options) {
+ModelSummary peek(const std::filesystem::path& path, const OpenOptions& options) {
   MappedFile file = detail::open_model_file(path, options);
   return ModelSummary(Model(detail::build_index(std::move(file), path.string(), path.parent_path(),
                                                 schema::MessageKind::ModelProto, options,

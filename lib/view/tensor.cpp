@@ -32,8 +32,8 @@ std::string_view Tensor::lookup_name() const {
 std::string Tensor::path() const {
   return index_->path(record_);
 }
-std::int32_t Tensor::data_type() const {
-  return record_of(index_, tensor_).data_type;
+DataType Tensor::data_type() const {
+  return static_cast<DataType>(record_of(index_, tensor_).data_type);
 }
 
 std::span<const std::int64_t> Tensor::dims() const {
@@ -46,7 +46,8 @@ std::uint64_t Tensor::element_count() const {
 }
 
 std::uint64_t Tensor::byte_size() const {
-  return detail::packed_byte_size(data_type(), element_count()).value_or(0);
+  return detail::packed_byte_size(record_of(index_, tensor_).data_type, element_count())
+      .value_or(0);
 }
 
 TensorStorage Tensor::storage() const {
@@ -115,7 +116,7 @@ TensorData Tensor::data() const {
 }
 
 std::vector<std::string_view> Tensor::strings() const {
-  if (data_type() != static_cast<std::int32_t>(DataType::string)) {
+  if (data_type() != DataType::string) {
     throw Error(ErrorKind::invalid_argument, "not a STRING tensor", offset(), path(),
                 index_->display_name);
   }
@@ -132,7 +133,7 @@ std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t
   if (shape.empty()) throw fail("a scalar has no rows");
   const auto rows = static_cast<std::uint64_t>(shape[0]);
   if (begin > end || end > rows) throw fail("rows run 0.." + std::to_string(rows));
-  const auto type = traits(static_cast<DataType>(data_type()));
+  const auto type = traits(data_type());
   if (!type || type->bits == 0) throw fail("the data type has no fixed element size");
   const std::span<const std::byte> all = bytes();
   // A tensor with dims but no payload field holds no bytes to slice.

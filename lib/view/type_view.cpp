@@ -37,7 +37,7 @@ detail::SpanList Type::kind_spans() const {
       if (kind_of_field(field.number) == Kind::none || field.type != wire::WireType::len) continue;
       if (field.number != current) {
         current = field.number;
-        member.clear();
+        member = detail::SpanList{};
       }
       member.push_back({field.payload_offset, field.bytes.size()});
     }
@@ -64,12 +64,13 @@ std::string_view Type::denotation() const {
   return string_field(TP::kDenotation);
 }
 
-std::int32_t Type::elem_type() const {
+DataType Type::elem_type() const {
   const Kind k = kind();
-  if (k != Kind::tensor && k != Kind::sparse_tensor) return 0;
+  if (k != Kind::tensor && k != Kind::sparse_tensor) return DataType::undefined;
   // TypeProto.Tensor and TypeProto.SparseTensor share field numbers.
   const detail::FieldAccess member(index_, kind_spans());
-  return wire::as_int32(member.varint_field(schema::TypeProtoTensor::kElemType).value_or(0));
+  return static_cast<DataType>(
+      wire::as_int32(member.varint_field(schema::TypeProtoTensor::kElemType).value_or(0)));
 }
 
 std::optional<std::vector<Dimension>> Type::shape() const {
@@ -116,10 +117,11 @@ Type Type::element() const {
   return {};
 }
 
-std::int32_t Type::map_key_type() const {
-  if (kind() != Kind::map) return 0;
+DataType Type::map_key_type() const {
+  if (kind() != Kind::map) return DataType::undefined;
   const detail::FieldAccess member(index_, kind_spans());
-  return wire::as_int32(member.varint_field(schema::TypeProtoMap::kKeyType).value_or(0));
+  return static_cast<DataType>(
+      wire::as_int32(member.varint_field(schema::TypeProtoMap::kKeyType).value_or(0)));
 }
 
 std::string_view Type::opaque_domain() const {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "common/location.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/schema.hpp"
 #include "onnxmap/wire.hpp"
@@ -19,18 +20,13 @@ std::uint64_t align_up(std::uint64_t offset, std::uint64_t align) {
   return (offset + align - 1) / align * align;
 }
 
-// A location must stay inside the model's folder: relative, no "..", a file name at the end.
+// A location must stay inside the model's folder (location.hpp) and end in a file name.
 std::string checked_location(const std::string& location) {
   const std::filesystem::path path(location);
   const auto fail = [&](const char* why) {
     return Error(ErrorKind::unsafe_path, "external data location \"" + location + "\" " + why);
   };
-  if (location.empty() || path.is_absolute() || path.has_root_name() || path.has_root_directory()) {
-    throw fail("must be a path relative to the model's folder");
-  }
-  for (const auto& part : path) {
-    if (part == "..") throw fail("must not climb out of the model's folder with ..");
-  }
+  if (const char* why = location_text_problem(location)) throw fail(why);
   const std::filesystem::path normal = path.lexically_normal();
   if (!normal.has_filename() || normal.filename() == ".") throw fail("must name a file");
   return normal.generic_string();

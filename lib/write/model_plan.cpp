@@ -4,6 +4,8 @@
 
 #include "onnxmap/tensor.hpp"
 #include "onnxmap/wire.hpp"
+#include "schema/descriptors.hpp"
+#include "view/view_access.hpp"
 
 namespace onnxmap::detail {
 
@@ -11,19 +13,12 @@ namespace {
 
 using TP = schema::TensorProto;
 
-// The fields that say where a tensor's elements are; a moving tensor gets new ones.
+// The fields that say where a tensor's elements are; a moving tensor gets new ones. STRING
+// tensors never move, so string_data is not among them.
 bool is_data_field(std::uint32_t number) {
-  switch (number) {
-    case TP::kRawData:
-    case TP::kFloatData:
-    case TP::kInt32Data:
-    case TP::kInt64Data:
-    case TP::kDoubleData:
-    case TP::kUint64Data:
-    case TP::kExternalData:
-    case TP::kDataLocation: return true;
-    default: return false;
-  }
+  if (number == TP::kStringData) return false;
+  return schema::is_typed_data_field(number) || number == TP::kRawData ||
+         number == TP::kExternalData || number == TP::kDataLocation;
 }
 
 // Where a tensor sits, as onnx's external-data helpers see it: they move (and load back) the
@@ -57,8 +52,8 @@ class ModelPlanner {
       : index_(index), layout_(layout), plan_(plan), result_(result) {}
 
   void run() {
-    // A model opened with Options::collect_payload_errors may hold tensors whose bytes could not
-    // be located; writing it would carry the damage into a file that looks sound.
+    // A model opened with OpenOptions::collect_payload_errors may hold tensors whose bytes could
+    // not be located; writing it would carry the damage into a file that looks sound.
     if (!index_.payload_errors.empty()) throw index_.payload_errors.front().error;
     model_source_ = &plan_.own_source(source_for(index_.file));
     data_sources_.assign(index_.data_files.size(), nullptr);
@@ -171,7 +166,7 @@ class ModelPlanner {
           [](const wire::Field&) {});
     }
     // A checksum stays true wherever the bytes go; location, offset and length are rewritten.
-    const Tensor view(&index_, tensor);
+    const Tensor view = ViewAccess::make<Tensor>(&index_, tensor);
     const auto entries = view.external_data();
     std::vector<KeptEntry> kept;
     for (const StringStringEntry& e : entries) {

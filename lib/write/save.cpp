@@ -12,7 +12,9 @@
 
 #include "onnxmap/error.hpp"
 #include "onnxmap/model.hpp"
+#include "view/view_access.hpp"
 #include "write/builder_plan.hpp"
+#include "write/files.hpp"
 #include "write/model_plan.hpp"
 
 namespace onnxmap {
@@ -119,7 +121,7 @@ SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::pa
 }  // namespace
 
 SaveResult save(const Model& model, const std::filesystem::path& path, const SaveOptions& options) {
-  const detail::ModelIndex& index = *model.index();
+  const detail::ModelIndex& index = *detail::ViewAccess::index(model);
   std::vector<fs::path> sources;
   if (!index.file.path().empty() && index.file.path() != "-") sources.push_back(index.file.path());
   for (const detail::DataFile& file : index.data_files) sources.push_back(file.file.path());
@@ -140,6 +142,16 @@ SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,
   detail::plan_builder(model, layout, plan, result);
   layout.finish(plan);
   return write_plan(plan, path, {}, options, std::move(result));
+}
+
+void save_bytes(const std::filesystem::path& path,
+                std::span<const std::span<const std::byte>> parts, bool durable) {
+  std::uint64_t total = 0;
+  for (const auto part : parts) total += part.size();
+  detail::Progress progress(total, {});
+  detail::OutputFile out(path, progress, total);
+  for (const auto part : parts) out.write(part);
+  out.finish(durable).commit();
 }
 
 }  // namespace onnxmap

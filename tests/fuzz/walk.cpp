@@ -176,7 +176,7 @@ void walk_tensor(const Tensor& tensor) {
     const TensorData data = tensor.data();
     consume(data.bytes());
     // Decoded or viewed, the bytes are the raw_data layout: byte_size() of them.
-    const auto type = traits(static_cast<DataType>(tensor.data_type()));
+    const auto type = traits(tensor.data_type());
     if (tensor.storage() != TensorStorage::none && type && type->bits > 0 &&
         data.bytes().size() != tensor.byte_size()) {
       throw std::logic_error("data() size differs from byte_size()");

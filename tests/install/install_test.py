@@ -89,6 +89,9 @@ def check_consumer(label, program, env, model, header, expected):
 
 
 def check_exports(shared):
+    soname = re.search(r"SONAME\s+(\S+)", run(["objdump", "-p", shared]))
+    if not soname or not re.fullmatch(r"libonnxmap\.so\.\d+", soname.group(1)):
+        sys.exit(f"FAILED: libonnxmap.so has no versioned SONAME ({soname and soname.group(1)})")
     symbols = run(["nm", "-D", "--defined-only", "-C", shared]).splitlines()
     api = re.compile(r"^(?:(?:typeinfo name|typeinfo|vtable|VTT) for )?onnxmap::")
     stray = []
@@ -125,7 +128,7 @@ def main():
         env = clean_env(stage_lib)
         shared = os.path.join(stage_lib, "libonnxmap.so")
         check_exports(shared)
-        # HEADERS_CHECK
+        check_headers(os.path.join(include, "onnxmap"))
 
         model = os.path.join(work, "model.onnx")
         header, expected = write_model(model)

@@ -99,7 +99,7 @@ TEST_F(Builder, EveryAttributeTypeReadsBack) {
   EXPECT_EQ(f.nodes()[0].attributes()[0].type(), AttributeType::float32);
   // The tensors: the attribute's, the sparse parts, found by name.
   EXPECT_EQ(model.tensor("tt").data().bytes()[3], values[3]);
-  EXPECT_EQ(model.tensor("sv").data_type(), 1);
+  EXPECT_EQ(model.tensor("sv").data_type(), DataType::float32);
 }
 
 TEST_F(Builder, BorrowedAndOwnedBytes) {

@@ -81,7 +81,7 @@ inline std::vector<std::byte> model(Body graph_body, std::int64_t ir = 8,
 
 inline CheckReport check_bytes(const std::vector<std::byte>& bytes,
                                const std::filesystem::path& folder = {}) {
-  Options options;
+  OpenOptions options;
   options.collect_payload_errors = true;
   return check(Model::from_bytes(bytes, options, schema::MessageKind::ModelProto, folder));
 }

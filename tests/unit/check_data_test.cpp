@@ -14,6 +14,7 @@
 namespace onnxmap {
 namespace {
 
+using detail::sha1_hex;
 using test::check_bytes;
 using test::findings;
 using test::GP;
@@ -69,7 +70,7 @@ TEST(CheckPayload, EveryProblemNotJustTheFirst) {
 }
 
 TEST(CheckPayload, CollectedTensorsHaveNoBytes) {
-  Options options;
+  OpenOptions options;
   options.collect_payload_errors = true;
   const Model m = Model::from_bytes(
       model_with_tensors({test::raw_tensor("w", DataType::float32, {2}, {})}), options);

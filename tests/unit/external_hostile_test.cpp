@@ -75,9 +75,9 @@ class ExternalHostile : public ::testing::Test {
 
   // Opens `refs` (from memory, resolving against the model folder) and expects `kind` at `path`.
   void expect_error(const std::vector<ExternalRef>& refs, ErrorKind kind, const std::string& path,
-                    const Options& options = {}) {
+                    const OpenOptions& options = {}) {
     for (const LoadMode mode : {LoadMode::map, LoadMode::read}) {
-      Options with_mode = options;
+      OpenOptions with_mode = options;
       with_mode.load = mode;
       try {
         (void)Model::from_bytes(model_bytes(refs), with_mode, schema::MessageKind::ModelProto,
@@ -129,7 +129,7 @@ TEST_F(ExternalHostile, DevicesFifosAndFoldersAreRefused) {
   expect_error({{"w", ".", "", "16"}}, ErrorKind::unsafe_path, at);
   // Trusting callers may reach outside the folder, but never into a device or a FIFO: mapping
   // /dev/zero or reading it whole (LoadMode::read) would never end, and a FIFO blocks.
-  Options trusting;
+  OpenOptions trusting;
   trusting.allow_external_outside_folder = true;
   expect_error({{"w", "/dev/zero", "", "16"}}, ErrorKind::unsafe_path, at, trusting);
   expect_error({{"w", "zero", "", "16"}}, ErrorKind::unsafe_path, at, trusting);

@@ -44,7 +44,7 @@ std::vector<std::byte> model_with_node_bytes(const std::vector<std::byte>& node)
 
 // Opens `bytes` and expects an Error of `kind` at `path`; returns the error's text.
 std::string expect_open_error(const std::vector<std::byte>& bytes, ErrorKind kind,
-                              const std::string& path, const Options& options = {}) {
+                              const std::string& path, const OpenOptions& options = {}) {
   try {
     (void)Model::from_bytes(bytes, options);
     ADD_FAILURE() << "opened; expected " << to_string(kind);
@@ -168,10 +168,10 @@ TEST(HostileFile, SubgraphsNestedOneHundredThousandDeep) {
   EXPECT_NE(what.find("max_depth 64"), std::string::npos) << what;
 
   // Configurable up to kMaxDepthCeiling, and refused beyond it.
-  Options ceiling;
+  OpenOptions ceiling;
   ceiling.max_depth = kMaxDepthCeiling;
   expect_open_error(deep, ErrorKind::depth_limit, nested_graph_path(3333), ceiling);
-  Options too_deep;
+  OpenOptions too_deep;
   too_deep.max_depth = kMaxDepthCeiling + 1;
   EXPECT_THROW((void)Model::from_bytes(deep, too_deep), Error);
   try {
@@ -180,7 +180,7 @@ TEST(HostileFile, SubgraphsNestedOneHundredThousandDeep) {
     EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
     EXPECT_NE(std::string(e.what()).find("max_depth"), std::string::npos) << e.what();
   }
-  Options zero;
+  OpenOptions zero;
   zero.max_depth = 0;
   EXPECT_THROW((void)Model::from_bytes(message([](wire::Writer&) {}), zero), Error);
 }
@@ -194,7 +194,7 @@ TEST(HostileFile, TypesNestedOneHundredThousandDeep) {
                                           schema::TypeProtoSequence::kElemType};
   const auto deep = nested(to_type, seq, 100000);
   expect_open_error(deep, ErrorKind::depth_limit, "graph.input[0]");
-  Options ceiling;
+  OpenOptions ceiling;
   ceiling.max_depth = kMaxDepthCeiling;
   expect_open_error(deep, ErrorKind::depth_limit, "graph.input[0]", ceiling);
 
@@ -337,12 +337,12 @@ TEST(HostileFile, MaxTensorsIsEnforced) {
       }
     });
   });
-  Options two;
+  OpenOptions two;
   two.max_tensors = 2;
   const std::string what =
       expect_open_error(three, ErrorKind::limit_exceeded, "graph.initializer[2]", two);
   EXPECT_NE(what.find("max_tensors"), std::string::npos) << what;
-  Options exactly;
+  OpenOptions exactly;
   exactly.max_tensors = 3;
   EXPECT_EQ(Model::from_bytes(three, exactly).tensor_count(), 3U);
 }
@@ -356,13 +356,13 @@ TEST(HostileFile, MaxMessagesIsEnforced) {
       }
     });
   });
-  Options small;
+  OpenOptions small;
   small.max_messages = 1001;
   const std::string what = expect_open_error(nodes, ErrorKind::limit_exceeded, "graph", small);
   EXPECT_NE(what.find("max_messages"), std::string::npos) << what;
   small.max_messages = 1002;
   EXPECT_EQ(Model::from_bytes(nodes, small).message_count(), 1002U);
-  EXPECT_GE(Options{}.max_messages, std::uint64_t{1} << 24U);  // generous by default
+  EXPECT_GE(OpenOptions{}.max_messages, std::uint64_t{1} << 24U);  // generous by default
 }
 
 }  // namespace

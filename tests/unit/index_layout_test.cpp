@@ -7,6 +7,7 @@
 #include "index/model_index.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "view/view_access.hpp"
 
 namespace onnxmap::test {
 namespace {
@@ -74,7 +75,7 @@ TEST(IndexLayout, SingularMessageMergedAcrossOtherFields) {
   ASSERT_EQ(merged.dims().size(), 1U);
   EXPECT_EQ(merged.dims()[0], 1);
   EXPECT_EQ(merged.byte_size(), 4U);
-  EXPECT_EQ(merged.spans().size(), 2U);
+  EXPECT_EQ(detail::ViewAccess::spans(merged).size(), 2U);
   const Attribute attribute = model.graph()->nodes()[1].attributes()[0];
   EXPECT_EQ(attribute.t()->name(), "merged");
   ASSERT_EQ(attribute.tensors().size(), 2U);
@@ -83,7 +84,7 @@ TEST(IndexLayout, SingularMessageMergedAcrossOtherFields) {
 
 TEST(IndexLayout, RecordsAgreeWithTheirParents) {
   const Model model = Model::from_bytes(shuffled_graph_model());
-  const detail::ModelIndex& index = *model.graph()->index();
+  const detail::ModelIndex& index = *detail::ViewAccess::index(*model.graph());
   for (std::uint32_t id = 1; id < index.messages.size(); ++id) {
     const std::uint32_t parent = index.parent(id);
     ASSERT_LT(parent, id);

@@ -62,7 +62,7 @@ class LoadModes : public ::testing::Test {
 
 TEST_F(LoadModes, ReadAndMapAgree) {
   const fs::path path = write_model("m.onnx");
-  Options copy;
+  OpenOptions copy;
   copy.load = LoadMode::read;
   const Model mapped = Model::open(path);
   const Model copied = Model::open(path, copy);
@@ -77,7 +77,7 @@ TEST_F(LoadModes, ReadAndMapAgree) {
 
 TEST_F(LoadModes, ACopiedFileMayBeTruncatedAfterOpen) {
   const fs::path path = write_model("m.onnx");
-  Options copy;
+  OpenOptions copy;
   copy.load = LoadMode::read;
   const Model model = Model::open(path, copy);
   fs::resize_file(path, 0);
@@ -124,7 +124,7 @@ TEST_F(LoadModes, PipesAreRead) {
   std::ofstream(file, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
-  Options copy;
+  OpenOptions copy;
   copy.load = LoadMode::read;
   const Model copied = Model::open(file, copy);
   EXPECT_EQ(copied.file_size(), bytes.size());
@@ -133,7 +133,7 @@ TEST_F(LoadModes, PipesAreRead) {
 
 TEST_F(LoadModes, ModelFilesThatAreNotFiles) {
   for (const LoadMode mode : {LoadMode::map, LoadMode::read}) {
-    Options options;
+    OpenOptions options;
     options.load = mode;
     try {
       (void)Model::open(folder_, options);

@@ -9,6 +9,7 @@
 
 #include "model_builder.hpp"
 #include "onnxmap/model.hpp"
+#include "view/view_access.hpp"
 
 namespace onnxmap {
 namespace {
@@ -84,7 +85,7 @@ TEST(Model, GraphNodesAndValueInfos) {
   ASSERT_EQ(graph.inputs().size(), 1U);
   const Type type = graph.inputs()[0].type();
   EXPECT_EQ(type.kind(), Type::Kind::tensor);
-  EXPECT_EQ(type.elem_type(), static_cast<std::int32_t>(DataType::float32));
+  EXPECT_EQ(type.elem_type(), DataType::float32);
   EXPECT_EQ(type.to_string(), "FLOAT[N,2]");
   const auto shape = type.shape();
   ASSERT_TRUE(shape.has_value());
@@ -101,7 +102,7 @@ TEST(Model, TensorLookup) {
   const Tensor w = model.tensor("w");
   EXPECT_EQ(w.name(), "w");
   EXPECT_EQ(w.path(), "graph.initializer[0]");
-  EXPECT_EQ(w.data_type(), static_cast<std::int32_t>(DataType::float32));
+  EXPECT_EQ(w.data_type(), DataType::float32);
   EXPECT_EQ(std::vector<std::int64_t>(w.dims().begin(), w.dims().end()),
             (std::vector<std::int64_t>{2, 2}));
   EXPECT_EQ(w.element_count(), 4U);
@@ -204,7 +205,8 @@ TEST(Model, ProtobufMergeAndLastWins) {
   ASSERT_EQ(graph.nodes().size(), 2U);
   EXPECT_EQ(graph.nodes()[0].op_type(), "A");
   EXPECT_EQ(graph.nodes()[1].op_type(), "B");
-  EXPECT_EQ(graph.nodes()[1].record(), graph.nodes()[0].record() + 1);
+  EXPECT_EQ(detail::ViewAccess::record(graph.nodes()[1]),
+            detail::ViewAccess::record(graph.nodes()[0]) + 1);
 }
 
 TEST(Model, UnknownFieldsAndAnyFieldOrder) {
@@ -274,7 +276,7 @@ TEST(Model, DepthLimitNeverOverflowsTheStack) {
     EXPECT_EQ(e.kind(), ErrorKind::depth_limit);
     EXPECT_NE(std::string(e.what()).find("max_depth 64"), std::string::npos) << e.what();
   }
-  Options deeper;
+  OpenOptions deeper;
   deeper.max_depth = 10000;
   // The model, 3000 levels of graph, node and attribute, and the innermost (empty) graph.
   EXPECT_EQ(Model::from_bytes(model, deeper).message_count(), 1U + 3U * 3000U + 1U);

@@ -10,6 +10,7 @@
 #include "index/model_index.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "view/view_access.hpp"
 
 namespace onnxmap::test {
 namespace {
@@ -128,7 +129,7 @@ void expect_nodes(const Model& model, int count, const std::function<bool(int)>&
   }
   EXPECT_EQ(i, count);
   // Every record, stepped early or scanned, sits in its parent's children.
-  const detail::ModelIndex& index = *model.graph()->index();
+  const detail::ModelIndex& index = *detail::ViewAccess::index(*model.graph());
   for (std::uint32_t id = 1; id < index.messages.size(); ++id) {
     const auto [first, last] = index.children(index.parent(id), index.field_number(id));
     EXPECT_GE(id, first);

@@ -75,7 +75,7 @@ TEST_F(Save, NothingToMoveIsByteForByte) {
   EXPECT_EQ(r.reencoded_tensors, 0U);
   EXPECT_EQ(r.model_bytes, std::filesystem::file_size(first));
   // In read mode too (bytes in memory, no file to copy from).
-  const Model in_memory = Model::open(first, Options{.load = LoadMode::read});
+  const Model in_memory = Model::open(first, OpenOptions{.load = LoadMode::read});
   save(in_memory, at("c.onnx"));
   EXPECT_EQ(read(first), read(at("c.onnx")));
 }
@@ -320,7 +320,7 @@ TEST_F(Save, RefusesAModelWithBrokenPayloads) {
     });
   });
   write(at("bad.onnx"), bytes);
-  const Model model = Model::open(at("bad.onnx"), Options{.collect_payload_errors = true});
+  const Model model = Model::open(at("bad.onnx"), OpenOptions{.collect_payload_errors = true});
   try {
     save(model, at("out.onnx"));
     ADD_FAILURE();

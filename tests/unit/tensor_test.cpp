@@ -223,7 +223,7 @@ class ExternalData : public ::testing::Test {
   }
 
   void expect_error(const std::filesystem::path& path, ErrorKind kind,
-                    const Options& options = {}) {
+                    const OpenOptions& options = {}) {
     try {
       (void)Model::open(path, options);
       FAIL() << "opened; expected " << to_string(kind);
@@ -277,14 +277,14 @@ TEST_F(ExternalData, PathPolicy) {
   expect_error(model("folder", "", ""), ErrorKind::unsafe_path);
   expect_error(model("/dev/zero", "", ""), ErrorKind::unsafe_path);
   // The option opens what the policy refuses, for users who lay out their files that way.
-  Options trusting;
+  OpenOptions trusting;
   trusting.allow_external_outside_folder = true;
   EXPECT_EQ(Model::open(model("../outside.bin", "", ""), trusting).tensor("w").bytes()[0],
             std::byte{2});
 }
 
 TEST_F(ExternalData, ReadModeCopiesInsteadOfMapping) {
-  Options copy;
+  OpenOptions copy;
   copy.load = LoadMode::read;
   const Model m = Model::open(model("weights.bin", "4096", "16"), copy);
   EXPECT_EQ(m.tensor("w").bytes()[0], std::byte{1});

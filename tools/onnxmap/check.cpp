@@ -56,7 +56,7 @@ void print_text(const std::string& model, const CheckReport& report, bool data) 
 
 int run_check(const CheckArgs& args) {
   CheckOptions options;
-  options.open.load = args.no_mmap ? LoadMode::read : LoadMode::map;
+  options.open.load = load_mode(args.no_mmap);
   options.read_data = args.data;
   CheckReport report;
   {

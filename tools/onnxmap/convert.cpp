@@ -63,8 +63,8 @@ int run_convert(ConvertArgs& args) {
   options.size_threshold = *parse_size(args.size_threshold);
   options.max_external_file_size = *parse_size(args.max_file_size);
   options.align = *parse_size(args.align);
-  Options open_options;
-  open_options.load = args.no_mmap ? LoadMode::read : LoadMode::map;
+  OpenOptions open_options;
+  open_options.load = load_mode(args.no_mmap);
   const Model model = Model::open(args.in, open_options);
   // Without --external-data or --inline, the data stays where the input keeps it.
   options.external_data =

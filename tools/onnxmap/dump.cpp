@@ -32,8 +32,7 @@ int run_dump(const DumpArgs& args) {
               << " one of:" << known << '\n';
     return kExitUsage;
   }
-  const MappedFile file =
-      MappedFile::open(args.model, args.no_mmap ? LoadMode::read : LoadMode::map);
+  const MappedFile file = MappedFile::open(args.model, load_mode(args.no_mmap));
   DumpOptions options;
   options.omit_data = args.omit_data;
   try {

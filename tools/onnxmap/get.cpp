@@ -38,34 +38,19 @@ std::pair<std::uint64_t, std::uint64_t> parse_rows(const std::string& text) {
   }
 }
 
-// Writes to `path` through a temporary name, so no partial file is ever left under `path`.
+// Writes `header` then `body` to `path` with the library's writer: `path` never holds half a file.
 void write_file(const std::string& path, std::span<const char> header,
                 std::span<const std::byte> body) {
-  const std::string temporary = path + ".partial";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(reinterpret_cast<const char*>(body.data()),
-              static_cast<std::streamsize>(body.size()));
-    out.close();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw Error(ErrorKind::io, "cannot write", Error::kNoOffset, {}, path);
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw Error(ErrorKind::io, "cannot rename the finished file into place", Error::kNoOffset, {},
-                path);
-  }
+  const std::span<const std::byte> parts[] = {std::as_bytes(header), body};
+  save_bytes(path, parts);
 }
 
 int run_get(const GetArgs& args) {
-  Options options;
-  options.load = args.no_mmap ? LoadMode::read : LoadMode::map;
+  OpenOptions options;
+  options.load = load_mode(args.no_mmap);
   const Model model = Model::open(args.model, options);
   const Tensor tensor = find(model, args.tensor);
-  const auto type = static_cast<DataType>(tensor.data_type());
+  const DataType type = tensor.data_type();
   const auto t = traits(type);
 
   const bool npy = args.raw_out.empty();
@@ -96,8 +81,13 @@ int run_get(const GetArgs& args) {
     write_file(args.raw_out, {}, bytes);
     return kExitOk;
   }
-  std::uint64_t count = 1;
-  for (const std::int64_t d : shape) count *= static_cast<std::uint64_t>(d);
+  // The element count checked for overflow at open, scaled to the rows kept.
+  std::uint64_t count = tensor.element_count();
+  if (!args.rows.empty()) {
+    const auto rows = static_cast<std::uint64_t>(shape[0]);
+    const auto all_rows = static_cast<std::uint64_t>(tensor.dims()[0]);
+    count = all_rows == 0 ? 0 : count / all_rows * rows;
+  }
   std::vector<std::byte> unpacked;
   if (t->bits < 8) {
     const bool is_signed = type == DataType::int4 || type == DataType::int2;

@@ -118,8 +118,8 @@ class GraphPrinter {
 };
 
 int run_graph(const GraphArgs& args) {
-  Options options;
-  options.load = args.no_mmap ? LoadMode::read : LoadMode::map;
+  OpenOptions options;
+  options.load = load_mode(args.no_mmap);
   const Model model = Model::open(args.model, options);
   GraphPrinter(std::cout, args.depth).model(model);
   return kExitOk;

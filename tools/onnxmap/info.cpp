@@ -26,7 +26,7 @@ std::string ir_text(std::int64_t ir) {
   return std::to_string(ir) + (release ? " (ONNX " + std::string(*release) + ")" : "");
 }
 
-nlohmann::json values_json(const detail::ViewRange<ValueInfo>& values) {
+nlohmann::json values_json(const ViewRange<ValueInfo>& values) {
   nlohmann::json out = nlohmann::json::array();
   for (const ValueInfo v : values) {
     out.push_back({{"name", std::string(v.name())}, {"type", v.type().to_string()}});
@@ -131,8 +131,8 @@ void print_text(const nlohmann::json& info) {
 }
 
 int run_info(const InfoArgs& args) {
-  Options options;
-  options.load = args.no_mmap ? LoadMode::read : LoadMode::map;
+  OpenOptions options;
+  options.load = load_mode(args.no_mmap);
   // With --stats the model is opened once, in full: "-" (standard input) can be read only once.
   std::optional<Model> full;
   if (args.stats) full = Model::open(args.model, options);

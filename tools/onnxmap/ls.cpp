@@ -87,8 +87,8 @@ std::vector<Tensor> selected(const Model& model, const LsArgs& args) {
 }
 
 int run_ls(const LsArgs& args) {
-  Options options;
-  options.load = args.no_mmap ? LoadMode::read : LoadMode::map;
+  OpenOptions options;
+  options.load = load_mode(args.no_mmap);
   const Model model = Model::open(args.model, options);
   const std::vector<Tensor> tensors = selected(model, args);
   if (args.json) {

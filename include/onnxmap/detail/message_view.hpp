@@ -1,18 +1,29 @@
 #pragma once
 // The base of every view: a message's byte spans in the model file, decoded field by field when
-// a getter is called. Internal; users see the named views in views.hpp and tensor.hpp.
+// a getter is called. Internal; users see the named views in views.hpp and tensor.hpp and the
+// ranges of them (ViewRange), and never construct a view themselves.
 
-#include <boost/container/small_vector.hpp>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "onnxmap/export.hpp"
 
-namespace onnxmap::detail {
+namespace onnxmap {
 
-struct ModelIndex;
+template <class View>
+class ViewRange;
+
+namespace detail {
+
+// The index of an opened model. Defined inside the library; views only carry a pointer to it.
+struct ModelData;
+// The library's way in to views and models (constructing them, reading their index).
+struct ViewAccess;
 
 inline constexpr std::uint32_t kNone = UINT32_MAX;
 
@@ -22,16 +33,45 @@ struct Span {
   std::uint64_t length = 0;
 };
 // A message's bytes: one span, or several when a singular message field was given more than
-// once (protobuf merges them).
-using SpanList = boost::container::small_vector<Span, 1>;
+// once (protobuf merges them). One span, the common case, is held without allocating.
+class SpanList {
+ public:
+  SpanList() = default;
+  SpanList(std::initializer_list<Span> spans) {
+    for (const Span& span : spans) push_back(span);
+  }
+
+  void push_back(const Span& span) {
+    if (size() == 0) {
+      first_ = span;
+      has_first_ = true;
+      return;
+    }
+    if (more_.empty()) more_.push_back(first_);
+    more_.push_back(span);
+  }
+  [[nodiscard]] std::size_t size() const noexcept {
+    return more_.empty() ? static_cast<std::size_t>(has_first_) : more_.size();
+  }
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  [[nodiscard]] const Span* begin() const noexcept {
+    return more_.empty() ? &first_ : more_.data();
+  }
+  [[nodiscard]] const Span* end() const noexcept { return begin() + size(); }
+  [[nodiscard]] const Span& front() const noexcept { return *begin(); }
+  // Spans the list holds room for (1 inline, then its heap buffer).
+  [[nodiscard]] std::size_t capacity() const noexcept {
+    return more_.empty() ? 1 : more_.capacity();
+  }
+
+ private:
+  Span first_{};
+  bool has_first_ = false;
+  std::vector<Span> more_;  // every span, once there are two or more
+};
 
 class ONNXMAP_API MessageView {
  public:
-  // Where the message is: its record in the index (kNone for leaf messages) and its bytes.
-  [[nodiscard]] std::uint32_t record() const noexcept { return record_; }
-  [[nodiscard]] const SpanList& spans() const noexcept { return spans_; }
-  // The index the view reads from (for the library's own code).
-  [[nodiscard]] const ModelIndex* index() const noexcept { return index_; }
   // Offset in the model file of the message's first byte.
   [[nodiscard]] std::uint64_t offset() const noexcept {
     return spans_.empty() ? 0 : spans_.front().offset;
@@ -39,8 +79,8 @@ class ONNXMAP_API MessageView {
 
  protected:
   MessageView() = default;
-  MessageView(const ModelIndex* index, std::uint32_t record);
-  MessageView(const ModelIndex* index, SpanList spans) : index_(index), spans_(std::move(spans)) {}
+  MessageView(const ModelData* index, std::uint32_t record);
+  MessageView(const ModelData* index, SpanList spans) : index_(index), spans_(std::move(spans)) {}
 
   [[nodiscard]] bool empty() const noexcept { return spans_.empty(); }
   [[nodiscard]] bool has(std::uint32_t number) const;
@@ -60,18 +100,21 @@ class ONNXMAP_API MessageView {
   // Indexed children held in field `number`: record ids [first, last).
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> children(std::uint32_t number) const;
 
-  const ModelIndex* index_ = nullptr;
-  std::uint32_t record_ = kNone;
+  const ModelData* index_ = nullptr;
+  std::uint32_t record_ = kNone;  // the message's record in the index; kNone for leaf messages
   SpanList spans_;
+
+ private:
+  friend struct ViewAccess;
 };
 
-// The indexed children of one field as a random-access range of views, without allocation.
+}  // namespace detail
+
+// The indexed children of one field (a graph's nodes, a node's attributes, ...) as a
+// random-access range of views, without allocation.
 template <class View>
 class ViewRange {
  public:
-  ViewRange(const ModelIndex* index, std::uint32_t first, std::uint32_t last)
-      : index_(index), first_(first), last_(last) {}
-
   [[nodiscard]] std::size_t size() const noexcept { return last_ - first_; }
   [[nodiscard]] bool empty() const noexcept { return first_ == last_; }
   [[nodiscard]] View operator[](std::size_t i) const {
@@ -83,7 +126,6 @@ class ViewRange {
     using value_type = View;
     using difference_type = std::ptrdiff_t;
     iterator() = default;
-    iterator(const ModelIndex* index, std::uint32_t id) : index_(index), id_(id) {}
     View operator*() const { return View(index_, id_); }
     iterator& operator++() {
       ++id_;
@@ -97,16 +139,26 @@ class ViewRange {
     bool operator==(const iterator& other) const { return id_ == other.id_; }
 
    private:
-    const ModelIndex* index_ = nullptr;
+    friend class ViewRange;
+    iterator(const detail::ModelData* index, std::uint32_t id) : index_(index), id_(id) {}
+    const detail::ModelData* index_ = nullptr;
     std::uint32_t id_ = 0;
   };
   [[nodiscard]] iterator begin() const { return {index_, first_}; }
   [[nodiscard]] iterator end() const { return {index_, last_}; }
 
  private:
-  const ModelIndex* index_;
+  friend struct detail::ViewAccess;
+  ViewRange(const detail::ModelData* index, std::uint32_t first, std::uint32_t last)
+      : index_(index), first_(first), last_(last) {}
+
+  const detail::ModelData* index_;
   std::uint32_t first_;
   std::uint32_t last_;
 };
 
-}  // namespace onnxmap::detail
+namespace detail {
+using onnxmap::ViewRange;  // its former name
+}  // namespace detail
+
+}  // namespace onnxmap

@@ -1,0 +1,27 @@
+#pragma once
+// The one rule for an external data location as text, for the reader and the writer alike: it
+// names a file inside the model's folder, so it is not empty, holds no NUL, is relative (no root
+// name, no leading '/') and has no ".." part. Symlinks and hard links are the reader's to check
+// on the file system.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace onnxmap::detail {
+
+// Why `location` may name a file outside the model's folder, or nullptr when it may not.
+[[nodiscard]] inline const char* location_text_problem(std::string_view location) {
+  if (location.empty()) return "is empty";
+  if (location.find('\0') != std::string_view::npos) return "contains NUL";
+  const std::filesystem::path path{std::string(location)};
+  if (path.is_absolute() || path.has_root_name() || path.has_root_directory()) {
+    return "is absolute";
+  }
+  for (const auto& part : path) {
+    if (part == "..") return "climbs out of the model's folder with '..'";
+  }
+  return nullptr;
+}
+
+}  // namespace onnxmap::detail

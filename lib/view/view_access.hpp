@@ -1,0 +1,46 @@
+#pragma once
+// The library's way in to the public views and models: constructing them over the index and
+// reading which index, record and bytes a view stands for. Users have none of this.
+
+#include <cstdint>
+#include <utility>
+
+#include "index/model_index.hpp"
+#include "onnxmap/model.hpp"
+#include "onnxmap/tensor.hpp"
+#include "onnxmap/views.hpp"
+
+namespace onnxmap::detail {
+
+struct ViewAccess {
+  // A view of record `id` (a tensor id for Tensor), or a Type over `spans`.
+  template <class View, class Where>
+  [[nodiscard]] static View make(const ModelIndex* index, Where where) {
+    return View(index, std::move(where));
+  }
+  // The children [first, last) as a range of views.
+  template <class View>
+  [[nodiscard]] static ViewRange<View> range(const ModelIndex* index, std::uint32_t first,
+                                             std::uint32_t last) {
+    return ViewRange<View>(index, first, last);
+  }
+  template <class View>
+  [[nodiscard]] static ViewRange<View> range(const ModelIndex* index,
+                                             std::pair<std::uint32_t, std::uint32_t> ids) {
+    return ViewRange<View>(index, ids.first, ids.second);
+  }
+  [[nodiscard]] static const ModelIndex* index(const Model& model) noexcept {
+    return model.index_.get();
+  }
+  [[nodiscard]] static const ModelIndex* index(const MessageView& view) noexcept {
+    return view.index_;
+  }
+  [[nodiscard]] static std::uint32_t record(const MessageView& view) noexcept {
+    return view.record_;
+  }
+  [[nodiscard]] static const SpanList& spans(const MessageView& view) noexcept {
+    return view.spans_;
+  }
+};
+
+}  // namespace onnxmap::detail
