@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "onnxmap/onnxmap.hpp"
+#include "onnxmap/wire.hpp"
 #include "scratch.hpp"
 #include "walk.hpp"
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "onnxmap/onnxmap.hpp"
 #include "temp_folder.hpp"
