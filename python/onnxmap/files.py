@@ -1,0 +1,71 @@
+"""Whole-file operations: peek, check, save, convert (the GIL is released while they run)."""
+import dataclasses
+import os
+from typing import Optional
+
+from . import _onnxmap
+from .model import open_options
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """One problem check() found: its kind ("undefined_input", "payload", ...), the field path,
+    what is wrong, and the byte offset in the model file (None where unknown)."""
+    kind: str
+    path: str
+    detail: str
+    offset: Optional[int]
+
+    def __str__(self):
+        return f"{self.path}: {self.detail}" if self.path else self.detail
+
+
+def peek(path, **options):
+    """The model's own fields and the main graph's inputs and outputs, without indexing tensors
+    or walking nodes: an onnxmap.ModelSummary. Takes open()'s keyword arguments."""
+    return _onnxmap._peek(os.fspath(path), **open_options(**options))
+
+
+def check(path, *, read_data=False, **options):
+    """Every problem of the model at `path`, as a list of Problem (empty: none found). A file
+    that cannot be opened is one "structure" problem, not an exception. read_data reads every
+    payload (BOOL values, checksums). Takes open()'s keyword arguments."""
+    found = _onnxmap._check(os.fspath(path), read_data=read_data, **open_options(**options))
+    return [Problem(*problem) for problem in found]
+
+
+def _save_options(external_data, location, size_threshold, one_file_per_tensor,
+                  max_external_file_size, align, convert_attribute, durable, progress):
+    options = dict(location=location, size_threshold=size_threshold,
+                   one_file_per_tensor=one_file_per_tensor,
+                   max_external_file_size=max_external_file_size, align=align,
+                   convert_attribute=convert_attribute, durable=durable)
+    if external_data is not None:
+        options["external_data"] = external_data
+    if progress is not None:
+        options["progress"] = progress
+    return options
+
+
+def save(model, path, *, external_data=False, location="", size_threshold=1024,
+         one_file_per_tensor=False, max_external_file_size=0, align=4096,
+         convert_attribute=False, durable=False, progress=None):
+    """Saves an open onnxmap.Model to `path`, with the C++ SaveOptions under the same names:
+    inline (external_data=False) or with tensors of at least size_threshold bytes in external
+    data files (location, one_file_per_tensor, max_external_file_size, align), attribute
+    tensors too with convert_attribute, fsync'd with durable. progress(done, total) is called
+    now and then. Files appear complete or not at all. Returns a dict of what was written."""
+    return _onnxmap._save(model, os.fspath(path), **_save_options(
+        external_data, location, size_threshold, one_file_per_tensor, max_external_file_size,
+        align, convert_attribute, durable, progress))
+
+
+def convert(src, dst, *, external_data=None, location="", size_threshold=1024,
+            one_file_per_tensor=False, max_external_file_size=0, align=4096,
+            convert_attribute=False, durable=False, progress=None, **options):
+    """Opens `src` and saves it as `dst` (as `onnxmap convert`). external_data=None keeps the
+    data where the source keeps it; True or False moves it out or inline. Save options as in
+    save(), open options as in open(). Returns a dict of what was written."""
+    return _onnxmap._convert(os.fspath(src), os.fspath(dst), **_save_options(
+        external_data, location, size_threshold, one_file_per_tensor, max_external_file_size,
+        align, convert_attribute, durable, progress), **open_options(**options))

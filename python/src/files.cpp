@@ -1,0 +1,161 @@
+// Whole-file operations: peek, check, save and convert, with the GIL released while they run.
+
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include "binding.hpp"
+
+namespace onnxmap::python {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct PySummary {
+  std::shared_ptr<const ModelSummary> summary;
+};
+
+template <class T>
+void take(py::dict& kwargs, const char* key, T& value) {
+  if (!kwargs.contains(key)) return;
+  value = kwargs[key].cast<T>();
+  PyDict_DelItemString(kwargs.ptr(), key);
+}
+
+// A Python callable called with (done, total) from the writing thread, holding the GIL.
+std::function<void(std::uint64_t, std::uint64_t)> progress_callback(const py::object& callable) {
+  if (callable.is_none()) return {};
+  return [callable](std::uint64_t done, std::uint64_t total) {
+    const py::gil_scoped_acquire locked;
+    callable(done, total);
+  };
+}
+
+SaveOptions take_save_options(py::dict& kwargs) {
+  SaveOptions options;
+  take(kwargs, "external_data", options.external_data);
+  take(kwargs, "location", options.location);
+  take(kwargs, "size_threshold", options.size_threshold);
+  take(kwargs, "one_file_per_tensor", options.one_file_per_tensor);
+  take(kwargs, "max_external_file_size", options.max_external_file_size);
+  take(kwargs, "align", options.align);
+  take(kwargs, "convert_attribute", options.convert_attribute);
+  take(kwargs, "durable", options.durable);
+  if (kwargs.contains("progress")) {
+    options.progress = progress_callback(kwargs["progress"]);
+    PyDict_DelItemString(kwargs.ptr(), "progress");
+  }
+  return options;
+}
+
+py::dict result_dict(const SaveResult& r) {
+  py::list files;
+  for (const fs::path& f : r.data_files) files.append(f.string());
+  py::dict out;
+  out["model_bytes"] = r.model_bytes;
+  out["data_files"] = files;
+  out["data_bytes"] = r.data_bytes;
+  out["external_tensors"] = r.external_tensors;
+  out["copied_messages"] = r.copied_messages;
+  out["reencoded_tensors"] = r.reencoded_tensors;
+  return out;
+}
+
+py::dict save_model(const py::handle& model, const fs::path& path, py::kwargs kwargs) {
+  py::dict args(kwargs);
+  const SaveOptions options = take_save_options(args);
+  reject_unknown(args, "save");
+  const ModelPtr source = model_of(model);
+  SaveResult result;
+  {
+    py::gil_scoped_release unlocked;
+    result = save(*source, path, options);
+  }
+  return result_dict(result);
+}
+
+bool has_external_tensors(const Model& model) {
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    if (model.tensor_at(i).storage() == TensorStorage::external) return true;
+  }
+  return false;
+}
+
+// Opens `src` and saves it as `dst`. external_data=None keeps the data where the source keeps
+// it (external if any tensor is), as `onnxmap convert` does without --external-data/--inline.
+py::dict convert_model(const fs::path& src, const fs::path& dst, py::kwargs kwargs) {
+  py::dict args(kwargs);
+  const bool keep_layout = !args.contains("external_data") || args["external_data"].is_none();
+  if (keep_layout && args.contains("external_data")) PyDict_DelItemString(args.ptr(), "external_data");
+  const Options open_options = take_open_options(args);
+  SaveOptions options = take_save_options(args);
+  reject_unknown(args, "convert");
+  SaveResult result;
+  {
+    py::gil_scoped_release unlocked;
+    const Model model = Model::open(src, open_options);
+    if (keep_layout) options.external_data = has_external_tensors(model);
+    result = save(model, dst, options);
+  }
+  return result_dict(result);
+}
+
+py::list check_model(const fs::path& path, py::kwargs kwargs) {
+  py::dict args(kwargs);
+  CheckOptions options;
+  take(args, "read_data", options.read_data);
+  options.open = take_open_options(args);
+  reject_unknown(args, "check");
+  CheckReport report;
+  {
+    py::gil_scoped_release unlocked;
+    report = check(path, options);
+  }
+  // (kind, path, detail, offset) tuples; the package makes them onnxmap.Problem.
+  py::list out;
+  for (const Problem& p : report.problems) {
+    out.append(py::make_tuple(std::string(to_string(p.kind)), p.path, p.detail,
+                              p.offset == Error::kNoOffset ? py::none() : py::cast(p.offset)));
+  }
+  return out;
+}
+
+PySummary peek_model(const fs::path& path, py::kwargs kwargs) {
+  py::dict args(kwargs);
+  const Options options = take_open_options(args);
+  reject_unknown(args, "peek");
+  py::gil_scoped_release unlocked;
+  return PySummary{std::make_shared<const ModelSummary>(peek(path, options))};
+}
+
+void bind_summary(py::module_& m) {
+  py::class_<PySummary>(m, "ModelSummary", "What peek() reads: the model's own fields and the main graph's inputs and outputs.")
+      .def_property_readonly("ir_version", [](const PySummary& s) { return s.summary->ir_version(); })
+      .def_property_readonly("producer_name", [](const PySummary& s) { return std::string(s.summary->producer_name()); })
+      .def_property_readonly("producer_version", [](const PySummary& s) { return std::string(s.summary->producer_version()); })
+      .def_property_readonly("domain", [](const PySummary& s) { return std::string(s.summary->domain()); })
+      .def_property_readonly("model_version", [](const PySummary& s) { return s.summary->model_version().raw; })
+      .def_property_readonly("doc_string", [](const PySummary& s) { return std::string(s.summary->doc_string()); })
+      .def_property_readonly("opset_imports", [](const PySummary& s) {
+        py::dict out;
+        for (const OperatorSetId& id : s.summary->opset_imports()) out[py::str(id.domain.data(), id.domain.size())] = id.version;
+        return out;
+      })
+      .def_property_readonly("metadata_props", [](const PySummary& s) { return string_dict(s.summary->metadata_props()); })
+      .def_property_readonly("graph_name", [](const PySummary& s) { return std::string(s.summary->graph_name()); })
+      .def_property_readonly("inputs", [](const PySummary& s) { return wrap_value_infos(s.summary, s.summary->inputs()); })
+      .def_property_readonly("outputs", [](const PySummary& s) { return wrap_value_infos(s.summary, s.summary->outputs()); })
+      .def_property_readonly("file_size", [](const PySummary& s) { return s.summary->file_size(); });
+}
+
+}  // namespace
+
+void bind_files(py::module_& m) {
+  bind_summary(m);
+  m.def("_peek", &peek_model, py::arg("path"));
+  m.def("_check", &check_model, py::arg("path"));
+  m.def("_save", &save_model, py::arg("model"), py::arg("path"));
+  m.def("_convert", &convert_model, py::arg("src"), py::arg("dst"));
+}
+
+}  // namespace onnxmap::python

@@ -1,0 +1,52 @@
+// Keyword arguments shared by open, peek, check and convert: how a model is opened.
+
+#include <string>
+
+#include "binding.hpp"
+
+namespace onnxmap::python {
+
+namespace {
+
+// The load strategies of the library by their Python names.
+LoadMode load_mode(const std::string& name) {
+  if (name == "map") return LoadMode::map;
+  if (name == "read") return LoadMode::read;
+  raise_invalid("load must be \"map\" or \"read\", not \"" + name + "\"");
+}
+
+template <class T>
+void take(py::dict& kwargs, const char* key, T& value) {
+  if (!kwargs.contains(key)) return;
+  value = kwargs[key].cast<T>();
+  PyDict_DelItemString(kwargs.ptr(), key);
+}
+
+}  // namespace
+
+Options take_open_options(py::dict& kwargs) {
+  Options options;
+  std::string load = "map";
+  take(kwargs, "load", load);
+  options.load = load_mode(load);
+  take(kwargs, "max_depth", options.max_depth);
+  take(kwargs, "max_tensors", options.max_tensors);
+  take(kwargs, "max_messages", options.max_messages);
+  take(kwargs, "allow_external_outside_folder", options.allow_external_outside_folder);
+  take(kwargs, "collect_payload_errors", options.collect_payload_errors);
+  return options;
+}
+
+void reject_unknown(const py::dict& kwargs, const char* function) {
+  for (const auto& item : kwargs) {
+    throw py::type_error(std::string(function) + "() got an unexpected keyword argument '" +
+                         py::str(item.first).cast<std::string>() + "'");
+  }
+}
+
+ModelPtr open_model(const std::filesystem::path& path, const Options& options) {
+  py::gil_scoped_release unlocked;
+  return std::make_shared<const Model>(Model::open(path, options));
+}
+
+}  // namespace onnxmap::python

@@ -1,0 +1,187 @@
+// onnxmap.Tensor and its NumPy arrays. Raw and external tensors become read-only arrays over the
+// model's bytes (no copy) whose base holds the model, so an array outlives Model.close(). Typed
+// fields are decoded and sub-byte types unpacked: those arrays are copies, and Tensor.is_view
+// says which a tensor gives.
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <utility>
+
+#include "binding.hpp"
+
+namespace onnxmap::python {
+
+namespace {
+
+using Rows = std::pair<std::uint64_t, std::uint64_t>;
+
+std::string_view storage_name(TensorStorage storage) {
+  switch (storage) {
+    case TensorStorage::none: return "none";
+    case TensorStorage::raw: return "raw";
+    case TensorStorage::external: return "external";
+    case TensorStorage::typed: return "typed";
+    case TensorStorage::invalid: return "invalid";
+  }
+  return "invalid";
+}
+
+DataTypeTraits numpy_traits(const Tensor& t) {
+  const auto found = traits(static_cast<DataType>(t.data_type()));
+  if (!found) {
+    raise_invalid(t.path() + " has data type " + data_type_name(t.data_type()) +
+                  ", which NumPy cannot hold");
+  }
+  return *found;
+}
+
+// A read-only array over `bytes`, whose base keeps `keep` (and so the bytes) alive.
+template <class Keep>
+py::array array_over(std::unique_ptr<Keep> keep, std::span<const std::byte> bytes,
+                     const py::dtype& dtype, const std::vector<py::ssize_t>& shape) {
+  static const std::byte kEmpty{};  // NumPy wants a pointer even for no elements
+  const void* data = bytes.empty() ? &kEmpty : bytes.data();
+  py::capsule base(keep.get(), [](void* p) { delete static_cast<Keep*>(p); });
+  keep.release();  // the capsule owns it now
+  py::array array(dtype, shape, {}, data, base);
+  array.attr("setflags")(py::arg("write") = false);
+  return array;
+}
+
+// Sub-byte elements (4- and 2-bit types), one per byte, sign-extended for the signed types: the
+// bit patterns `onnxmap get` writes.
+std::vector<std::byte> unpack_sub_byte(std::span<const std::byte> packed, std::uint32_t bits,
+                                       bool is_signed, std::uint64_t count) {
+  std::vector<std::byte> out(count);
+  const std::uint32_t per_byte = 8 / bits;
+  const std::uint32_t mask = (1U << bits) - 1;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const auto byte = static_cast<std::uint32_t>(packed[i / per_byte]);
+    std::uint32_t v = (byte >> (bits * (i % per_byte))) & mask;
+    if (is_signed && (v & (1U << (bits - 1))) != 0) v |= ~mask;
+    out[i] = static_cast<std::byte>(v & 0xFFU);
+  }
+  return out;
+}
+
+std::vector<py::ssize_t> shape_of(const Tensor& t) {
+  const auto dims = t.dims();
+  return {dims.begin(), dims.end()};
+}
+
+py::array string_array(const Tensor& t) {
+  const auto strings = t.strings();
+  py::array_t<py::object> out(static_cast<py::ssize_t>(strings.size()));
+  for (std::size_t i = 0; i < strings.size(); ++i) {
+    out.mutable_at(static_cast<py::ssize_t>(i)) = py::bytes(strings[i].data(), strings[i].size());
+  }
+  return out.attr("reshape")(py::tuple(py::cast(shape_of(t))));
+}
+
+// Every element of `t`: a view of the model's bytes, or a decoded copy.
+py::array whole_array(const Owner& owner, const Tensor& t) {
+  const DataTypeTraits tr = numpy_traits(t);
+  if (static_cast<DataType>(t.data_type()) == DataType::string) return string_array(t);
+  const py::dtype dtype(std::string(tr.numpy_descr));
+  std::optional<TensorData> data;
+  {
+    py::gil_scoped_release unlocked;  // decoding typed fields may take a while
+    data.emplace(t.data());
+  }
+  if (tr.bits < 8) {
+    const bool is_signed = tr.numpy_descr[1] == 'i';
+    auto unpacked = std::make_unique<std::vector<std::byte>>(
+        unpack_sub_byte(data->bytes(), tr.bits, is_signed, t.element_count()));
+    const std::span<const std::byte> bytes(*unpacked);
+    return array_over(std::move(unpacked), bytes, dtype, shape_of(t));
+  }
+  if (data->is_view()) {
+    return array_over(std::make_unique<Owner>(owner), data->bytes(), dtype, shape_of(t));
+  }
+  auto decoded = std::make_unique<TensorData>(std::move(*data));
+  const auto bytes = decoded->bytes();
+  return array_over(std::move(decoded), bytes, dtype, shape_of(t));
+}
+
+std::uint64_t row_count(const Tensor& t) {
+  if (t.dims().empty()) raise_invalid(t.path() + " is a scalar: it has no rows");
+  return static_cast<std::uint64_t>(t.dims()[0]);
+}
+
+// Rows [begin, end) along axis 0: a view where the rows are whole bytes of raw or external data,
+// else a slice of the decoded whole.
+py::array rows_array(const Owner& owner, const Tensor& t, Rows rows) {
+  const auto [begin, end] = rows;
+  const std::uint64_t count = row_count(t);
+  if (begin > end || end > count) {
+    raise_invalid(t.path() + ": rows " + std::to_string(begin) + ".." + std::to_string(end) +
+                  " are not within its " + std::to_string(count) + " rows");
+  }
+  const DataTypeTraits tr = numpy_traits(t);
+  const std::uint64_t row_bits = count == 0 ? 0 : t.element_count() / count * tr.bits;
+  const bool stored = t.storage() == TensorStorage::raw || t.storage() == TensorStorage::external;
+  if (!stored || tr.bits < 8 || row_bits % 8 != 0) {
+    return whole_array(owner, t)[py::slice(static_cast<py::ssize_t>(begin),
+                                           static_cast<py::ssize_t>(end), 1)];
+  }
+  auto shape = shape_of(t);
+  shape[0] = static_cast<py::ssize_t>(end - begin);
+  return array_over(std::make_unique<Owner>(owner), t.slice_rows(begin, end),
+                    py::dtype(std::string(tr.numpy_descr)), shape);
+}
+
+bool is_view(const Tensor& t) {
+  const auto tr = traits(static_cast<DataType>(t.data_type()));
+  const bool stored = t.storage() == TensorStorage::raw || t.storage() == TensorStorage::external;
+  return stored && tr && tr->bits >= 8;
+}
+
+using PyTensor = Held<Tensor>;
+
+std::string repr(const PyTensor& self) {
+  std::string dims;
+  for (const std::int64_t d : self.view.dims()) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  return "<onnxmap.Tensor " + std::string(self.view.lookup_name()) + " " +
+         data_type_name(self.view.data_type()) + "[" + dims + "] " +
+         std::string(storage_name(self.view.storage())) + ">";
+}
+
+}  // namespace
+
+py::object wrap_tensor(const Owner& owner, const Tensor& tensor) {
+  return py::cast(PyTensor{owner, tensor});
+}
+
+void bind_tensor(py::module_& m) {
+  py::class_<PyTensor>(m, "Tensor",
+                       "A tensor of an open model. numpy() is a read-only view of the file's "
+                       "bytes when is_view is True, else a decoded copy.")
+      .def_property_readonly("name", [](const PyTensor& s) { return s.view.lookup_name(); })
+      .def_property_readonly("dtype", [](const PyTensor& s) { return data_type_name(s.view.data_type()); })
+      .def_property_readonly("data_type", [](const PyTensor& s) { return s.view.data_type(); })
+      .def_property_readonly("shape", [](const PyTensor& s) { return py::tuple(py::cast(shape_of(s.view))); })
+      .def_property_readonly("nbytes", [](const PyTensor& s) { return s.view.byte_size(); })
+      .def_property_readonly("storage", [](const PyTensor& s) { return storage_name(s.view.storage()); })
+      .def_property_readonly("path", [](const PyTensor& s) { return s.view.path(); })
+      .def_property_readonly("is_view", [](const PyTensor& s) { return is_view(s.view); })
+      .def_property_readonly("data_file", [](const PyTensor& s) { return s.view.data_file(); })
+      .def_property_readonly("file_offset", [](const PyTensor& s) { return s.view.file_offset(); })
+      .def_property_readonly("doc_string", [](const PyTensor& s) { return s.view.doc_string(); })
+      .def("numpy", [](const PyTensor& s) { return whole_array(s.owner, s.view); },
+           "Every element as a read-only array (see is_view).")
+      .def("__array__", [](const PyTensor& s, py::object) { return whole_array(s.owner, s.view); },
+           py::arg("dtype") = py::none())
+      .def("slice_rows",
+           [](const PyTensor& s, std::uint64_t begin, std::uint64_t end) {
+             return rows_array(s.owner, s.view, {begin, end});
+           },
+           py::arg("begin"), py::arg("end"),
+           "Rows [begin, end) along axis 0; only their bytes are read.")
+      .def("prefetch", [](const PyTensor& s) { s.view.prefetch(); })
+      .def("release", [](const PyTensor& s) { s.view.release(); })
+      .def("__repr__", &repr);
+}
+
+}  // namespace onnxmap::python
