@@ -71,13 +71,16 @@ std::vector<py::ssize_t> shape_of(const Tensor& t) {
   return {dims.begin(), dims.end()};
 }
 
+// STRING elements as an object array of bytes, as numpy_helper.to_array gives them.
 py::array string_array(const Tensor& t) {
-  const auto strings = t.strings();
-  py::array_t<py::object> out(static_cast<py::ssize_t>(strings.size()));
-  for (std::size_t i = 0; i < strings.size(); ++i) {
-    out.mutable_at(static_cast<py::ssize_t>(i)) = py::bytes(strings[i].data(), strings[i].size());
-  }
-  return out.attr("reshape")(py::tuple(py::cast(shape_of(t))));
+  py::list items;
+  for (const std::string_view s : t.strings()) items.append(py::bytes(s.data(), s.size()));
+  const py::object numpy = py::module_::import("numpy");
+  py::array out = numpy.attr("empty")(py::len(items), py::arg("dtype") = "object");
+  for (std::size_t i = 0; i < py::len(items); ++i) out[py::int_(i)] = items[i];
+  py::array shaped = out.attr("reshape")(py::tuple(py::cast(shape_of(t))));
+  shaped.attr("setflags")(py::arg("write") = false);
+  return shaped;
 }
 
 // Every element of `t`: a view of the model's bytes, or a decoded copy.

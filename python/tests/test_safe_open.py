@@ -1,0 +1,112 @@
+"""safe_open as safetensors' API: keys, get_tensor, get_slice, metadata, under np and pt."""
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxmap
+from conftest import judge_array
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("safe_open")
+    rng = np.random.default_rng(3)
+    arrays = {"f32": rng.standard_normal((12, 5)).astype(np.float32),
+              "f16": rng.standard_normal((8, 4)).astype(np.float16),
+              "i64": np.arange(24, dtype=np.int64).reshape(6, 4),
+              "boolean": rng.integers(0, 2, (4, 3)).astype(np.bool_),
+              "bias": rng.standard_normal(7).astype(np.float32)}
+    tensors = [numpy_helper.from_array(a, n) for n, a in arrays.items()]
+    bf16 = helper.make_tensor("bf16", TensorProto.BFLOAT16, [2, 3],
+                              np.array([0x3F80, 0xC020, 0x4040, 0, 0x8000, 0x7F80],
+                                       np.uint16).tobytes(), raw=True)
+    tensors.append(bf16)
+    model = helper.make_model(helper.make_graph([], "g", [], [], initializer=tensors))
+    helper.set_model_props(model, {"format": "pt", "author": "tests"})
+    path = folder / "weights.onnx"
+    onnx.save_model(model, str(path), save_as_external_data=True, location="weights.data",
+                    size_threshold=0)
+    return path, arrays
+
+
+def test_numpy_framework(weights):
+    path, arrays = weights
+    with onnxmap.safe_open(path, framework="np") as f:
+        assert f.keys() == list(arrays) + ["bf16"]
+        assert f.metadata() == {"format": "pt", "author": "tests"}
+        for name, array in arrays.items():
+            got = f.get_tensor(name)
+            assert got.dtype == array.dtype and np.array_equal(got, array)
+        assert f.get_tensor("bf16").tolist() == [[0x3F80, 0xC020, 0x4040], [0, 0x8000, 0x7F80]]
+
+
+def test_torch_framework_zero_copy(weights):
+    path, arrays = weights
+    with onnxmap.safe_open(path, framework="pt") as f:
+        for name, array in arrays.items():
+            got = f.get_tensor(name)
+            assert isinstance(got, torch.Tensor)
+            assert np.array_equal(got.numpy(), array), name
+        bf16 = f.get_tensor("bf16")
+        assert bf16.dtype == torch.bfloat16
+        assert bf16.float().tolist() == [[1.0, -2.5, 3.0], [0.0, -0.0, float("inf")]]
+        tensor = f.model["f32"]
+        assert f.get_tensor("f32").data_ptr() == tensor.numpy().ctypes.data  # no copy
+
+
+def test_torch_tensors_outlive_the_file_object(weights):
+    path, arrays = weights
+    with onnxmap.safe_open(path, framework="pt") as f:
+        kept = {name: f.get_tensor(name) for name in arrays}
+    del f
+    for name, array in arrays.items():
+        assert np.array_equal(kept[name].numpy(), array)
+
+
+@pytest.mark.parametrize("framework", ["np", "pt"])
+def test_get_slice(weights, framework):
+    path, arrays = weights
+    full = arrays["f32"]
+    with onnxmap.safe_open(path, framework=framework) as f:
+        part = f.get_slice("f32")
+        assert part.get_shape() == [12, 5] and part.get_dtype() == "FLOAT"
+        cases = [np.s_[2:7], np.s_[:3], np.s_[-4:], np.s_[::3], np.s_[9:1:-2], np.s_[3],
+                 np.s_[-1], np.s_[2:6, 1:3], np.s_[..., 2], np.s_[5:5], np.s_[:, ::2]]
+        for key in cases:
+            got = part[key]
+            got = got.numpy() if framework == "pt" else got
+            assert np.array_equal(got, full[key]), key
+        with pytest.raises(IndexError):
+            part[12]
+        bias = f.get_slice("bias")[2:5]
+        assert np.array_equal(bias.numpy() if framework == "pt" else bias, arrays["bias"][2:5])
+
+
+def test_slice_reads_only_its_rows(weights):
+    path, _ = weights
+    with onnxmap.open(path) as model:
+        rows = model["f32"].slice_rows(4, 8)
+        whole = model["f32"].numpy()
+        assert rows.ctypes.data == whole.ctypes.data + 4 * 5 * 4
+
+
+def test_unknown_framework(weights):
+    with pytest.raises(ValueError):
+        onnxmap.safe_open(weights[0], framework="tf")
+
+
+def test_fixture_dtypes_under_torch(fixtures):
+    reference = onnx.load(str(fixtures / "all_dtypes.onnx"))
+    with onnxmap.safe_open(fixtures / "all_dtypes.onnx", framework="pt") as f:
+        for t in reference.graph.initializer:
+            expected = judge_array(t)
+            if expected is None or t.data_type in (TensorProto.STRING, TensorProto.UINT64,
+                                                   TensorProto.BFLOAT16):
+                continue
+            got = f.get_tensor(t.name)
+            want = expected.astype(np.int64) if expected.dtype.kind == "u" and \
+                expected.dtype.itemsize > 1 else expected
+            assert np.array_equal(got.numpy(), want), t.name

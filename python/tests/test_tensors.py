@@ -1,0 +1,102 @@
+"""Every tensor equals onnx.numpy_helper.to_array, on the fixtures and the backend corpus; views
+are zero-copy and read-only, copies say so."""
+import pathlib
+
+import numpy as np
+import onnx
+import pytest
+
+import onnxmap
+from conftest import FIXTURE_MODELS, assert_same_array, corpus_params, judge_array
+
+
+def initializers_equal(path):
+    """Compares every main-graph initializer of `path`; returns how many were judged."""
+    reference = onnx.load(str(path))
+    judged = 0
+    with onnxmap.open(path) as model:
+        ours = model.graph.initializers
+        assert [t.name for t in ours] == [t.name for t in reference.graph.initializer]
+        for mine, theirs in zip(ours, reference.graph.initializer):
+            assert mine.dtype == onnx.TensorProto.DataType.Name(theirs.data_type)
+            assert mine.shape == tuple(theirs.dims)
+            expected = judge_array(theirs, str(pathlib.Path(path).parent))
+            if expected is None:
+                continue
+            assert_same_array(mine.numpy(), expected, f"{path}: {mine.path}")
+            judged += 1
+    return judged
+
+
+@pytest.mark.parametrize("name", FIXTURE_MODELS)
+def test_fixture_tensors_equal_onnx(fixtures, name):
+    assert initializers_equal(fixtures / name) > 0
+
+
+@pytest.mark.parametrize("path", corpus_params())
+def test_corpus_tensors_equal_onnx(path):
+    initializers_equal(path)
+
+
+def test_every_dtype_round_trip(fixtures):
+    with onnxmap.open(fixtures / "all_dtypes.onnx") as model:
+        raw = [model[k] for k in model.keys() if k.startswith("raw_")]
+        assert len(raw) == 14
+        for tensor in raw:
+            array = tensor.numpy()
+            assert tensor.is_view and tensor.storage == "raw"
+            assert not array.flags.writeable
+            assert array.nbytes == tensor.nbytes
+            typed = model["typed_" + tensor.name[4:]]
+            assert typed.storage == "typed" and not typed.is_view
+            assert typed.numpy().tobytes() == array.tobytes()
+
+
+def test_zero_copy_points_into_the_map(fixtures):
+    with onnxmap.open(fixtures / "all_dtypes.onnx") as model:
+        first = model["raw_float"].numpy()
+        second = model["raw_float"].numpy()
+        assert first.ctypes.data == second.ctypes.data  # the same mapped bytes, not copies
+        with pytest.raises(ValueError):
+            first[0, 0] = 1.0
+
+
+def test_read_mode_equals_map_mode(fixtures):
+    path = fixtures / "all_dtypes.onnx"
+    with onnxmap.open(path) as mapped, onnxmap.open(path, load="read") as read:
+        for name in mapped.keys():
+            assert_same_array(read[name].numpy(), mapped[name].numpy(), name)
+
+
+def test_slice_rows_is_a_view_of_the_rows(fixtures):
+    with onnxmap.open(fixtures / "external_one_file.onnx") as model:
+        tensor = model["w1"]
+        whole = tensor.numpy()
+        rows = tensor.slice_rows(10, 20)
+        assert tensor.storage == "external"
+        assert rows.shape == (10, 32) and np.array_equal(rows, whole[10:20])
+        assert rows.ctypes.data == whole.ctypes.data + 10 * 32 * 4
+        with pytest.raises(onnxmap.Error):
+            tensor.slice_rows(20, 65)
+
+
+def test_mapping_protocol(fixtures):
+    with onnxmap.open(fixtures / "all_dtypes.onnx") as model:
+        names = model.keys()
+        assert len(model) == len(names) == len(set(names))
+        assert list(model) == names
+        assert "raw_float" in model and "nope" not in model
+        with pytest.raises(KeyError):
+            model["nope"]
+        with pytest.raises(onnxmap.Error) as raised:
+            model.tensor("nope")
+        assert raised.value.kind == "not_found"
+
+
+def test_bulk_read_and_page_in(fixtures):
+    with onnxmap.open(fixtures / "external_one_file.onnx") as model:
+        model.page_in()
+        copies = model.read(threads=2)
+        assert sorted(copies) == sorted(model.keys())
+        for name, array in copies.items():
+            assert array.flags.writeable and np.array_equal(array, model[name].numpy())
