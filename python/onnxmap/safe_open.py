@@ -23,9 +23,9 @@ def to_torch(array, onnx_dtype):
     writing into one taken from a mapped model crashes; clone() it first. UINT16 and UINT32,
     which torch 1.13 lacks, come widened to int32 and int64 (a copy)."""
     import torch
-    if array.dtype.kind == "u" and array.dtype.itemsize in (2, 4):
+    if onnx_dtype in ("UINT16", "UINT32"):
         array = array.astype("<i4" if array.dtype.itemsize == 2 else "<i8")
-    if array.dtype.kind == "u" and array.dtype.itemsize == 8:
+    if onnx_dtype == "UINT64":
         raise TypeError("torch has no uint64 tensors")
     dtype = _torch_dtype(torch, array, onnx_dtype)
     if array.size == 0:
@@ -35,7 +35,10 @@ def to_torch(array, onnx_dtype):
     with warnings.catch_warnings():
         # frombuffer warns that the buffer is read-only: it is, on purpose (see above).
         warnings.simplefilter("ignore", UserWarning)
-        tensor = torch.frombuffer(array, dtype=dtype)  # keeps `array`, and so the model, alive
+        # frombuffer keeps `array`, and so the model, alive. torch 1.13 miscounts bfloat16
+        # buffers, so those are read as int16 and reinterpreted.
+        read_as = torch.int16 if dtype == torch.bfloat16 else dtype
+        tensor = torch.frombuffer(array, dtype=read_as).view(dtype)
     return tensor.reshape(array.shape)
 
 

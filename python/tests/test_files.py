@@ -76,8 +76,16 @@ def test_check_lists_problems(tmp_path):
     assert [p.kind for p in problems] == ["structure"]
 
 
-def test_check_clean_fixture_with_data(fixtures):
-    assert onnxmap.check(fixtures / "external_one_file.onnx", read_data=True) == []
+def test_check_reads_external_data(fixtures, tmp_path):
+    path = fixtures / "external_one_file.onnx"
+    # The fixture's graph output "y" is defined by nothing: the one problem, with or without data.
+    expected = ["undefined_output"]
+    assert [p.kind for p in onnxmap.check(path)] == expected
+    assert [p.kind for p in onnxmap.check(path, read_data=True)] == expected
+    (tmp_path / "cut.onnx").write_bytes(path.read_bytes())
+    (tmp_path / "external_one_file.data").write_bytes(b"\0" * 100)
+    kinds = [p.kind for p in onnxmap.check(tmp_path / "cut.onnx")]
+    assert "external_data" in kinds
 
 
 def test_peek(fixtures):

@@ -107,6 +107,4 @@ def test_fixture_dtypes_under_torch(fixtures):
                                                    TensorProto.BFLOAT16):
                 continue
             got = f.get_tensor(t.name)
-            want = expected.astype(np.int64) if expected.dtype.kind == "u" and \
-                expected.dtype.itemsize > 1 else expected
-            assert np.array_equal(got.numpy(), want), t.name
+            np.testing.assert_array_equal(got.numpy(), expected, err_msg=t.name)
