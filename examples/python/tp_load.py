@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""Tensor-parallel loading with torch.distributed: N processes (gloo backend, loopback), each
+opening the same ONNX model and loading only its row shard of every 2-D weight through
+onnxmap.safe_open(...).get_slice(name)[begin:end], as it would with safetensors.
+
+    tp_load.py MODEL [--world-size N] [--json]
+
+Each rank reports the bytes it loaded and how much of the model file it mapped in (the growth
+of its file-backed resident memory, RssFile); rank 0 gathers every shard and checks that they
+rebuild the full tensors. With --json the summary is one JSON object on stdout.
+"""
+import argparse
+import json
+import os
+import socket
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+import onnxmap
+
+
+def shard_rows(rows, rank, world_size):
+    """Rows [begin, end) of `rank`: equal parts, the last ones one row shorter if needed."""
+    base, extra = divmod(rows, world_size)
+    begin = rank * base + min(rank, extra)
+    return begin, begin + base + (1 if rank < extra else 0)
+
+
+def rss_file_bytes():
+    """Resident file-backed memory of this process (pages of mapped files it touched)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("RssFile:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def load_shards(path, rank, world_size):
+    """This rank's row shard of every 2-D tensor, copied into memory the rank owns (as an engine
+    copies weights to its device), and the bytes loaded."""
+    shards, loaded = {}, 0
+    with onnxmap.safe_open(path, framework="pt") as f:
+        for name in f.keys():
+            part = f.get_slice(name)
+            if len(part.get_shape()) != 2:
+                continue
+            begin, end = shard_rows(part.get_shape()[0], rank, world_size)
+            shards[name] = part[begin:end].clone()
+            loaded += shards[name].numel() * shards[name].element_size()
+    return shards, loaded
+
+
+def gather(shard, world_size, rows):
+    """Every rank's shard of one tensor, concatenated on every rank (as bytes: gloo moves bytes of
+    any dtype). Shards are padded to the longest so that all_gather sees equal sizes."""
+    row_bytes = shard.shape[1] * shard.element_size()
+    flat = shard.contiguous().view(-1).view(torch.uint8)
+    padded = torch.zeros(-(-rows // world_size) * row_bytes, dtype=torch.uint8)
+    padded[:flat.numel()] = flat
+    parts = [torch.empty_like(padded) for _ in range(world_size)]
+    dist.all_gather(parts, padded)
+    pieces = []
+    for r, part in enumerate(parts):
+        begin, end = shard_rows(rows, r, world_size)
+        pieces.append(part[:(end - begin) * row_bytes])
+    return torch.cat(pieces)
+
+
+def run(rank, world_size, path, port, out):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world_size)
+    before = rss_file_bytes()
+    shards, loaded = load_shards(path, rank, world_size)
+    mapped = rss_file_bytes() - before
+    stats = [None] * world_size
+    dist.all_gather_object(stats, {"rank": rank, "loaded": loaded, "mapped": mapped})
+    equal = True
+    with onnxmap.open(path) as model:
+        for name, shard in shards.items():
+            whole = gather(shard, world_size, model[name].shape[0])
+            if rank == 0:
+                equal &= whole.numpy().tobytes() == model[name].numpy().tobytes()
+        total = sum(model[name].nbytes for name in shards)
+    if rank == 0:
+        with open(out, "w") as f:
+            json.dump({"world_size": world_size, "tensors": len(shards), "total_bytes": total,
+                       "gathered_equal": bool(equal), "ranks": stats}, f)
+    dist.destroy_process_group()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def evict(path):
+    """Drops the model's pages from the page cache, so each rank's reads are its own."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model")
+    parser.add_argument("--world-size", type=int, default=2)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    out = f"{args.model}.tp-{os.getpid()}.json"
+    evict(args.model)
+    mp.spawn(run, args=(args.world_size, args.model, free_port(), out), nprocs=args.world_size)
+    with open(out) as f:
+        summary = json.load(f)
+    os.unlink(out)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        total = summary["total_bytes"]
+        for r in summary["ranks"]:
+            print(f"rank {r['rank']}: loaded {r['loaded']} bytes ({r['loaded'] / total:.3f} of "
+                  f"{total}), mapped {r['mapped']} ({r['mapped'] / total:.3f})")
+        print("gathered shards equal the full tensors:", summary["gathered_equal"])
+    return 0 if summary["gathered_equal"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
