@@ -16,6 +16,11 @@ onnxmap_packages=(
   # The reference implementation, used as the oracle by tests and benchmarks.
   python3 python3-onnx python3-protobuf python3-numpy
   libonnx-dev libprotobuf-dev
+  # The Python package (python/, pyproject.toml): pybind11, meson-python, pytest; PyTorch for
+  # safe_open(framework="pt") and the torch.distributed tensor-parallel test (47 s to
+  # install here: 173 packages, 606 MB).
+  python3-dev python3-pybind11 pybind11-dev python3-mesonpy python3-pytest python3-venv
+  python3-torch
   # tools/fuzz.sh: libFuzzer ships with clang (libclang_rt.fuzzer is in libclang-rt-14-dev).
   clang libclang-rt-14-dev
 )

@@ -5,8 +5,8 @@ onnxmap.safe_open(...).get_slice(name)[begin:end], as it would with safetensors.
 
     tp_load.py MODEL [--world-size N] [--json]
 
-Each rank reports the bytes it loaded and how much of the model file it mapped in (the growth
-of its file-backed resident memory, RssFile); rank 0 gathers every shard and checks that they
+Each rank reports the bytes it loaded and how much of the model file it mapped in (the resident
+part of its mappings of the file, from /proc/self/smaps); rank 0 gathers every shard and checks that they
 rebuild the full tensors. With --json the summary is one JSON object on stdout.
 """
 import argparse
@@ -29,18 +29,24 @@ def shard_rows(rows, rank, world_size):
     return begin, begin + base + (1 if rank < extra else 0)
 
 
-def rss_file_bytes():
-    """Resident file-backed memory of this process (pages of mapped files it touched)."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("RssFile:"):
-                return int(line.split()[1]) * 1024
-    return 0
+def resident_bytes_of(path):
+    """Bytes of `path` resident in this process's mappings (its pages that this rank touched),
+    from /proc/self/smaps."""
+    target, total, inside = os.path.realpath(path), 0, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if fields and "-" in fields[0] and len(fields) >= 5:  # a mapping's header line
+                inside = len(fields) >= 6 and os.path.realpath(fields[5]) == target
+            elif inside and fields[0] == "Rss:":
+                total += int(fields[1]) * 1024
+    return total
 
 
 def load_shards(path, rank, world_size):
     """This rank's row shard of every 2-D tensor, copied into memory the rank owns (as an engine
-    copies weights to its device), and the bytes loaded."""
+    copies weights to its device), the bytes loaded, and the bytes of the file mapped in to load
+    them (measured before the file is closed, which unmaps it)."""
     shards, loaded = {}, 0
     with onnxmap.safe_open(path, framework="pt") as f:
         for name in f.keys():
@@ -50,7 +56,8 @@ def load_shards(path, rank, world_size):
             begin, end = shard_rows(part.get_shape()[0], rank, world_size)
             shards[name] = part[begin:end].clone()
             loaded += shards[name].numel() * shards[name].element_size()
-    return shards, loaded
+        mapped = resident_bytes_of(path)
+    return shards, loaded, mapped
 
 
 def gather(shard, world_size, rows):
@@ -72,9 +79,7 @@ def gather(shard, world_size, rows):
 def run(rank, world_size, path, port, out):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=world_size)
-    before = rss_file_bytes()
-    shards, loaded = load_shards(path, rank, world_size)
-    mapped = rss_file_bytes() - before
+    shards, loaded, mapped = load_shards(path, rank, world_size)
     stats = [None] * world_size
     dist.all_gather_object(stats, {"rank": rank, "loaded": loaded, "mapped": mapped})
     equal = True

@@ -32,8 +32,8 @@ std::string_view kind_name(ErrorKind kind) {
 }
 
 void set_python_error(const Error& error) {
-  py::object instance = py::reinterpret_steal<py::object>(
-      PyObject_CallFunction(error_class, "s", error.what()));
+  py::object instance =
+      py::reinterpret_steal<py::object>(PyObject_CallFunction(error_class, "s", error.what()));
   if (!instance) return;  // the call failed and set its own exception
   instance.attr("kind") = std::string(kind_name(error.kind()));
   instance.attr("file") = error.file();
@@ -46,7 +46,9 @@ void set_python_error(const Error& error) {
 
 }  // namespace
 
-void raise_invalid(const std::string& detail) { throw Error(ErrorKind::invalid_argument, detail); }
+void raise_invalid(const std::string& detail) {
+  throw Error(ErrorKind::invalid_argument, detail);
+}
 
 void bind_errors(py::module_& m) {
   error_class = PyErr_NewExceptionWithDoc(

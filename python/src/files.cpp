@@ -86,7 +86,8 @@ bool has_external_tensors(const Model& model) {
 py::dict convert_model(const fs::path& src, const fs::path& dst, py::kwargs kwargs) {
   py::dict args(kwargs);
   const bool keep_layout = !args.contains("external_data") || args["external_data"].is_none();
-  if (keep_layout && args.contains("external_data")) PyDict_DelItemString(args.ptr(), "external_data");
+  if (keep_layout && args.contains("external_data"))
+    PyDict_DelItemString(args.ptr(), "external_data");
   const Options open_options = take_open_options(args);
   SaveOptions options = take_save_options(args);
   reject_unknown(args, "convert");
@@ -129,23 +130,43 @@ PySummary peek_model(const fs::path& path, py::kwargs kwargs) {
 }
 
 void bind_summary(py::module_& m) {
-  py::class_<PySummary>(m, "ModelSummary", "What peek() reads: the model's own fields and the main graph's inputs and outputs.")
-      .def_property_readonly("ir_version", [](const PySummary& s) { return s.summary->ir_version(); })
-      .def_property_readonly("producer_name", [](const PySummary& s) { return std::string(s.summary->producer_name()); })
-      .def_property_readonly("producer_version", [](const PySummary& s) { return std::string(s.summary->producer_version()); })
-      .def_property_readonly("domain", [](const PySummary& s) { return std::string(s.summary->domain()); })
-      .def_property_readonly("model_version", [](const PySummary& s) { return s.summary->model_version().raw; })
-      .def_property_readonly("doc_string", [](const PySummary& s) { return std::string(s.summary->doc_string()); })
-      .def_property_readonly("opset_imports", [](const PySummary& s) {
-        py::dict out;
-        for (const OperatorSetId& id : s.summary->opset_imports()) out[py::str(id.domain.data(), id.domain.size())] = id.version;
-        return out;
-      })
-      .def_property_readonly("metadata_props", [](const PySummary& s) { return string_dict(s.summary->metadata_props()); })
-      .def_property_readonly("graph_name", [](const PySummary& s) { return std::string(s.summary->graph_name()); })
-      .def_property_readonly("inputs", [](const PySummary& s) { return wrap_value_infos(s.summary, s.summary->inputs()); })
-      .def_property_readonly("outputs", [](const PySummary& s) { return wrap_value_infos(s.summary, s.summary->outputs()); })
-      .def_property_readonly("file_size", [](const PySummary& s) { return s.summary->file_size(); });
+  py::class_<PySummary>(
+      m, "ModelSummary",
+      "What peek() reads: the model's own fields and the main graph's inputs and outputs.")
+      .def_property_readonly("ir_version",
+                             [](const PySummary& s) { return s.summary->ir_version(); })
+      .def_property_readonly(
+          "producer_name",
+          [](const PySummary& s) { return std::string(s.summary->producer_name()); })
+      .def_property_readonly(
+          "producer_version",
+          [](const PySummary& s) { return std::string(s.summary->producer_version()); })
+      .def_property_readonly("domain",
+                             [](const PySummary& s) { return std::string(s.summary->domain()); })
+      .def_property_readonly("model_version",
+                             [](const PySummary& s) { return s.summary->model_version().raw; })
+      .def_property_readonly(
+          "doc_string", [](const PySummary& s) { return std::string(s.summary->doc_string()); })
+      .def_property_readonly("opset_imports",
+                             [](const PySummary& s) {
+                               py::dict out;
+                               for (const OperatorSetId& id : s.summary->opset_imports())
+                                 out[py::str(id.domain.data(), id.domain.size())] = id.version;
+                               return out;
+                             })
+      .def_property_readonly(
+          "metadata_props",
+          [](const PySummary& s) { return string_dict(s.summary->metadata_props()); })
+      .def_property_readonly(
+          "graph_name", [](const PySummary& s) { return std::string(s.summary->graph_name()); })
+      .def_property_readonly(
+          "inputs",
+          [](const PySummary& s) { return wrap_value_infos(s.summary, s.summary->inputs()); })
+      .def_property_readonly(
+          "outputs",
+          [](const PySummary& s) { return wrap_value_infos(s.summary, s.summary->outputs()); })
+      .def_property_readonly("file_size",
+                             [](const PySummary& s) { return s.summary->file_size(); });
 }
 
 }  // namespace

@@ -99,8 +99,9 @@ py::object elem_type(const PyValueInfo& self) {
 void bind_value_info(py::module_& m) {
   py::class_<PyValueInfo>(m, "ValueInfo", "A graph input, output or value_info entry.")
       .def_property_readonly("name", [](const PyValueInfo& s) { return s.view.name(); })
-      .def_property_readonly("type", [](const PyValueInfo& s) { return s.view.type().to_string(); },
-                             "The type as text: \"float32[batch,128]\".")
+      .def_property_readonly(
+          "type", [](const PyValueInfo& s) { return s.view.type().to_string(); },
+          "The type as text: \"float32[batch,128]\".")
       .def_property_readonly("elem_type", &elem_type,
                              "Tensor types: the element type's ONNX name, else None.")
       .def_property_readonly("shape", &value_info_shape,
@@ -120,17 +121,23 @@ void bind_node(py::module_& m) {
       .def_property_readonly("name", [](const PyNode& s) { return s.view.name(); })
       .def_property_readonly("overload", [](const PyNode& s) { return s.view.overload(); })
       .def_property_readonly("doc_string", [](const PyNode& s) { return s.view.doc_string(); })
-      .def_property_readonly("inputs", [](const PyNode& s) { return strings_list(s.view.inputs()); })
-      .def_property_readonly("outputs", [](const PyNode& s) { return strings_list(s.view.outputs()); })
+      .def_property_readonly("inputs",
+                             [](const PyNode& s) { return strings_list(s.view.inputs()); })
+      .def_property_readonly("outputs",
+                             [](const PyNode& s) { return strings_list(s.view.outputs()); })
       .def_property_readonly("attributes", &attributes,
                              "A dict of attribute name to value, in file order.")
       .def("__repr__", [](const PyNode& s) {
-        return "<onnxmap.Node " + std::string(s.view.op_type()) + " " + std::string(s.view.name()) + ">";
+        return "<onnxmap.Node " + std::string(s.view.op_type()) + " " + std::string(s.view.name()) +
+               ">";
       });
   py::class_<PySparse>(m, "SparseTensor")
-      .def_property_readonly("values", [](const PySparse& s) { return optional_tensor(s.owner, s.view.values()); })
-      .def_property_readonly("indices", [](const PySparse& s) { return optional_tensor(s.owner, s.view.indices()); })
-      .def_property_readonly("dims", [](const PySparse& s) { return py::tuple(py::cast(s.view.dims())); });
+      .def_property_readonly(
+          "values", [](const PySparse& s) { return optional_tensor(s.owner, s.view.values()); })
+      .def_property_readonly(
+          "indices", [](const PySparse& s) { return optional_tensor(s.owner, s.view.indices()); })
+      .def_property_readonly("dims",
+                             [](const PySparse& s) { return py::tuple(py::cast(s.view.dims())); });
 }
 
 }  // namespace
@@ -160,18 +167,31 @@ void bind_graph(py::module_& m) {
   py::class_<PyGraph>(m, "Graph")
       .def_property_readonly("name", [](const PyGraph& s) { return s.view.name(); })
       .def_property_readonly("doc_string", [](const PyGraph& s) { return s.view.doc_string(); })
-      .def_property_readonly("nodes", [](const PyGraph& s) {
-        return list_of(s.view.nodes(), [&](const Node& n) { return py::cast(PyNode{s.owner, n}); });
-      })
-      .def_property_readonly("inputs", [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.inputs()); })
-      .def_property_readonly("outputs", [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.outputs()); })
-      .def_property_readonly("value_infos", [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.value_infos()); })
+      .def_property_readonly("nodes",
+                             [](const PyGraph& s) {
+                               return list_of(s.view.nodes(), [&](const Node& n) {
+                                 return py::cast(PyNode{s.owner, n});
+                               });
+                             })
+      .def_property_readonly(
+          "inputs", [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.inputs()); })
+      .def_property_readonly(
+          "outputs", [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.outputs()); })
+      .def_property_readonly(
+          "value_infos",
+          [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.value_infos()); })
       .def_property_readonly("initializers", tensors)
-      .def_property_readonly("sparse_initializers", [](const PyGraph& s) {
-        return list_of(s.view.sparse_initializers(), [&](const SparseTensor& t) { return py::cast(PySparse{s.owner, t}); });
-      })
-      .def_property_readonly("metadata_props", [](const PyGraph& s) { return string_dict(s.view.metadata_props()); })
-      .def("__repr__", [](const PyGraph& s) { return "<onnxmap.Graph " + std::string(s.view.name()) + ">"; });
+      .def_property_readonly("sparse_initializers",
+                             [](const PyGraph& s) {
+                               return list_of(s.view.sparse_initializers(),
+                                              [&](const SparseTensor& t) {
+                                                return py::cast(PySparse{s.owner, t});
+                                              });
+                             })
+      .def_property_readonly("metadata_props",
+                             [](const PyGraph& s) { return string_dict(s.view.metadata_props()); })
+      .def("__repr__",
+           [](const PyGraph& s) { return "<onnxmap.Graph " + std::string(s.view.name()) + ">"; });
 }
 
 }  // namespace onnxmap::python

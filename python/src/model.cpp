@@ -129,18 +129,27 @@ py::dict read_tensors(PyModel& self, const std::optional<std::vector<std::string
 
 void bind_metadata(py::class_<PyModel>& c) {
   c.def_property_readonly("ir_version", [](const PyModel& s) { return s.get()->ir_version(); })
-      .def_property_readonly("producer_name", [](const PyModel& s) { return std::string(s.get()->producer_name()); })
-      .def_property_readonly("producer_version", [](const PyModel& s) { return std::string(s.get()->producer_version()); })
-      .def_property_readonly("domain", [](const PyModel& s) { return std::string(s.get()->domain()); })
-      .def_property_readonly("model_version", [](const PyModel& s) { return s.get()->model_version().raw; })
-      .def_property_readonly("doc_string", [](const PyModel& s) { return std::string(s.get()->doc_string()); })
-      .def_property_readonly("opset_imports", [](const PyModel& s) { return opset_imports(s.get()); })
-      .def_property_readonly("metadata_props", [](const PyModel& s) { return string_dict(s.get()->metadata_props()); })
-      .def_property_readonly("graph", [](const PyModel& s) -> py::object {
-        const ModelPtr model = s.get();
-        const auto graph = model->graph();
-        return graph ? wrap_graph(model, *graph) : py::none();
-      })
+      .def_property_readonly("producer_name",
+                             [](const PyModel& s) { return std::string(s.get()->producer_name()); })
+      .def_property_readonly(
+          "producer_version",
+          [](const PyModel& s) { return std::string(s.get()->producer_version()); })
+      .def_property_readonly("domain",
+                             [](const PyModel& s) { return std::string(s.get()->domain()); })
+      .def_property_readonly("model_version",
+                             [](const PyModel& s) { return s.get()->model_version().raw; })
+      .def_property_readonly("doc_string",
+                             [](const PyModel& s) { return std::string(s.get()->doc_string()); })
+      .def_property_readonly("opset_imports",
+                             [](const PyModel& s) { return opset_imports(s.get()); })
+      .def_property_readonly(
+          "metadata_props", [](const PyModel& s) { return string_dict(s.get()->metadata_props()); })
+      .def_property_readonly("graph",
+                             [](const PyModel& s) -> py::object {
+                               const ModelPtr model = s.get();
+                               const auto graph = model->graph();
+                               return graph ? wrap_graph(model, *graph) : py::none();
+                             })
       .def_property_readonly("path", [](const PyModel& s) { return s.get()->path(); })
       .def_property_readonly("file_size", [](const PyModel& s) { return s.get()->file_size(); });
 }
@@ -149,25 +158,37 @@ void bind_tensors(py::class_<PyModel>& c) {
   c.def("keys", &keys, "Tensor names in model order, each once.")
       .def("__len__", [](PyModel& s) { return s.names().size(); })
       .def("__iter__", [](PyModel& s) { return keys(s).attr("__iter__")(); })
-      .def("__contains__", [](const PyModel& s, const std::string& name) {
-        return s.get()->find_tensor(name).has_value();
-      })
+      .def("__contains__",
+           [](const PyModel& s, const std::string& name) {
+             return s.get()->find_tensor(name).has_value();
+           })
       .def("__getitem__", &item, "The tensor named `name`; KeyError if there is none.")
-      .def("tensor", [](const PyModel& s, const std::string& name) {
-        const ModelPtr model = s.get();
-        return wrap_tensor(model, model->tensor(name));
-      }, py::arg("name"), "The tensor named `name`; onnxmap.Error (kind not_found) if there is none.")
-      .def("tensor_at_path", [](const PyModel& s, const std::string& path) -> py::object {
-        const ModelPtr model = s.get();
-        const auto found = model->tensor_at_path(path);
-        return found ? wrap_tensor(model, *found) : py::none();
-      }, py::arg("path"))
-      .def("tensors", [](const PyModel& s) {
-        const ModelPtr model = s.get();
-        py::list out;
-        for (std::size_t i = 0; i < model->tensor_count(); ++i) out.append(wrap_tensor(model, model->tensor_at(i)));
-        return out;
-      }, "Every tensor, repeats and unnamed ones included, in model order.")
+      .def(
+          "tensor",
+          [](const PyModel& s, const std::string& name) {
+            const ModelPtr model = s.get();
+            return wrap_tensor(model, model->tensor(name));
+          },
+          py::arg("name"),
+          "The tensor named `name`; onnxmap.Error (kind not_found) if there is none.")
+      .def(
+          "tensor_at_path",
+          [](const PyModel& s, const std::string& path) -> py::object {
+            const ModelPtr model = s.get();
+            const auto found = model->tensor_at_path(path);
+            return found ? wrap_tensor(model, *found) : py::none();
+          },
+          py::arg("path"))
+      .def(
+          "tensors",
+          [](const PyModel& s) {
+            const ModelPtr model = s.get();
+            py::list out;
+            for (std::size_t i = 0; i < model->tensor_count(); ++i)
+              out.append(wrap_tensor(model, model->tensor_at(i)));
+            return out;
+          },
+          "Every tensor, repeats and unnamed ones included, in model order.")
       .def("page_in", &page_in_tensors, py::arg("names") = py::none(), py::arg("threads") = 4,
            py::arg("chunk_bytes") = BulkOptions{}.chunk_bytes,
            "Read the tensors' pages into memory in large chunks on a thread pool.")
@@ -178,7 +199,9 @@ void bind_tensors(py::class_<PyModel>& c) {
 
 }  // namespace
 
-ModelPtr model_of(const py::handle& model) { return model.cast<const PyModel&>().get(); }
+ModelPtr model_of(const py::handle& model) {
+  return model.cast<const PyModel&>().get();
+}
 
 void bind_model(py::module_& m) {
   py::class_<PyModel> c(m, "Model", "An ONNX model opened through a memory map.");
@@ -193,12 +216,15 @@ void bind_model(py::module_& m) {
         return s.closed() ? std::string("<onnxmap.Model closed>")
                           : "<onnxmap.Model " + s.get()->path().string() + ">";
       });
-  m.def("_open", [](const std::filesystem::path& path, py::kwargs kwargs) {
-    py::dict options_args(kwargs);
-    const Options options = take_open_options(options_args);
-    reject_unknown(options_args, "open");
-    return PyModel(open_model(path, options));
-  }, py::arg("path"));
+  m.def(
+      "_open",
+      [](const std::filesystem::path& path, py::kwargs kwargs) {
+        py::dict options_args(kwargs);
+        const Options options = take_open_options(options_args);
+        reject_unknown(options_args, "open");
+        return PyModel(open_model(path, options));
+      },
+      py::arg("path"));
 }
 
 }  // namespace onnxmap::python

@@ -126,8 +126,8 @@ py::array rows_array(const Owner& owner, const Tensor& t, Rows rows) {
   const std::uint64_t row_bits = count == 0 ? 0 : t.element_count() / count * tr.bits;
   const bool stored = t.storage() == TensorStorage::raw || t.storage() == TensorStorage::external;
   if (!stored || tr.bits < 8 || row_bits % 8 != 0) {
-    return whole_array(owner, t)[py::slice(static_cast<py::ssize_t>(begin),
-                                           static_cast<py::ssize_t>(end), 1)];
+    return whole_array(
+        owner, t)[py::slice(static_cast<py::ssize_t>(begin), static_cast<py::ssize_t>(end), 1)];
   }
   auto shape = shape_of(t);
   shape[0] = static_cast<py::ssize_t>(end - begin);
@@ -145,7 +145,8 @@ using PyTensor = Held<Tensor>;
 
 std::string repr(const PyTensor& self) {
   std::string dims;
-  for (const std::int64_t d : self.view.dims()) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  for (const std::int64_t d : self.view.dims())
+    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
   return "<onnxmap.Tensor " + std::string(self.view.lookup_name()) + " " +
          data_type_name(self.view.data_type()) + "[" + dims + "] " +
          std::string(storage_name(self.view.storage())) + ">";
@@ -162,26 +163,32 @@ void bind_tensor(py::module_& m) {
                        "A tensor of an open model. numpy() is a read-only view of the file's "
                        "bytes when is_view is True, else a decoded copy.")
       .def_property_readonly("name", [](const PyTensor& s) { return s.view.lookup_name(); })
-      .def_property_readonly("dtype", [](const PyTensor& s) { return data_type_name(s.view.data_type()); })
+      .def_property_readonly("dtype",
+                             [](const PyTensor& s) { return data_type_name(s.view.data_type()); })
       .def_property_readonly("data_type", [](const PyTensor& s) { return s.view.data_type(); })
-      .def_property_readonly("shape", [](const PyTensor& s) { return py::tuple(py::cast(shape_of(s.view))); })
+      .def_property_readonly(
+          "shape", [](const PyTensor& s) { return py::tuple(py::cast(shape_of(s.view))); })
       .def_property_readonly("nbytes", [](const PyTensor& s) { return s.view.byte_size(); })
-      .def_property_readonly("storage", [](const PyTensor& s) { return storage_name(s.view.storage()); })
+      .def_property_readonly("storage",
+                             [](const PyTensor& s) { return storage_name(s.view.storage()); })
       .def_property_readonly("path", [](const PyTensor& s) { return s.view.path(); })
       .def_property_readonly("is_view", [](const PyTensor& s) { return is_view(s.view); })
       .def_property_readonly("data_file", [](const PyTensor& s) { return s.view.data_file(); })
       .def_property_readonly("file_offset", [](const PyTensor& s) { return s.view.file_offset(); })
       .def_property_readonly("doc_string", [](const PyTensor& s) { return s.view.doc_string(); })
-      .def("numpy", [](const PyTensor& s) { return whole_array(s.owner, s.view); },
-           "Every element as a read-only array (see is_view).")
-      .def("__array__", [](const PyTensor& s, py::object) { return whole_array(s.owner, s.view); },
-           py::arg("dtype") = py::none())
-      .def("slice_rows",
-           [](const PyTensor& s, std::uint64_t begin, std::uint64_t end) {
-             return rows_array(s.owner, s.view, {begin, end});
-           },
-           py::arg("begin"), py::arg("end"),
-           "Rows [begin, end) along axis 0; only their bytes are read.")
+      .def(
+          "numpy", [](const PyTensor& s) { return whole_array(s.owner, s.view); },
+          "Every element as a read-only array (see is_view).")
+      .def(
+          "__array__", [](const PyTensor& s, py::object) { return whole_array(s.owner, s.view); },
+          py::arg("dtype") = py::none())
+      .def(
+          "slice_rows",
+          [](const PyTensor& s, std::uint64_t begin, std::uint64_t end) {
+            return rows_array(s.owner, s.view, {begin, end});
+          },
+          py::arg("begin"), py::arg("end"),
+          "Rows [begin, end) along axis 0; only their bytes are read.")
       .def("prefetch", [](const PyTensor& s) { s.view.prefetch(); })
       .def("release", [](const PyTensor& s) { s.view.release(); })
       .def("__repr__", &repr);
