@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""The Python package against python3-onnx, each measurement in a fresh process, warm page cache:
+
+    python_bench.py ONNXMAP RSS_PROBE DIR [--runs N] [--models llm-2g,graph-heavy]
+
+ONNXMAP is the onnxmap command (it makes the models with `onnxmap synth` when DIR lacks them, and
+they are removed afterwards), RSS_PROBE is bench/rss_probe (the C++ open in a fresh process).
+The package must be importable (PYTHONPATH=BUILD/python, or installed). Measured per model:
+- onnxmap.open + every tensor as a NumPy array (zero copy), and the same with every page of every
+  array touched (the bytes read from the page cache), against onnx.load + numpy_helper.to_array
+  of every initializer: time and peak RSS above the process's RSS after its imports;
+- onnxmap.open alone from Python against the C++ open (rss_probe onnxmap-open), both in fresh
+  processes, both including the close.
+Prints a Markdown table of medians over N runs.
+"""
+import argparse
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+
+SYNTH = {
+    "llm-2g": ["--layers", "16", "--hidden", "2048", "--ffn", "6656", "--vocab", "32000"],
+    "graph-heavy": ["--layers", "20000", "--hidden", "4", "--vocab", "16"],
+}
+
+# One measurement in a fresh process; prints "ms extra_peak_rss_kib".
+PROBE = r"""
+import resource, sys, time
+mode, path = sys.argv[1], sys.argv[2]
+import numpy as np
+if mode.startswith("onnxmap"):
+    import onnxmap
+else:
+    import onnx
+    from onnx import numpy_helper
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+if mode == "onnxmap-open":
+    onnxmap.open(path).close()
+elif mode.startswith("onnxmap"):
+    model = onnxmap.open(path)
+    arrays = [model[name].numpy() for name in model.keys()]
+    if mode == "onnxmap-touch":
+        for a in arrays:
+            flat = a.reshape(-1).view(np.uint8)
+            int(flat[::4096].sum()) if flat.size else 0
+else:
+    model = onnx.load(path)
+    arrays = [numpy_helper.to_array(t) for t in model.graph.initializer]
+ms = (time.perf_counter() - start) * 1000
+print(f"{ms:.3f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}")
+"""
+
+
+def probe(mode, path):
+    run = subprocess.run([sys.executable, "-c", PROBE, mode, str(path)], capture_output=True,
+                         text=True, check=True)
+    ms, kib = run.stdout.split()
+    return float(ms), int(kib)
+
+
+def cpp_open(rss_probe, path):
+    run = subprocess.run([rss_probe, "onnxmap-open", str(path)], capture_output=True, text=True,
+                         check=True)
+    return float(run.stdout.split()[0])
+
+
+def median_of(runs, measure):
+    results = [measure() for _ in range(runs)]
+    return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
+
+
+def bench_model(name, path, rss_probe, runs):
+    rows = {}
+    for mode in ("onnx", "onnxmap", "onnxmap-touch"):
+        rows[mode] = median_of(runs if mode != "onnx" else max(1, runs // 2),
+                               lambda: probe(mode, path))
+    py_open = statistics.median(probe("onnxmap-open", path)[0] for _ in range(runs))
+    cpp = statistics.median(cpp_open(rss_probe, path) for _ in range(runs))
+    onnx_ms, onnx_kib = rows["onnx"]
+    print(f"| {name} | onnx.load + numpy_helper.to_array | {onnx_ms:.0f} | {onnx_kib / 1024:.1f} "
+          f"| 1x | 1x |")
+    for mode, label in (("onnxmap", "onnxmap.open + every tensor .numpy() (zero copy)"),
+                        ("onnxmap-touch", "... and every page of every array read")):
+        ms, kib = rows[mode]
+        memory = f"1/{onnx_kib / max(kib, 1):.0f}" if kib else "< 1/" + str(onnx_kib)
+        print(f"| {name} | {label} | {ms:.1f} | {kib / 1024:.1f} | {onnx_ms / ms:.0f}x | "
+              f"{memory} |")
+    print(f"| {name} | open alone: Python {py_open:.2f} ms, C++ {cpp:.2f} ms | "
+          f"Python / C++ = {py_open / cpp:.2f} | | | |")
+    sys.stdout.flush()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("onnxmap")
+    parser.add_argument("rss_probe")
+    parser.add_argument("dir", type=pathlib.Path)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--models", default="llm-2g,graph-heavy")
+    args = parser.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    print(f"Medians of {args.runs} fresh processes (onnx: {max(1, args.runs // 2)}); memory is "
+          "peak RSS above the process's RSS after its imports.\n")
+    print("| model | what | ms | extra peak RSS MiB | speed-up vs onnx | memory vs onnx |")
+    print("|---|---|---|---|---|---|")
+    for name in args.models.split(","):
+        path = args.dir / f"{name}.onnx"
+        made = not path.exists()
+        if made:
+            subprocess.run([args.onnxmap, "synth", str(path), *SYNTH[name]], check=True,
+                           stdout=subprocess.DEVNULL)
+        try:
+            probe("onnxmap", path)  # warm the page cache
+            bench_model(name, path, args.rss_probe, args.runs)
+        finally:
+            if made:
+                os.unlink(path)
+
+
+if __name__ == "__main__":
+    main()
