@@ -180,7 +180,11 @@ void bind_tensor(py::module_& m) {
           "numpy", [](const PyTensor& s) { return whole_array(s.owner, s.view); },
           "Every element as a read-only array (see is_view).")
       .def(
-          "__array__", [](const PyTensor& s, py::object) { return whole_array(s.owner, s.view); },
+          "__array__",
+          [](const PyTensor& s, const py::object& dtype) -> py::object {
+            py::array array = whole_array(s.owner, s.view);
+            return dtype.is_none() ? py::object(array) : array.attr("astype")(dtype);
+          },
           py::arg("dtype") = py::none())
       .def(
           "slice_rows",

@@ -100,3 +100,10 @@ def test_bulk_read_and_page_in(fixtures):
         assert sorted(copies) == sorted(model.keys())
         for name, array in copies.items():
             assert array.flags.writeable and np.array_equal(array, model[name].numpy())
+
+
+def test_numpy_protocol(fixtures):
+    with onnxmap.open(fixtures / "all_dtypes.onnx") as model:
+        tensor = model["raw_float16"]
+        assert np.asarray(tensor).dtype == np.float16
+        assert np.array_equal(np.asarray(tensor, dtype=np.float32), tensor.numpy().astype(np.float32))

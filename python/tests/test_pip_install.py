@@ -1,0 +1,54 @@
+"""`pip install .` from a clean copy of the sources, offline, in a venv made with
+--system-site-packages and --no-build-isolation, as the README says; the installed package then
+opens a model from outside the source tree."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SOURCE_ROOT
+
+
+def copy_sources(destination):
+    """The files git knows (committed or not, ignored ones left out), or the tree without builds."""
+    listed = subprocess.run(["git", "-C", str(SOURCE_ROOT), "ls-files", "--cached", "--others",
+                             "--exclude-standard"], capture_output=True, text=True)
+    if listed.returncode != 0:
+        shutil.copytree(SOURCE_ROOT, destination,
+                        ignore=shutil.ignore_patterns("build*", ".git", "__pycache__"))
+        return
+    for name in listed.stdout.splitlines():
+        source = SOURCE_ROOT / name
+        if source.is_file():
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+
+
+def test_pip_install_in_a_venv(tmp_path, fixtures):
+    sources = tmp_path / "src"
+    copy_sources(sources)
+    venv = tmp_path / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)],
+                   check=True)
+    python = venv / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    install = subprocess.run([str(python), "-m", "pip", "install", "--no-index",
+                              "--no-build-isolation", "-q", str(sources)],
+                             capture_output=True, text=True, env=env, timeout=1800)
+    assert install.returncode == 0, install.stdout + install.stderr
+    site = subprocess.run([str(python), "-c", "import onnxmap, sys; print(onnxmap.__file__)"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, check=True)
+    assert str(venv) in site.stdout  # the installed package, not the build folder
+    files = subprocess.run([str(python), "-m", "pip", "show", "-f", "onnxmap"],
+                           capture_output=True, text=True, env=env, check=True).stdout
+    assert "onnxmap/_onnxmap" in files and "bin/onnxmap" not in files  # the package alone
+    smoke = ("import onnxmap, sys\n"
+             "with onnxmap.open(sys.argv[1]) as m:\n"
+             "    assert m['w1'].numpy().shape == (64, 32)\n"
+             "print('ok')\n")
+    run = subprocess.run([str(python), "-c", smoke, str(fixtures / "external_one_file.onnx")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert run.stdout.strip() == "ok", run.stderr
