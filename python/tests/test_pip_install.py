@@ -37,7 +37,7 @@ def test_pip_install_in_a_venv(tmp_path, fixtures):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     install = subprocess.run([str(python), "-m", "pip", "install", "--no-index",
                               "--no-build-isolation", "-q", str(sources)],
-                             capture_output=True, text=True, env=env, timeout=1800)
+                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=1800)
     assert install.returncode == 0, install.stdout + install.stderr
     site = subprocess.run([str(python), "-c", "import onnxmap, sys; print(onnxmap.__file__)"],
                           capture_output=True, text=True, env=env, cwd=tmp_path, check=True)
