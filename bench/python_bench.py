@@ -25,9 +25,16 @@ SYNTH = {
     "graph-heavy": ["--layers", "20000", "--hidden", "4", "--vocab", "16"],
 }
 
-# One measurement in a fresh process; prints "ms extra_peak_rss_kib".
+# One measurement in a fresh process; prints "ms extra_peak_rss_kib extra_anon_kib": the peak
+# RSS counts the model's mapped pages (page cache, shared and reclaimable); RssAnon, read at the
+# end, is the memory the process itself holds.
 PROBE = r"""
 import resource, sys, time
+
+def anon_kib():
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("RssAnon:"))
+
 mode, path = sys.argv[1], sys.argv[2]
 import numpy as np
 if mode.startswith("onnxmap"):
@@ -35,7 +42,7 @@ if mode.startswith("onnxmap"):
 else:
     import onnx
     from onnx import numpy_helper
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base, base_anon = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, anon_kib()
 start = time.perf_counter()
 if mode == "onnxmap-open":
     onnxmap.open(path).close()
@@ -44,21 +51,24 @@ elif mode.startswith("onnxmap"):
     arrays = [model[name].numpy() for name in model.keys()]
     if mode == "onnxmap-touch":
         for a in arrays:
+            if a.dtype == object:
+                continue
             flat = a.reshape(-1).view(np.uint8)
             int(flat[::4096].sum()) if flat.size else 0
 else:
     model = onnx.load(path)
     arrays = [numpy_helper.to_array(t) for t in model.graph.initializer]
 ms = (time.perf_counter() - start) * 1000
-print(f"{ms:.3f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}")
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base
+print(f"{ms:.3f} {peak} {anon_kib() - base_anon}")
 """
 
 
 def probe(mode, path):
     run = subprocess.run([sys.executable, "-c", PROBE, mode, str(path)], capture_output=True,
                          text=True, check=True)
-    ms, kib = run.stdout.split()
-    return float(ms), int(kib)
+    ms, kib, anon = run.stdout.split()
+    return float(ms), int(kib), int(anon)
 
 
 def cpp_open(rss_probe, path):
@@ -69,7 +79,7 @@ def cpp_open(rss_probe, path):
 
 def median_of(runs, measure):
     results = [measure() for _ in range(runs)]
-    return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
+    return tuple(statistics.median(r[i] for r in results) for i in range(3))
 
 
 def bench_model(name, path, rss_probe, runs):
@@ -79,17 +89,17 @@ def bench_model(name, path, rss_probe, runs):
                                lambda: probe(mode, path))
     py_open = statistics.median(probe("onnxmap-open", path)[0] for _ in range(runs))
     cpp = statistics.median(cpp_open(rss_probe, path) for _ in range(runs))
-    onnx_ms, onnx_kib = rows["onnx"]
+    onnx_ms, onnx_kib, onnx_anon = rows["onnx"]
     print(f"| {name} | onnx.load + numpy_helper.to_array | {onnx_ms:.0f} | {onnx_kib / 1024:.1f} "
-          f"| 1x | 1x |")
+          f"| {onnx_anon / 1024:.1f} | 1x | 1x |")
     for mode, label in (("onnxmap", "onnxmap.open + every tensor .numpy() (zero copy)"),
                         ("onnxmap-touch", "... and every page of every array read")):
-        ms, kib = rows[mode]
-        memory = f"1/{onnx_kib / max(kib, 1):.0f}" if kib else "< 1/" + str(onnx_kib)
-        print(f"| {name} | {label} | {ms:.1f} | {kib / 1024:.1f} | {onnx_ms / ms:.0f}x | "
-              f"{memory} |")
+        ms, kib, anon = rows[mode]
+        memory = f"1/{onnx_kib / max(kib, 1):.0f} (private: 1/{onnx_anon / max(anon, 1):.0f})"
+        print(f"| {name} | {label} | {ms:.1f} | {kib / 1024:.1f} | {anon / 1024:.1f} | "
+              f"{onnx_ms / ms:.0f}x | {memory} |")
     print(f"| {name} | open alone: Python {py_open:.2f} ms, C++ {cpp:.2f} ms | "
-          f"Python / C++ = {py_open / cpp:.2f} | | | |")
+          f"Python / C++ = {py_open / cpp:.2f} | | | | |")
     sys.stdout.flush()
 
 
@@ -102,10 +112,12 @@ def main():
     parser.add_argument("--models", default="llm-2g,graph-heavy")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
-    print(f"Medians of {args.runs} fresh processes (onnx: {max(1, args.runs // 2)}); memory is "
-          "peak RSS above the process's RSS after its imports.\n")
-    print("| model | what | ms | extra peak RSS MiB | speed-up vs onnx | memory vs onnx |")
-    print("|---|---|---|---|---|---|")
+    print(f"Medians of {args.runs} fresh processes (onnx: {max(1, args.runs // 2)}); memory above "
+          "the process's after its imports: peak RSS (mapped file pages included) and private "
+          "memory (RssAnon) at the end.\n")
+    print("| model | what | ms | extra peak RSS MiB | extra private MiB | speed-up vs onnx | "
+          "memory vs onnx |")
+    print("|---|---|---|---|---|---|---|")
     for name in args.models.split(","):
         path = args.dir / f"{name}.onnx"
         made = not path.exists()
