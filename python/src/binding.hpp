@@ -33,6 +33,13 @@ struct Held {
 // max_messages, allow_external_outside_folder, collect_payload_errors), removed from `kwargs` as
 // they are read. New load strategies are added in load_mode() alone.
 [[nodiscard]] Options take_open_options(py::dict& kwargs);
+// Moves the keyword argument `key`, when given, from `kwargs` into `value`.
+template <class T>
+void take_kwarg(py::dict& kwargs, const char* key, T& value) {
+  if (!kwargs.contains(key)) return;
+  value = kwargs[key].cast<T>();
+  PyDict_DelItemString(kwargs.ptr(), key);
+}
 // Raises TypeError naming the first keyword argument left in `kwargs`.
 void reject_unknown(const py::dict& kwargs, const char* function);
 
@@ -56,5 +63,6 @@ void bind_files(py::module_& m);  // peek, check, save, convert
 [[nodiscard]] py::object wrap_graph(const Owner& owner, const Graph& graph);
 [[nodiscard]] py::list wrap_value_infos(const Owner& owner, detail::ViewRange<ValueInfo> infos);
 [[nodiscard]] py::dict string_dict(const std::vector<StringStringEntry>& entries);
+[[nodiscard]] py::dict opset_dict(const std::vector<OperatorSetId>& opsets);  // domain: version
 
 }  // namespace onnxmap::python

@@ -15,13 +15,6 @@ struct PySummary {
   std::shared_ptr<const ModelSummary> summary;
 };
 
-template <class T>
-void take(py::dict& kwargs, const char* key, T& value) {
-  if (!kwargs.contains(key)) return;
-  value = kwargs[key].cast<T>();
-  PyDict_DelItemString(kwargs.ptr(), key);
-}
-
 // A Python callable called with (done, total) from the writing thread, holding the GIL.
 std::function<void(std::uint64_t, std::uint64_t)> progress_callback(const py::object& callable) {
   if (callable.is_none()) return {};
@@ -33,14 +26,14 @@ std::function<void(std::uint64_t, std::uint64_t)> progress_callback(const py::ob
 
 SaveOptions take_save_options(py::dict& kwargs) {
   SaveOptions options;
-  take(kwargs, "external_data", options.external_data);
-  take(kwargs, "location", options.location);
-  take(kwargs, "size_threshold", options.size_threshold);
-  take(kwargs, "one_file_per_tensor", options.one_file_per_tensor);
-  take(kwargs, "max_external_file_size", options.max_external_file_size);
-  take(kwargs, "align", options.align);
-  take(kwargs, "convert_attribute", options.convert_attribute);
-  take(kwargs, "durable", options.durable);
+  take_kwarg(kwargs, "external_data", options.external_data);
+  take_kwarg(kwargs, "location", options.location);
+  take_kwarg(kwargs, "size_threshold", options.size_threshold);
+  take_kwarg(kwargs, "one_file_per_tensor", options.one_file_per_tensor);
+  take_kwarg(kwargs, "max_external_file_size", options.max_external_file_size);
+  take_kwarg(kwargs, "align", options.align);
+  take_kwarg(kwargs, "convert_attribute", options.convert_attribute);
+  take_kwarg(kwargs, "durable", options.durable);
   if (kwargs.contains("progress")) {
     options.progress = progress_callback(kwargs["progress"]);
     PyDict_DelItemString(kwargs.ptr(), "progress");
@@ -104,7 +97,7 @@ py::dict convert_model(const fs::path& src, const fs::path& dst, py::kwargs kwar
 py::list check_model(const fs::path& path, py::kwargs kwargs) {
   py::dict args(kwargs);
   CheckOptions options;
-  take(args, "read_data", options.read_data);
+  take_kwarg(args, "read_data", options.read_data);
   options.open = take_open_options(args);
   reject_unknown(args, "check");
   CheckReport report;
@@ -147,13 +140,9 @@ void bind_summary(py::module_& m) {
                              [](const PySummary& s) { return s.summary->model_version().raw; })
       .def_property_readonly(
           "doc_string", [](const PySummary& s) { return std::string(s.summary->doc_string()); })
-      .def_property_readonly("opset_imports",
-                             [](const PySummary& s) {
-                               py::dict out;
-                               for (const OperatorSetId& id : s.summary->opset_imports())
-                                 out[py::str(id.domain.data(), id.domain.size())] = id.version;
-                               return out;
-                             })
+      .def_property_readonly(
+          "opset_imports",
+          [](const PySummary& s) { return opset_dict(s.summary->opset_imports()); })
       .def_property_readonly(
           "metadata_props",
           [](const PySummary& s) { return string_dict(s.summary->metadata_props()); })

@@ -158,6 +158,14 @@ py::dict string_dict(const std::vector<StringStringEntry>& entries) {
   return out;
 }
 
+py::dict opset_dict(const std::vector<OperatorSetId>& opsets) {
+  py::dict out;
+  for (const OperatorSetId& id : opsets) {
+    out[py::str(id.domain.data(), id.domain.size())] = id.version;
+  }
+  return out;
+}
+
 void bind_graph(py::module_& m) {
   bind_value_info(m);
   bind_node(m);

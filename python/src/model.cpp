@@ -63,14 +63,6 @@ py::object item(const PyModel& self, const std::string& name) {
   return wrap_tensor(model, *found);
 }
 
-py::dict opset_imports(const ModelPtr& model) {
-  py::dict out;
-  for (const OperatorSetId& id : model->opset_imports()) {
-    out[py::str(id.domain.data(), id.domain.size())] = id.version;
-  }
-  return out;
-}
-
 // The tensors a bulk call works on: those named, or every key.
 std::vector<Tensor> chosen(PyModel& self, const std::optional<std::vector<std::string>>& names) {
   const ModelPtr model = self.get();
@@ -141,7 +133,7 @@ void bind_metadata(py::class_<PyModel>& c) {
       .def_property_readonly("doc_string",
                              [](const PyModel& s) { return std::string(s.get()->doc_string()); })
       .def_property_readonly("opset_imports",
-                             [](const PyModel& s) { return opset_imports(s.get()); })
+                             [](const PyModel& s) { return opset_dict(s.get()->opset_imports()); })
       .def_property_readonly(
           "metadata_props", [](const PyModel& s) { return string_dict(s.get()->metadata_props()); })
       .def_property_readonly("graph",

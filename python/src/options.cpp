@@ -15,25 +15,18 @@ LoadMode load_mode(const std::string& name) {
   raise_invalid("load must be \"map\" or \"read\", not \"" + name + "\"");
 }
 
-template <class T>
-void take(py::dict& kwargs, const char* key, T& value) {
-  if (!kwargs.contains(key)) return;
-  value = kwargs[key].cast<T>();
-  PyDict_DelItemString(kwargs.ptr(), key);
-}
-
 }  // namespace
 
 Options take_open_options(py::dict& kwargs) {
   Options options;
   std::string load = "map";
-  take(kwargs, "load", load);
+  take_kwarg(kwargs, "load", load);
   options.load = load_mode(load);
-  take(kwargs, "max_depth", options.max_depth);
-  take(kwargs, "max_tensors", options.max_tensors);
-  take(kwargs, "max_messages", options.max_messages);
-  take(kwargs, "allow_external_outside_folder", options.allow_external_outside_folder);
-  take(kwargs, "collect_payload_errors", options.collect_payload_errors);
+  take_kwarg(kwargs, "max_depth", options.max_depth);
+  take_kwarg(kwargs, "max_tensors", options.max_tensors);
+  take_kwarg(kwargs, "max_messages", options.max_messages);
+  take_kwarg(kwargs, "allow_external_outside_folder", options.allow_external_outside_folder);
+  take_kwarg(kwargs, "collect_payload_errors", options.collect_payload_errors);
   return options;
 }
 

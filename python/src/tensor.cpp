@@ -37,6 +37,11 @@ DataTypeTraits numpy_traits(const Tensor& t) {
   return *found;
 }
 
+// Clears NumPy's WRITEABLE flag directly (setflags() through Python costs a call per array).
+void make_read_only(py::array& array) {
+  py::detail::array_proxy(array.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+}
+
 // A read-only array over `bytes`, whose base keeps `keep` (and so the bytes) alive.
 template <class Keep>
 py::array array_over(std::unique_ptr<Keep> keep, std::span<const std::byte> bytes,
@@ -46,7 +51,7 @@ py::array array_over(std::unique_ptr<Keep> keep, std::span<const std::byte> byte
   py::capsule base(keep.get(), [](void* p) { delete static_cast<Keep*>(p); });
   keep.release();  // the capsule owns it now
   py::array array(dtype, shape, {}, data, base);
-  array.attr("setflags")(py::arg("write") = false);
+  make_read_only(array);
   return array;
 }
 
@@ -79,7 +84,7 @@ py::array string_array(const Tensor& t) {
   py::array out = numpy.attr("empty")(py::len(items), py::arg("dtype") = "object");
   for (std::size_t i = 0; i < py::len(items); ++i) out[py::int_(i)] = items[i];
   py::array shaped = out.attr("reshape")(py::tuple(py::cast(shape_of(t))));
-  shaped.attr("setflags")(py::arg("write") = false);
+  make_read_only(shaped);
   return shaped;
 }
 
@@ -89,9 +94,11 @@ py::array whole_array(const Owner& owner, const Tensor& t) {
   if (static_cast<DataType>(t.data_type()) == DataType::string) return string_array(t);
   const py::dtype dtype(std::string(tr.numpy_descr));
   std::optional<TensorData> data;
-  {
+  if (t.storage() == TensorStorage::typed) {
     py::gil_scoped_release unlocked;  // decoding typed fields may take a while
     data.emplace(t.data());
+  } else {
+    data.emplace(t.data());  // a view: no work to release the GIL for
   }
   if (tr.bits < 8) {
     const bool is_signed = tr.numpy_descr[1] == 'i';
