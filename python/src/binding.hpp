@@ -32,7 +32,7 @@ struct Held {
 // The open options from keyword arguments (load="map"|"read", max_depth, max_tensors,
 // max_messages, allow_external_outside_folder, collect_payload_errors), removed from `kwargs` as
 // they are read. New load strategies are added in load_mode() alone.
-[[nodiscard]] Options take_open_options(py::dict& kwargs);
+[[nodiscard]] OpenOptions take_open_options(py::dict& kwargs);
 // Moves the keyword argument `key`, when given, from `kwargs` into `value`.
 template <class T>
 void take_kwarg(py::dict& kwargs, const char* key, T& value) {
@@ -44,7 +44,7 @@ void take_kwarg(py::dict& kwargs, const char* key, T& value) {
 void reject_unknown(const py::dict& kwargs, const char* function);
 
 // Opens a model with the GIL released.
-[[nodiscard]] ModelPtr open_model(const std::filesystem::path& path, const Options& options);
+[[nodiscard]] ModelPtr open_model(const std::filesystem::path& path, const OpenOptions& options);
 
 // The model of an onnxmap.Model object (an onnxmap.Error if it was closed).
 [[nodiscard]] ModelPtr model_of(const py::handle& model);
@@ -61,7 +61,7 @@ void bind_files(py::module_& m);  // peek, check, save, convert
 // Python objects for views, shared by the parts.
 [[nodiscard]] py::object wrap_tensor(const Owner& owner, const Tensor& tensor);
 [[nodiscard]] py::object wrap_graph(const Owner& owner, const Graph& graph);
-[[nodiscard]] py::list wrap_value_infos(const Owner& owner, detail::ViewRange<ValueInfo> infos);
+[[nodiscard]] py::list wrap_value_infos(const Owner& owner, ViewRange<ValueInfo> infos);
 [[nodiscard]] py::dict string_dict(const std::vector<StringStringEntry>& entries);
 [[nodiscard]] py::dict opset_dict(const std::vector<OperatorSetId>& opsets);  // domain: version
 

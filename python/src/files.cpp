@@ -81,7 +81,7 @@ py::dict convert_model(const fs::path& src, const fs::path& dst, py::kwargs kwar
   const bool keep_layout = !args.contains("external_data") || args["external_data"].is_none();
   if (keep_layout && args.contains("external_data"))
     PyDict_DelItemString(args.ptr(), "external_data");
-  const Options open_options = take_open_options(args);
+  const OpenOptions open_options = take_open_options(args);
   SaveOptions options = take_save_options(args);
   reject_unknown(args, "convert");
   SaveResult result;
@@ -116,7 +116,7 @@ py::list check_model(const fs::path& path, py::kwargs kwargs) {
 
 PySummary peek_model(const fs::path& path, py::kwargs kwargs) {
   py::dict args(kwargs);
-  const Options options = take_open_options(args);
+  const OpenOptions options = take_open_options(args);
   reject_unknown(args, "peek");
   py::gil_scoped_release unlocked;
   return PySummary{std::make_shared<const ModelSummary>(peek(path, options))};

@@ -142,7 +142,7 @@ void bind_node(py::module_& m) {
 
 }  // namespace
 
-py::list wrap_value_infos(const Owner& owner, detail::ViewRange<ValueInfo> infos) {
+py::list wrap_value_infos(const Owner& owner, ViewRange<ValueInfo> infos) {
   return list_of(infos, [&](const ValueInfo& v) { return py::cast(PyValueInfo{owner, v}); });
 }
 

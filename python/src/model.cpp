@@ -212,7 +212,7 @@ void bind_model(py::module_& m) {
       "_open",
       [](const std::filesystem::path& path, py::kwargs kwargs) {
         py::dict options_args(kwargs);
-        const Options options = take_open_options(options_args);
+        const OpenOptions options = take_open_options(options_args);
         reject_unknown(options_args, "open");
         return PyModel(open_model(path, options));
       },

@@ -17,8 +17,8 @@ LoadMode load_mode(const std::string& name) {
 
 }  // namespace
 
-Options take_open_options(py::dict& kwargs) {
-  Options options;
+OpenOptions take_open_options(py::dict& kwargs) {
+  OpenOptions options;
   std::string load = "map";
   take_kwarg(kwargs, "load", load);
   options.load = load_mode(load);
@@ -37,7 +37,7 @@ void reject_unknown(const py::dict& kwargs, const char* function) {
   }
 }
 
-ModelPtr open_model(const std::filesystem::path& path, const Options& options) {
+ModelPtr open_model(const std::filesystem::path& path, const OpenOptions& options) {
   py::gil_scoped_release unlocked;
   return std::make_shared<const Model>(Model::open(path, options));
 }

@@ -172,7 +172,9 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("name", [](const PyTensor& s) { return s.view.lookup_name(); })
       .def_property_readonly("dtype",
                              [](const PyTensor& s) { return data_type_name(s.view.data_type()); })
-      .def_property_readonly("data_type", [](const PyTensor& s) { return s.view.data_type(); })
+      .def_property_readonly(
+          "data_type",
+          [](const PyTensor& s) { return static_cast<std::int32_t>(s.view.data_type()); })
       .def_property_readonly(
           "shape", [](const PyTensor& s) { return py::tuple(py::cast(shape_of(s.view))); })
       .def_property_readonly("nbytes", [](const PyTensor& s) { return s.view.byte_size(); })
