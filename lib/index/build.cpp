@@ -97,9 +97,18 @@ class IndexBuilder {
   }
 
  private:
+  // One task's work: whole records [begin, end), or when `split` one run of the fields of
+  // record `begin`.
+  struct Chunk {
+    std::uint32_t begin;
+    std::uint32_t end;
+    bool split = false;
+    Span span{};
+  };
+
   void index_level(std::uint32_t begin, std::uint32_t end, int depth) {
     if (threads_ > 1 && !serial_only_) {
-      const std::vector<std::vector<Piece>> chunks = make_chunks(begin, end);
+      const std::vector<Chunk> chunks = make_chunks(begin, end);
       if (chunks.size() > 1) {
         std::vector<LevelOutput> outputs(chunks.size());
         if (scan_parallel(chunks, depth, outputs)) {
@@ -109,93 +118,107 @@ class IndexBuilder {
         }
       }
     }
-    std::vector<std::vector<Piece>> pieces(1);
-    pieces[0].reserve(end - begin);
-    for (std::uint32_t id = begin; id < end; ++id) pieces[0].push_back({id, index_.span(id), true});
     // One output: the tensor tables are scanned into in place (moved there and back), so that
     // only the new records are copied.
+    const std::vector<Chunk> whole{{begin, end}};
     std::vector<LevelOutput> out(1);
     out[0].tensors = std::move(index_.tensors);
     out[0].dims = std::move(index_.dims);
     out[0].payload_errors = std::move(index_.payload_errors);
     LevelScanner scanner(index_, ctx_, depth, open_, index_.messages.size(), 0, out[0]);
-    for (const Piece& piece : pieces[0]) scanner.scan(piece);
+    scan_chunk(scanner, whole[0], out[0]);
     index_.tensors = std::move(out[0].tensors);
     index_.dims = std::move(out[0].dims);
     index_.payload_errors = std::move(out[0].payload_errors);
     out[0].payload_errors.clear();
-    append_all(pieces, out);
+    append_all(whole, out);
   }
 
-  // The level's records as pieces, grouped into chunks of about the same number of bytes.
-  [[nodiscard]] std::vector<std::vector<Piece>> make_chunks(std::uint32_t begin,
-                                                            std::uint32_t end) const {
+  void scan_chunk(LevelScanner& scanner, const Chunk& chunk, LevelOutput& out) const {
+    if (chunk.split) {
+      scanner.scan({chunk.begin, chunk.span, false});
+      return;
+    }
+    out.first_child.reserve(chunk.end - chunk.begin);
+    for (std::uint32_t id = chunk.begin; id < chunk.end; ++id) {
+      scanner.scan({id, index_.span(id), true});
+    }
+  }
+
+  // The level as chunks of about the same number of bytes; a record larger than that, of a
+  // splittable kind, is cut into runs of its fields, one chunk each.
+  [[nodiscard]] std::vector<Chunk> make_chunks(std::uint32_t begin, std::uint32_t end) const {
     std::uint64_t total = 0;
     for (std::uint32_t id = begin; id < end; ++id) total += index_.span(id).length;
     const std::uint64_t min_chunk = index_.options.index_threads != 0 ? 1 : kMinChunkBytes;
     const std::uint64_t target = std::max(total / (threads_ * kChunksPerThread), min_chunk);
-    std::vector<Piece> pieces;
+    std::vector<Chunk> chunks;
+    std::uint32_t run = begin;  // the start of the run of whole records not yet in a chunk
+    std::uint64_t bytes = 0;
     for (std::uint32_t id = begin; id < end; ++id) {
       const MessageRecord& record = index_.messages[id];
       const Span span = index_.span(id);
       if (span.length > target && splittable_[record.kind] && record.merged == 0 &&
           record.plain == 0) {
-        split(id, span, target, pieces);
-      } else {
-        pieces.push_back({id, span, true});
+        if (run < id) chunks.push_back({run, id});
+        split(id, span, target, chunks);
+        run = id + 1;
+        bytes = 0;
+        continue;
       }
-    }
-    // A level of a few records, none split (an LLM's few hundred tensors), is not worth a thread.
-    const bool small = end - begin < kMinParallelRecords && pieces.size() == end - begin;
-    if (index_.options.index_threads == 0 && small) return {pieces};
-    std::vector<std::vector<Piece>> chunks(1);
-    std::uint64_t bytes = 0;
-    for (const Piece& piece : pieces) {
+      bytes += span.length;
       if (bytes >= target) {
-        chunks.emplace_back();
+        chunks.push_back({run, id + 1});
+        run = id + 1;
         bytes = 0;
       }
-      chunks.back().push_back(piece);
-      bytes += piece.span.length;
+    }
+    if (run < end) chunks.push_back({run, end});
+    // A level of a few records, none split (an LLM's few hundred tensors), is not worth a thread.
+    const bool any_split =
+        std::any_of(chunks.begin(), chunks.end(), [](const Chunk& chunk) { return chunk.split; });
+    if (index_.options.index_threads == 0 && end - begin < kMinParallelRecords && !any_split) {
+      return {{begin, end}};
     }
     return chunks;
   }
 
   // Cuts record `id` into runs of whole fields of about `target` bytes, stepping over lengths.
-  // Malformed bytes end the cutting: the rest is one piece, whose scan reports the problem.
-  void split(std::uint32_t id, Span span, std::uint64_t target, std::vector<Piece>& pieces) const {
+  // Malformed bytes end the cutting: the rest is one run, whose scan reports the problem.
+  void split(std::uint32_t id, Span span, std::uint64_t target, std::vector<Chunk>& chunks) const {
     const std::byte* file = index_.file.bytes().data();
     const std::byte* pos = file + span.offset;
     const std::byte* const end = pos + span.length;
     const std::byte* start = pos;
-    const std::size_t first = pieces.size();
+    const auto run = [&](const std::byte* stop) {
+      return Chunk{
+          id,
+          id + 1,
+          true,
+          {static_cast<std::uint64_t>(start - file), static_cast<std::uint64_t>(stop - start)}};
+    };
+    const std::size_t first = chunks.size();
     try {
       while (pos != end) {
         CursorField field;
         const std::byte* next = cursor_detail::decode_common_field(pos, end, field);
         pos = next != nullptr ? next : read_field_general(file, pos, end).next;
         if (static_cast<std::uint64_t>(pos - start) >= target && pos != end) {
-          pieces.push_back(
-              {id,
-               {static_cast<std::uint64_t>(start - file), static_cast<std::uint64_t>(pos - start)},
-               false});
+          chunks.push_back(run(pos));
           start = pos;
         }
       }
     } catch (const Error&) {
-      // The rest, malformed, is the last piece.
+      // The rest, malformed, is the last run.
     }
-    pieces.push_back(
-        {id,
-         {static_cast<std::uint64_t>(start - file), static_cast<std::uint64_t>(end - start)},
-         false});
-    if (pieces.size() - first == 1) pieces.back().whole = true;
+    chunks.push_back(run(end));
+    if (chunks.size() - first == 1) chunks.back() = {id, id + 1};
   }
 
   // Scans the chunks on the pool. False when the level must be scanned again on one thread: a
   // worker failed (an error, or NeedsSerial), or the level passes a limit the workers could
   // only check against what precedes their own chunk.
-  bool scan_parallel(const std::vector<std::vector<Piece>>& chunks, int depth,
+  bool scan_parallel(const std::vector<Chunk>& chunks, int depth,
                      std::vector<LevelOutput>& outputs) {
     std::atomic<bool> failed{false};
     std::atomic<bool> needs_serial{false};
@@ -208,7 +231,7 @@ class IndexBuilder {
       try {
         LevelScanner scanner(index_, ctx, depth, refuse, index_.messages.size(),
                              index_.tensors.size(), outputs[c]);
-        for (const Piece& piece : chunks[c]) scanner.scan(piece);
+        scan_chunk(scanner, chunks[c], outputs[c]);
       } catch (const NeedsSerial&) {
         needs_serial = true;
         failed = true;
@@ -251,8 +274,7 @@ class IndexBuilder {
   // Appends the outputs of a level, in order: their children get ids after every record so far,
   // and each scanned record learns where its children begin. The tables grow once, and the
   // outputs are copied into them on the pool.
-  void append_all(const std::vector<std::vector<Piece>>& chunks,
-                  std::vector<LevelOutput>& outputs) {
+  void append_all(const std::vector<Chunk>& chunks, std::vector<LevelOutput>& outputs) {
     std::vector<Bases> bases(outputs.size());
     Bases next{static_cast<std::uint32_t>(index_.messages.size()),
                static_cast<std::uint32_t>(index_.tensors.size()),
@@ -268,7 +290,8 @@ class IndexBuilder {
     index_.dims.grow_to(next.dims);
     on_pool(outputs.size(), [&](std::size_t c) {
       // A chunk that goes on with the previous chunk's split record leaves that record alone.
-      const bool continues = c > 0 && chunks[c - 1].back().record == chunks[c].front().record;
+      const bool continues =
+          c > 0 && chunks[c].split && chunks[c - 1].split && chunks[c - 1].begin == chunks[c].begin;
       copy_output(chunks[c], outputs[c], bases[c], continues);
     });
     for (std::size_t c = 0; c < outputs.size(); ++c) {
@@ -286,13 +309,10 @@ class IndexBuilder {
     }
   }
 
-  void copy_output(const std::vector<Piece>& pieces, const LevelOutput& out, const Bases& bases,
-                   bool continues) {
-    for (std::size_t i = 0; i < pieces.size(); ++i) {
-      const bool first_piece = i == 0 ? !continues : pieces[i - 1].record != pieces[i].record;
-      if (!first_piece) continue;
-      MessageRecord& record = index_.messages[pieces[i].record];
-      record.first_child = bases.records + out.first_child[i];
+  void copy_output(const Chunk& chunk, const LevelOutput& out, const Bases& bases, bool continues) {
+    for (std::uint32_t id = chunk.begin; id < chunk.end && !continues; ++id) {
+      MessageRecord& record = index_.messages[id];
+      record.first_child = bases.records + out.first_child[id - chunk.begin];
       record.plain = 0;
     }
     std::copy(out.records.begin(), out.records.end(), index_.messages.begin() + bases.records);
@@ -305,22 +325,21 @@ class IndexBuilder {
   }
 
   // A record split across pieces got its children in wire order; put them in field order.
-  void sort_split_records(const std::vector<std::vector<Piece>>& chunks, std::uint32_t level_end) {
+  void sort_split_records(const std::vector<Chunk>& chunks, std::uint32_t level_end) {
     auto& messages = index_.messages;
-    for (const std::vector<Piece>& chunk : chunks) {
-      for (const Piece& piece : chunk) {
-        if (piece.whole || piece.record == last_sorted_) continue;
-        last_sorted_ = piece.record;
-        const std::uint32_t first = messages[piece.record].first_child;
-        const std::uint32_t end = piece.record + 1 < level_end
-                                      ? messages[piece.record + 1].first_child
-                                      : static_cast<std::uint32_t>(messages.size());
-        const bool in_order = std::is_sorted(messages.begin() + first, messages.begin() + end,
-                                             [](const MessageRecord& a, const MessageRecord& b) {
-                                               return a.field_number < b.field_number;
-                                             });
-        if (!in_order) sort_records(messages, first, end, index_.long_lengths, {});
-      }
+    std::uint32_t sorted = kNone;
+    for (const Chunk& chunk : chunks) {
+      if (!chunk.split || chunk.begin == sorted) continue;
+      sorted = chunk.begin;
+      const std::uint32_t first = messages[chunk.begin].first_child;
+      const std::uint32_t end = chunk.begin + 1 < level_end
+                                    ? messages[chunk.begin + 1].first_child
+                                    : static_cast<std::uint32_t>(messages.size());
+      const bool in_order = std::is_sorted(messages.begin() + first, messages.begin() + end,
+                                           [](const MessageRecord& a, const MessageRecord& b) {
+                                             return a.field_number < b.field_number;
+                                           });
+      if (!in_order) sort_records(messages, first, end, index_.long_lengths, {});
     }
   }
 
@@ -332,7 +351,6 @@ class IndexBuilder {
   OpenDataFile open_;
   std::array<bool, schema::kMessageKindCount> splittable_{};
   bool serial_only_ = false;
-  std::uint32_t last_sorted_ = kNone;
 };
 
 }  // namespace
