@@ -28,7 +28,10 @@ constexpr std::uint64_t kParallelMinBytes = std::uint64_t{4} << 20U;
 // the thread count was picked for the file.
 constexpr std::uint64_t kChunksPerThread = 4;
 constexpr std::uint64_t kMinChunkBytes = std::uint64_t{256} << 10U;
-constexpr std::uint32_t kMinParallelRecords = 1024;
+// When the count is picked for the file, a level is scanned on the pool only if it has this many
+// records or a record this many fields: below, the work (about 100 ns a record) is not worth
+// waking threads for, least of all on a busy machine (an LLM's graph of a few thousand fields).
+constexpr std::uint32_t kMinParallelRecords = 16384;
 
 // Thrown by a worker of a parallel level at what only the serial scan may do: open an external
 // data file (data file ids follow the order of first use).
@@ -198,8 +201,10 @@ class IndexBuilder {
           {static_cast<std::uint64_t>(start - file), static_cast<std::uint64_t>(stop - start)}};
     };
     const std::size_t first = chunks.size();
+    std::uint64_t fields = 0;
     try {
       while (pos != end) {
+        ++fields;
         CursorField field;
         const std::byte* next = cursor_detail::decode_common_field(pos, end, field);
         pos = next != nullptr ? next : read_field_general(file, pos, end).next;
@@ -212,7 +217,11 @@ class IndexBuilder {
       // The rest, malformed, is the last run.
     }
     chunks.push_back(run(end));
-    if (chunks.size() - first == 1) chunks.back() = {id, id + 1};
+    const bool few_fields = index_.options.index_threads == 0 && fields < kMinParallelRecords;
+    if (chunks.size() - first == 1 || few_fields) {
+      chunks.resize(first);
+      chunks.push_back({id, id + 1});
+    }
   }
 
   // Scans the chunks on the pool. False when the level must be scanned again on one thread: a
