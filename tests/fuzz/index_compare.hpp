@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "onnxmap/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 
 namespace onnxmap::fuzz {

@@ -11,7 +11,9 @@
 #include "fuzz/index_compare.hpp"
 #include "index/model_index.hpp"
 #include "model_builder.hpp"
+#include "onnxmap/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "onnxmap/synth.hpp"
 #include "temp_folder.hpp"
 
 namespace onnxmap::test {
