@@ -33,6 +33,19 @@ void open(benchmark::State& state, const std::filesystem::path& path, const Benc
   state.counters["inline_payload_bytes"] = static_cast<double>(counts.inline_payload);
 }
 
+// Open on a fixed number of indexing threads (Options::index_threads), for the scaling table.
+template <unsigned Threads>
+void open_threads(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
+  Options options;
+  options.index_threads = Threads;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    std::optional<Model> model(Model::open(path, options));
+    state.SetIterationTime(seconds_since(start));
+    benchmark::DoNotOptimize(model->tensor_count());
+  }
+}
+
 // Dropping the last reference: the index freed, the file unmapped.
 void close(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
   for (auto _ : state) {
@@ -89,6 +102,7 @@ void walk_nodes(benchmark::State& state, const std::filesystem::path& path, cons
     }
     benchmark::DoNotOptimize(total);
   }
+  state.counters["nodes"] = static_cast<double>(model.graph()->nodes().size());
 }
 
 void protobuf_parse(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
@@ -110,6 +124,8 @@ void protobuf_parse(benchmark::State& state, const std::filesystem::path& path, 
 
 const bool registered = [] {
   per_model("onnxmap_open", open, Timing::manual);
+  per_model("onnxmap_open_1_thread", open_threads<1>, Timing::manual);
+  per_model("onnxmap_open_2_threads", open_threads<2>, Timing::manual);
   per_model("onnxmap_close", close, Timing::manual);
   per_model("onnxmap_peek", peek_model, Timing::manual);
   per_model("onnxmap_lookup", lookup);

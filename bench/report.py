@@ -160,19 +160,33 @@ for m in models:
           f"{fmt_ms(floor, '-')} | {over_limit(open_ms, floor)} | {fmt_ms(pb)} | "
           f"{fmt_ms(py_ms)} | {speed_up(open_ms, pb)} | {speed_up(open_ms, py_ms)} |")
 
+print("\nThe indexing pass on 1 and 2 threads (Options::index_threads; default: every core "
+      "for files of 4 MiB or more):\n")
+print("| model | 1 thread ms | 2 threads ms | 2 threads / 1 thread speed-up | default ms |")
+print("|---|---|---|---|---|")
+for m in models:
+    one = bench_ms("onnxmap_open_1_thread", m)
+    two = bench_ms("onnxmap_open_2_threads", m)
+    print(f"| {m} | {fmt_ms(one)} | {fmt_ms(two)} | {speed_up(two, one)} | "
+          f"{fmt_ms(bench_ms('onnxmap_open', m))} |")
+
 print("\nThe rest of the reader, and peak RSS of one open in a fresh process:\n")
-print("| model | close ms | peek ms | lookup ns | walk nodes ms | onnxmap open RSS MiB | "
+print("| model | close ms | peek ms | lookup ns | walk nodes ms | walk ns per node | "
+      "onnxmap open RSS MiB | "
       "onnxmap index MiB | libprotobuf RSS MiB | python RSS MiB |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for m in models:
     lookup = bench_ms("onnxmap_lookup", m)
+    walk = bench_ms("onnxmap_walk_nodes", m)
+    nodes = counter("onnxmap_walk_nodes", m, "nodes")
+    per_node = "-" if walk is None or not nodes else f"{walk * 1e6 / nodes:.0f}"
     o_rss = probe(m, "onnxmap-open")
     pb_rss = probe(m, "protobuf-parse")
     py = probe(m, "python-onnx-load")
     print(f"| {m} | {fmt_ms(bench_ms('onnxmap_close', m), '-')} | "
           f"{fmt_ms(bench_ms('onnxmap_peek', m), '-')} | "
           f"{'-' if lookup is None else f'{lookup * 1e6:.0f}'} | "
-          f"{fmt_ms(bench_ms('onnxmap_walk_nodes', m), '-')} | "
+          f"{fmt_ms(walk, '-')} | {per_node} | "
           f"{'-' if o_rss is None else f'{o_rss[1]:.1f}'} | "
           f"{'-' if o_rss is None else f'{o_rss[2]:.1f}'} | "
           f"{'-' if pb_rss is None else f'{pb_rss[1]:.0f}'} | "

@@ -1,12 +1,14 @@
 // One operation in a fresh process, reporting wall time and peak RSS, so memory can be compared
 // fairly: rss_probe onnxmap-open|onnxmap-peek|protobuf-parse MODEL  ->  "ms peak_rss_kib", and
-// for onnxmap-open a third column, the index's own heap bytes in KiB.
+// for onnxmap-open a third column, the index's own heap bytes in KiB. ONNXMAP_INDEX_THREADS sets
+// Options::index_threads (for instruction counts of the pass on a given number of threads).
 
 #include <onnx/onnx_pb.h>
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "onnxmap/mapped_file.hpp"
@@ -21,7 +23,11 @@ int main(int argc, char** argv) {
   std::uint64_t index_bytes = 0;
   try {
     if (std::strcmp(argv[1], "onnxmap-open") == 0) {
-      index_bytes = onnxmap::Model::open(argv[2]).index_bytes();
+      onnxmap::Options options;
+      if (const char* threads = std::getenv("ONNXMAP_INDEX_THREADS")) {
+        options.index_threads = static_cast<unsigned>(std::strtoul(threads, nullptr, 10));
+      }
+      index_bytes = onnxmap::Model::open(argv[2], options).index_bytes();
     } else if (std::strcmp(argv[1], "onnxmap-peek") == 0) {
       (void)onnxmap::peek(argv[2]).ir_version();
     } else if (std::strcmp(argv[1], "protobuf-parse") == 0) {

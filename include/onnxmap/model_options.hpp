@@ -35,6 +35,11 @@ struct OpenOptions {
   // bytes() throw that error, and Model::payload_errors() lists every one: what `check` needs to
   // report all problems of a file, not just the first.
   bool collect_payload_errors = false;
+  // Threads of the indexing pass. 0 picks: every core for the parts of a model file of 4 MiB or
+  // more where it pays (levels of the message tree with 16384 records or more, such as the
+  // nodes of a large graph), one elsewhere. The index, its errors and its limits are the same
+  // for any number.
+  unsigned index_threads = 0;
 };
 
 // The former name of OpenOptions, kept for code written against it.

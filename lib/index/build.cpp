@@ -1,14 +1,19 @@
-// The one indexing pass: breadth-first over the structural messages, so every message's children
-// are contiguous in the record table. Leaf messages are walked to validate them, never recorded;
-// payload fields are skipped by span and never read.
+// The one indexing pass, from build_index() to the tables. The record table is filled breadth
+// first, one level of the message tree at a time, so that every message's children are
+// contiguous: level 0 is the root, and scanning the records of level n (index/level_scan.hpp)
+// appends level n + 1. A level's records are cut into pieces (a very large message, such as a
+// graph of 360 000 nodes, into runs of its fields) and the pieces into chunks; with more than
+// one thread the chunks are scanned on a pool into outputs of their own, which are appended in
+// file order, so the index is the same for any number of threads. A level where anything goes
+// wrong (an error, a limit, an external data file to open) is scanned again on one thread,
+// which reports exactly what the serial pass reports.
 
 #include <algorithm>
-#include <array>
-#include <numeric>
+#include <atomic>
 #include <string>
+#include <thread>
 
-#include "index/field_cursor.hpp"
-#include "index/field_roles.hpp"
+#include "index/level_scan.hpp"
 #include "index/model_index.hpp"
 #include "index/tensor_table.hpp"
 
@@ -16,251 +21,345 @@ namespace onnxmap::detail {
 
 namespace {
 
+// Model files smaller than this are indexed on one thread unless Options::index_threads asks:
+// below it, starting threads costs about what they save (bench/reader_bench.cpp).
+constexpr std::uint64_t kParallelMinBytes = std::uint64_t{4} << 20U;
+// Chunks per thread, so that uneven chunks even out; and the smallest chunk worth a task when
+// the thread count was picked for the file.
+constexpr std::uint64_t kChunksPerThread = 4;
+constexpr std::uint64_t kMinChunkBytes = std::uint64_t{256} << 10U;
+// When the count is picked for the file, a level is scanned on the pool only if it has this many
+// records or a record this many fields: below, the work (about 100 ns a record) is not worth
+// waking threads for, least of all on a busy machine (an LLM's graph of a few thousand fields).
+constexpr std::uint32_t kMinParallelRecords = 16384;
+
+// Thrown by a worker of a parallel level at what only the serial scan may do: open an external
+// data file (data file ids follow the order of first use).
+struct NeedsSerial {};
+
+unsigned pick_threads(const Options& options, std::uint64_t file_size, IndexScope scope) {
+  if (scope == IndexScope::metadata) return 1;
+  if (options.index_threads != 0) return std::min(options.index_threads, 256U);
+  if (file_size < kParallelMinBytes) return 1;
+  return std::clamp(std::thread::hardware_concurrency(), 1U, 256U);
+}
+
+// Kinds whose messages may be split into runs of fields: those with no singular message field
+// (a second occurrence merges with the first, which needs the whole message), tensors excepted.
+bool splittable(MessageKind kind) {
+  if (kind == MessageKind::TensorProto) return false;
+  const FieldActions& actions = FieldActions::get();
+  for (std::uint32_t number = 1; number < 64; ++number) {
+    const FieldAction action = actions(kind, number);
+    if (action.role == FieldRole::indexed && !action.repeated) return false;
+  }
+  return true;
+}
+
 class IndexBuilder {
  public:
   IndexBuilder(ModelIndex& index, IndexScope scope)
       : index_(index),
         scope_(scope),
-        actions_(FieldActions::get()),
-        file_(index.file.bytes().data()),
-        trim_(index.file) {}
+        threads_(pick_threads(index.options, index.file.size(), scope)),
+        trim_(index.file),
+        ctx_{index.file.bytes().data(), index.options, scope, trim_},
+        open_([this](std::string_view location) {
+          const std::uint32_t id = open_data_file(index_, location);
+          return DataFileRef{id, index_.data_files[id].file.size()};
+        }) {
+    for (int kind = 0; kind < schema::kMessageKindCount; ++kind) {
+      splittable_[kind] = splittable(static_cast<MessageKind>(kind));
+    }
+  }
 
   void run(MessageKind root) {
     if (index_.file.size() >= MessageRecord::kOffsetLimit) {
       throw Error(ErrorKind::limit_exceeded, "model files of 256 TiB or more are not supported", 0)
           .in_context(index_.display_name, "");
     }
-    index_.messages.emplace_back();
-    set_span(0, Span{0, index_.file.size()});
-    index_.messages[0].kind = static_cast<std::uint64_t>(root);
-    // The record table is the queue: records are appended while it is walked. Breadth-first,
-    // the records of one depth are contiguous, so the depth needs no storage.
-    int depth = 0;
-    std::uint32_t depth_end = 1;
-    for (std::uint32_t id = 0; id < index_.messages.size(); ++id) {
-      if (id == depth_end) {
-        ++depth;
-        depth_end = static_cast<std::uint32_t>(index_.messages.size());
-      }
-      MessageRecord& record = index_.messages[id];
-      if (record.plain != 0) {
-        // Stepped over when it was added: it holds nothing to record or check.
-        record.plain = 0;
-        record.first_child = static_cast<std::uint32_t>(index_.messages.size());
-        continue;
-      }
-      prefetch_ahead(id);
-      try {
-        scan(id, depth);
-      } catch (const Error& e) {
-        throw e.in_context(index_.display_name, index_.path(id));
-      }
+    MessageRecord& record = index_.messages.emplace_back();
+    record.kind = static_cast<std::uint64_t>(root);
+    if (index_.file.size() < MessageRecord::kLongLength) {
+      record.length = static_cast<std::uint32_t>(index_.file.size());
+    } else {
+      record.length = MessageRecord::kLongLength;
+      index_.long_lengths.emplace_back(0, index_.file.size());
+    }
+    std::uint32_t begin = 0;
+    std::uint32_t end = 1;
+    for (int depth = 0; begin < end; ++depth) {
+      // Until the level is appended, its records' children are taken to begin where the level
+      // ends: parent() and path() then work for every record of the level, from any thread.
+      for (std::uint32_t id = begin; id < end; ++id) index_.messages[id].first_child = end;
+      index_level(begin, end, depth);
+      begin = end;
+      end = static_cast<std::uint32_t>(index_.messages.size());
     }
     trim_.finish();
   }
 
  private:
-  // A later occurrence of a singular message field, merged into the record of the first.
-  struct Merge {
-    std::uint32_t record;
-    Span span;
+  // One task's work: whole records [begin, end), or when `split` one run of the fields of
+  // record `begin`.
+  struct Chunk {
+    std::uint32_t begin;
+    std::uint32_t end;
+    bool split = false;
+    Span span{};
   };
 
-  // The records of the queue point all over the file, and the bytes of a message a few records
-  // ahead were last read when its parent was scanned, long out of the cache: asking for them
-  // now hides the memory latency the scan would otherwise wait for, field after field.
-  void prefetch_ahead(std::uint32_t id) const noexcept {
-    constexpr std::uint32_t kAhead = 8;
-    if (id + kAhead >= index_.messages.size()) return;
-    const MessageRecord& ahead = index_.messages[id + kAhead];
-    const std::byte* start = file_ + ahead.offset;
-    __builtin_prefetch(start);
-    if (ahead.length > 64) __builtin_prefetch(start + 64);
-  }
-
-  void scan(std::uint32_t id, int depth) {
-    const auto first_child = static_cast<std::uint32_t>(index_.messages.size());
-    // Set first, so that parents and paths can be derived while the record is scanned.
-    index_.messages[id].first_child = first_child;
-    first_child_ = first_child;
-    const auto kind = static_cast<MessageKind>(index_.messages[id].kind);
-    sorted_ = true;
-    if (kind == MessageKind::TensorProto && scope_ == IndexScope::full) {
-      // A tensor holds leaf messages only; the walk that reads its metadata validates them.
-      index_tensor(index_, id, depth, trim_);
-      return;
-    }
-    singles_.clear();
-    merges_.clear();
-    if (index_.messages[id].merged == 0) {
-      scan_span(kind, depth, index_.span(id));
-    } else {
-      for (const Span& span : index_.spans(id)) scan_span(kind, depth, span);
-    }
-    const auto end = static_cast<std::uint32_t>(index_.messages.size());
-    if (!sorted_) sort_children(first_child, end);
-    if (!merges_.empty()) file_merged_spans();
-  }
-
-  void scan_span(MessageKind kind, int depth, const Span& span) {
-    const bool metadata = scope_ == IndexScope::metadata;
-    for_each_message_field(
-        file_, span, actions_.message_fields(kind, metadata), [&](const CursorField& field) {
-          const Span child = field.payload_span(file_);
-          trim_.passed(field.tag_offset(file_), child, false);
-          const FieldAction action = actions_(kind, field.number);
-          if (action.role == FieldRole::packed_scalars) {
-            validate_packed(file_, field, action.scalar_width);
-            return;
-          }
-          // A large payload or an unknown field numbered past 63.
-          if (action.role == FieldRole::other) return;
-          if (metadata && !shown_by_peek(kind, field.number)) return;
-          if (action.role == FieldRole::leaf) {
-            validate_leaf(file_, child, action.message, depth + 1, index_.options.max_depth);
-          } else {
-            add_child(depth, field.number, child, action);
-          }
-        });
-  }
-
-  void add_child(int parent_depth, std::uint32_t number, const Span& span,
-                 const FieldAction& action) {
-    const auto id = static_cast<std::uint32_t>(index_.messages.size());
-    if (!action.repeated) {
-      // A singular message given again is merged into the first, as protobuf does.
-      for (const auto& [seen_number, record] : singles_) {
-        if (seen_number == number) {
-          index_.messages[record].merged = 1;
-          merges_.push_back({record, span});
+  void index_level(std::uint32_t begin, std::uint32_t end, int depth) {
+    if (threads_ > 1 && !serial_only_) {
+      const std::vector<Chunk> chunks = make_chunks(begin, end);
+      if (chunks.size() > 1) {
+        std::vector<LevelOutput> outputs(chunks.size());
+        if (scan_parallel(chunks, depth, outputs)) {
+          append_all(chunks, outputs);
+          sort_split_records(chunks, end);
           return;
         }
       }
-      singles_.emplace_back(number, id);
     }
-    if (parent_depth + 1 > index_.options.max_depth) {
-      throw Error(
-          ErrorKind::depth_limit,
-          "messages nested deeper than max_depth " + std::to_string(index_.options.max_depth),
-          span.offset);
-    }
-    if (index_.messages.size() >= index_.options.max_messages) {
-      throw Error(
-          ErrorKind::limit_exceeded,
-          "more than max_messages (" + std::to_string(index_.options.max_messages) + ") messages",
-          span.offset);
-    }
-    if (id > first_child_ && number < index_.field_number(id - 1)) sorted_ = false;
-    // The table grows into memory the kernel has just zeroed, out of the cache: ask for the
-    // lines a few records on, so that the appends do not wait for each one in turn.
-    if (id + 16 < index_.messages.capacity()) __builtin_prefetch(&index_.messages[id + 16], 1);
-    // The parent's fields a couple of KiB on, which the scan reads next.
-    if (span.offset + span.length + 2048 < index_.file.size()) {
-      __builtin_prefetch(file_ + span.offset + span.length + 2048);
-    }
-    MessageRecord& record = index_.messages.emplace_back();
-    record.field_number = number;
-    record.kind = static_cast<std::uint64_t>(action.message);
-    set_span(id, span);
-    if (action.repeated && action.message != MessageKind::TensorProto) try_plain(id, span);
+    // One output: the tensor tables are scanned into in place (moved there and back), so that
+    // only the new records are copied.
+    const std::vector<Chunk> whole{{begin, end}};
+    std::vector<LevelOutput> out(1);
+    out[0].tensors = std::move(index_.tensors);
+    out[0].dims = std::move(index_.dims);
+    out[0].payload_errors = std::move(index_.payload_errors);
+    LevelScanner scanner(index_, ctx_, depth, open_, index_.messages.size(), 0, out[0]);
+    scan_chunk(scanner, whole[0], out[0]);
+    index_.tensors = std::move(out[0].tensors);
+    index_.dims = std::move(out[0].dims);
+    index_.payload_errors = std::move(out[0].payload_errors);
+    out[0].payload_errors.clear();
+    append_all(whole, out);
   }
 
-  // Steps over the message just added, while its bytes are in the cache (its parent's scan has
-  // just read its tag), when nothing in it needs the scan: most nodes of a graph. Its scan in
-  // breadth-first order would read it again from memory, long after. Repeated fields only: a
-  // singular message may be merged with a later one. A kind whose messages keep turning out to
-  // need the scan (attributes, a type) stops being tried, as the step is then wasted work.
-  void try_plain(std::uint32_t id, const Span& span) {
-    const auto kind = static_cast<std::size_t>(index_.messages[id].kind);
-    int& credit = plain_credit_[kind];
-    if (credit <= 0) return;
-    const std::uint64_t mask =
-        actions_.message_fields(static_cast<MessageKind>(kind), scope_ == IndexScope::metadata);
-    if (!step_plain_message(file_, span, mask)) {
-      --credit;
+  void scan_chunk(LevelScanner& scanner, const Chunk& chunk, LevelOutput& out) const {
+    if (chunk.split) {
+      scanner.scan({chunk.begin, chunk.span, false});
       return;
     }
-    credit = std::min(credit + 1, kPlainCredit);
-    index_.messages[id].plain = 1;
-    // The step read up to the message's end, which may have faulted a page in.
-    if (span.length > 0) {
-      const std::uint64_t last = span.offset + span.length - 1;
-      trim_.passed(last, Span{}, (last & ~(page_ - 1)) == (span.offset & ~(page_ - 1)));
+    out.first_child.reserve(chunk.end - chunk.begin);
+    for (std::uint32_t id = chunk.begin; id < chunk.end; ++id) {
+      scanner.scan({id, index_.span(id), true});
     }
   }
 
-  void set_span(std::uint32_t id, const Span& span) {
-    MessageRecord& record = index_.messages[id];
-    record.offset = span.offset;
-    if (span.length < MessageRecord::kLongLength) {
-      record.length = static_cast<std::uint32_t>(span.length);
-    } else {
-      record.length = MessageRecord::kLongLength;
-      index_.long_lengths.emplace_back(id, span.length);
-    }
-  }
-
-  // Sorts the children [first, end) by field number, keeping wire order within a field
-  // (libprotobuf writes fields in number order, so this is rare), and renumbers what refers to
-  // them.
-  void sort_children(std::uint32_t first, std::uint32_t end) {
-    auto& messages = index_.messages;
-    std::vector<std::uint32_t> order(end - first);
-    std::iota(order.begin(), order.end(), first);
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return messages[a].field_number < messages[b].field_number;
-    });
-    std::vector<MessageRecord> sorted;
-    sorted.reserve(order.size());
-    std::vector<std::uint32_t> new_id(end - first);
-    for (std::uint32_t i = 0; i < order.size(); ++i) {
-      sorted.push_back(messages[order[i]]);
-      new_id[order[i] - first] = first + i;
-    }
-    std::copy(sorted.begin(), sorted.end(), messages.begin() + first);
-    for (Merge& merge : merges_) merge.record = new_id[merge.record - first];
-    auto& long_lengths = index_.long_lengths;
-    const auto tail = std::lower_bound(long_lengths.begin(), long_lengths.end(), first,
-                                       [](const std::pair<std::uint32_t, std::uint64_t>& e,
-                                          std::uint32_t id) { return e.first < id; });
-    for (auto it = tail; it != long_lengths.end(); ++it) it->first = new_id[it->first - first];
-    std::sort(tail, long_lengths.end());
-  }
-
-  // Every merged record gets its spans in wire order; ModelIndex::merged_spans stays sorted by
-  // record id because children get larger ids than every record filed before them.
-  void file_merged_spans() {
-    std::stable_sort(merges_.begin(), merges_.end(),
-                     [](const Merge& a, const Merge& b) { return a.record < b.record; });
-    for (std::size_t i = 0; i < merges_.size();) {
-      const std::uint32_t record = merges_[i].record;
-      SpanList spans{index_.span(record)};
-      for (; i < merges_.size() && merges_[i].record == record; ++i) {
-        spans.push_back(merges_[i].span);
+  // The level as chunks of about the same number of bytes; a record larger than that, of a
+  // splittable kind, is cut into runs of its fields, one chunk each.
+  [[nodiscard]] std::vector<Chunk> make_chunks(std::uint32_t begin, std::uint32_t end) const {
+    std::uint64_t total = 0;
+    for (std::uint32_t id = begin; id < end; ++id) total += index_.span(id).length;
+    const std::uint64_t min_chunk = index_.options.index_threads != 0 ? 1 : kMinChunkBytes;
+    const std::uint64_t target = std::max(total / (threads_ * kChunksPerThread), min_chunk);
+    std::vector<Chunk> chunks;
+    std::uint32_t run = begin;  // the start of the run of whole records not yet in a chunk
+    std::uint64_t bytes = 0;
+    for (std::uint32_t id = begin; id < end; ++id) {
+      const MessageRecord& record = index_.messages[id];
+      const Span span = index_.span(id);
+      if (span.length > target && splittable_[record.kind] && record.merged == 0 &&
+          record.plain == 0) {
+        if (run < id) chunks.push_back({run, id});
+        split(id, span, target, chunks);
+        run = id + 1;
+        bytes = 0;
+        continue;
       }
-      index_.merged_spans.emplace_back(record, std::move(spans));
+      bytes += span.length;
+      if (bytes >= target) {
+        chunks.push_back({run, id + 1});
+        run = id + 1;
+        bytes = 0;
+      }
+    }
+    if (run < end) chunks.push_back({run, end});
+    // A level of a few records, none split (an LLM's few hundred tensors), is not worth a thread.
+    const bool any_split =
+        std::any_of(chunks.begin(), chunks.end(), [](const Chunk& chunk) { return chunk.split; });
+    if (index_.options.index_threads == 0 && end - begin < kMinParallelRecords && !any_split) {
+      return {{begin, end}};
+    }
+    return chunks;
+  }
+
+  // Cuts record `id` into runs of whole fields of about `target` bytes, stepping over lengths.
+  // Malformed bytes end the cutting: the rest is one run, whose scan reports the problem.
+  void split(std::uint32_t id, Span span, std::uint64_t target, std::vector<Chunk>& chunks) const {
+    const std::byte* file = index_.file.bytes().data();
+    const std::byte* pos = file + span.offset;
+    const std::byte* const end = pos + span.length;
+    const std::byte* start = pos;
+    const auto run = [&](const std::byte* stop) {
+      return Chunk{
+          id,
+          id + 1,
+          true,
+          {static_cast<std::uint64_t>(start - file), static_cast<std::uint64_t>(stop - start)}};
+    };
+    const std::size_t first = chunks.size();
+    std::uint64_t fields = 0;
+    try {
+      while (pos != end) {
+        ++fields;
+        CursorField field;
+        const std::byte* next = cursor_detail::decode_common_field(pos, end, field);
+        pos = next != nullptr ? next : read_field_general(file, pos, end).next;
+        if (static_cast<std::uint64_t>(pos - start) >= target && pos != end) {
+          chunks.push_back(run(pos));
+          start = pos;
+        }
+      }
+    } catch (const Error&) {
+      // The rest, malformed, is the last run.
+    }
+    chunks.push_back(run(end));
+    const bool few_fields = index_.options.index_threads == 0 && fields < kMinParallelRecords;
+    if (chunks.size() - first == 1 || few_fields) {
+      chunks.resize(first);
+      chunks.push_back({id, id + 1});
+    }
+  }
+
+  // Scans the chunks on the pool. False when the level must be scanned again on one thread: a
+  // worker failed (an error, or NeedsSerial), or the level passes a limit the workers could
+  // only check against what precedes their own chunk.
+  bool scan_parallel(const std::vector<Chunk>& chunks, int depth,
+                     std::vector<LevelOutput>& outputs) {
+    std::atomic<bool> failed{false};
+    std::atomic<bool> needs_serial{false};
+    const OpenDataFile refuse = [](std::string_view) -> DataFileRef { throw NeedsSerial{}; };
+    on_pool(chunks.size(), [&](std::size_t c) {
+      if (failed) return;
+      // Each chunk has a trimmer of its own: unmapping is per range of the file.
+      PayloadTrimmer trim(index_.file);
+      PassContext ctx{index_.file.bytes().data(), index_.options, scope_, trim};
+      try {
+        LevelScanner scanner(index_, ctx, depth, refuse, index_.messages.size(),
+                             index_.tensors.size(), outputs[c]);
+        scan_chunk(scanner, chunks[c], outputs[c]);
+      } catch (const NeedsSerial&) {
+        needs_serial = true;
+        failed = true;
+      } catch (...) {
+        failed = true;
+      }
+      trim.finish();
+    });
+    if (needs_serial) serial_only_ = true;  // the levels below would ask again
+    if (failed) return false;
+    std::uint64_t messages = index_.messages.size();
+    std::uint64_t tensors = index_.tensors.size();
+    for (const LevelOutput& out : outputs) {
+      messages += out.records.size();
+      tensors += out.tensors.size();
+    }
+    return messages <= index_.options.max_messages && tensors <= index_.options.max_tensors;
+  }
+
+  // Runs work(0) .. work(count - 1) on up to threads_ threads, this one included.
+  template <class Work>
+  void on_pool(std::size_t count, const Work& work) const {
+    std::atomic<std::size_t> next{0};
+    const auto run = [&] {
+      for (std::size_t i = next++; i < count; i = next++) work(i);
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t i = 1; i < threads_ && i < count; ++i) pool.emplace_back(run);
+    run();
+    for (std::thread& thread : pool) thread.join();
+  }
+
+  // Where each output's records, tensors and dims go in the index's tables.
+  struct Bases {
+    std::uint32_t records;
+    std::uint32_t tensors;
+    std::uint32_t dims;
+  };
+
+  // Appends the outputs of a level, in order: their children get ids after every record so far,
+  // and each scanned record learns where its children begin. The tables grow once, and the
+  // outputs are copied into them on the pool.
+  void append_all(const std::vector<Chunk>& chunks, std::vector<LevelOutput>& outputs) {
+    std::vector<Bases> bases(outputs.size());
+    Bases next{static_cast<std::uint32_t>(index_.messages.size()),
+               static_cast<std::uint32_t>(index_.tensors.size()),
+               static_cast<std::uint32_t>(index_.dims.size())};
+    for (std::size_t c = 0; c < outputs.size(); ++c) {
+      bases[c] = next;
+      next.records += static_cast<std::uint32_t>(outputs[c].records.size());
+      next.tensors += static_cast<std::uint32_t>(outputs[c].tensors.size());
+      next.dims += static_cast<std::uint32_t>(outputs[c].dims.size());
+    }
+    index_.messages.grow_to(next.records);
+    index_.tensors.grow_to(next.tensors);
+    index_.dims.grow_to(next.dims);
+    on_pool(outputs.size(), [&](std::size_t c) {
+      // A chunk that goes on with the previous chunk's split record leaves that record alone.
+      const bool continues =
+          c > 0 && chunks[c].split && chunks[c - 1].split && chunks[c - 1].begin == chunks[c].begin;
+      copy_output(chunks[c], outputs[c], bases[c], continues);
+    });
+    for (std::size_t c = 0; c < outputs.size(); ++c) {
+      LevelOutput& out = outputs[c];
+      for (const auto& [id, length] : out.long_lengths) {
+        index_.long_lengths.emplace_back(bases[c].records + id, length);
+      }
+      for (auto& [id, spans] : out.merged_spans) {
+        index_.merged_spans.emplace_back(bases[c].records + id, std::move(spans));
+      }
+      for (PayloadError& error : out.payload_errors) {
+        error.tensor += bases[c].tensors;
+        index_.payload_errors.push_back(std::move(error));
+      }
+    }
+  }
+
+  void copy_output(const Chunk& chunk, const LevelOutput& out, const Bases& bases, bool continues) {
+    for (std::uint32_t id = chunk.begin; id < chunk.end && !continues; ++id) {
+      MessageRecord& record = index_.messages[id];
+      record.first_child = bases.records + out.first_child[id - chunk.begin];
+      record.plain = 0;
+    }
+    std::copy(out.records.begin(), out.records.end(), index_.messages.begin() + bases.records);
+    TensorRecord* tensor = index_.tensors.begin() + bases.tensors;
+    for (TensorRecord t : out.tensors) {
+      t.dims_begin += bases.dims;
+      *tensor++ = t;
+    }
+    std::copy(out.dims.begin(), out.dims.end(), index_.dims.begin() + bases.dims);
+  }
+
+  // A record split across pieces got its children in wire order; put them in field order.
+  void sort_split_records(const std::vector<Chunk>& chunks, std::uint32_t level_end) {
+    auto& messages = index_.messages;
+    std::uint32_t sorted = kNone;
+    for (const Chunk& chunk : chunks) {
+      if (!chunk.split || chunk.begin == sorted) continue;
+      sorted = chunk.begin;
+      const std::uint32_t first = messages[chunk.begin].first_child;
+      const std::uint32_t end = chunk.begin + 1 < level_end
+                                    ? messages[chunk.begin + 1].first_child
+                                    : static_cast<std::uint32_t>(messages.size());
+      const bool in_order = std::is_sorted(messages.begin() + first, messages.begin() + end,
+                                           [](const MessageRecord& a, const MessageRecord& b) {
+                                             return a.field_number < b.field_number;
+                                           });
+      if (!in_order) sort_records(messages, first, end, index_.long_lengths, {});
     }
   }
 
   ModelIndex& index_;
   IndexScope scope_;
-  const FieldActions& actions_;
-  const std::byte* file_;
-  PayloadTrimmer trim_;
-  std::uint64_t page_ = MappedFile::page_size();
-  // Per scan: the first child's id, whether the children arrived in field order, the singular
-  // message fields seen (field number, record), and merges into them.
-  std::uint32_t first_child_ = 0;
-  bool sorted_ = true;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> singles_;
-  std::vector<Merge> merges_;
-  // Per message kind, how many more failed try_plain steps it is worth.
-  static constexpr int kPlainCredit = 16;
-  std::array<int, schema::kMessageKindCount> plain_credit_ = [] {
-    std::array<int, schema::kMessageKindCount> credits{};
-    credits.fill(kPlainCredit);
-    return credits;
-  }();
+  unsigned threads_;
+  PayloadTrimmer trim_;  // the serial scan's
+  PassContext ctx_;      // the serial scan's
+  OpenDataFile open_;
+  std::array<bool, schema::kMessageKindCount> splittable_{};
+  bool serial_only_ = false;
 };
 
 }  // namespace

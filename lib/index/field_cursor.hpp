@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "onnxmap/detail/message_view.hpp"
+#include "onnxmap/detail/span.hpp"
 #include "onnxmap/wire.hpp"
 
 namespace onnxmap::detail {
@@ -64,6 +64,23 @@ namespace cursor_detail {
   if (second >= 0x80U) return 0;
   value = (first & 0x7FU) | (second << 7U);
   return 2;
+}
+
+// A varint of at most nine bytes (63 bits) at `p`, before `end`, `p` moved past it; false for
+// anything else (ten-byte varints and errors are wire::read_varint's).
+[[nodiscard]] inline bool take_varint(const std::byte*& p, const std::byte* end,
+                                      std::uint64_t& value) noexcept {
+  value = 0;
+  const std::byte* at = p;
+  for (unsigned shift = 0; shift < 63 && at != end; shift += 7) {
+    const unsigned byte = byte_at(at++);
+    value |= static_cast<std::uint64_t>(byte & 0x7FU) << shift;
+    if (byte < 0x80U) {
+      p = at;
+      return true;
+    }
+  }
+  return false;
 }
 
 // Decodes the field at `pos` (before `end`) when it has the common form: a tag of one or two
@@ -128,21 +145,21 @@ namespace cursor_detail {
 
 }  // namespace cursor_detail
 
-// Calls fn(field) for every field of the message at `span` of the file starting at `file`.
+// Calls fn(value) for each varint of the packed list at `span` (a LEN field's payload). A varint
+// this loop does not decode is read by wire::read_varint, so errors and offsets are its own.
 template <class Fn>
-void for_each_field(const std::byte* file, Span span, Fn&& fn) {
+void for_each_varint(const std::byte* file, Span span, Fn&& fn) {
   const std::byte* pos = file + span.offset;
   const std::byte* const end = pos + span.length;
   while (pos != end) {
-    CursorField field;
-    if (const std::byte* next = cursor_detail::decode_common_field(pos, end, field)) {
-      fn(static_cast<const CursorField&>(field));
-      pos = next;
-    } else {
-      const GeneralField general = read_field_general(file, pos, end);
-      fn(general.field);
-      pos = general.next;
+    std::uint64_t value = 0;
+    if (!cursor_detail::take_varint(pos, end, value)) {
+      const auto base = static_cast<std::uint64_t>(pos - file);
+      std::size_t at = 0;
+      value = wire::read_varint(wire::Bytes(pos, static_cast<std::size_t>(end - pos)), at, base);
+      pos += at;
     }
+    fn(value);
   }
 }
 
@@ -150,19 +167,20 @@ void for_each_field(const std::byte* file, Span span, Fn&& fn) {
 // number, so that the pass can unmap payloads it stepped over (index/payload_trim.hpp).
 inline constexpr std::uint64_t kLargeFieldLength = std::uint64_t{64} << 10U;
 
-// Walks every field of the message at `span` like for_each_field, but calls fn(field) only for
-// LEN fields whose number has its bit set in `mask` (numbers past 63 always call fn) and for
-// LEN fields of kLargeFieldLength bytes or more: the pass's loop for messages whose other fields
-// it only needs to step over.
-// Whether for_each_message_field calls back for `field` of the common form: a LEN field whose
-// number has its bit set in `mask`, or is past 63.
-[[nodiscard]] inline bool is_wanted(const CursorField& field, std::uint64_t mask) noexcept {
-  return field.type == wire::WireType::len &&
+// Whether for_each_message_field calls back for `field`: a field whose number has its bit set in
+// `mask` (numbers past 63 always count), of wire type LEN unless `every_type`.
+[[nodiscard]] inline bool is_wanted(const CursorField& field, std::uint64_t mask,
+                                    bool every_type = false) noexcept {
+  return (every_type || field.type == wire::WireType::len) &&
          (field.number > 63 || ((mask >> field.number) & 1U) != 0);
 }
 
+// The field loop of the indexing pass: walks every field of the message at `span` of the file
+// starting at `file`, and calls fn(field) for the fields is_wanted(field, mask, every_type)
+// selects and for LEN fields of kLargeFieldLength bytes or more. The rest are only stepped over.
 template <class Fn>
-void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask, Fn&& fn) {
+void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask, bool every_type,
+                            Fn&& fn) {
   const std::byte* pos = file + span.offset;
   const std::byte* const end = pos + span.length;
   while (pos != end) {
@@ -172,7 +190,7 @@ void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask
     }
     CursorField field;
     if (const std::byte* next = cursor_detail::decode_common_field(pos, end, field)) {
-      if (is_wanted(field, mask)) {
+      if (is_wanted(field, mask, every_type)) {
         // A copy for the call: `field` itself never has its address taken, so it stays in
         // registers for the many fields that are only stepped over.
         const CursorField passed = field;
@@ -184,10 +202,20 @@ void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask
       const GeneralField general = read_field_general(file, pos, end);
       const bool large =
           general.field.type == wire::WireType::len && general.field.value >= kLargeFieldLength;
-      if (large || is_wanted(general.field, mask)) fn(general.field);
+      if (large || is_wanted(general.field, mask, every_type)) fn(general.field);
       pos = general.next;
     }
   }
+}
+template <class Fn>
+void for_each_message_field(const std::byte* file, Span span, std::uint64_t mask, Fn&& fn) {
+  for_each_message_field(file, span, mask, false, fn);
+}
+
+// Calls fn(field) for every field of the message at `span`.
+template <class Fn>
+void for_each_field(const std::byte* file, Span span, Fn&& fn) {
+  for_each_message_field(file, span, ~std::uint64_t{0}, true, fn);
 }
 
 // Steps over the message at `span` when for_each_message_field(file, span, mask, fn) would never

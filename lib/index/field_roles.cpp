@@ -1,10 +1,5 @@
 #include "index/field_roles.hpp"
 
-#include <string>
-#include <vector>
-
-#include "index/field_cursor.hpp"
-
 namespace onnxmap::detail {
 
 FieldAction FieldActions::lookup(MessageKind kind, std::uint32_t number) noexcept {
@@ -54,51 +49,6 @@ FieldActions::FieldActions() {
 const FieldActions& FieldActions::get() {
   static const FieldActions actions;
   return actions;
-}
-
-void validate_packed(const std::byte* file, const CursorField& field, std::uint8_t width) {
-  const wire::Bytes bytes = field.bytes();
-  const auto base = static_cast<std::uint64_t>(field.payload - file);
-  std::size_t pos = 0;
-  if (width == 0) {
-    while (pos < bytes.size()) (void)wire::read_varint(bytes, pos, base);
-    return;
-  }
-  // Only a trailing partial element can be wrong; reading it gives the views' own error.
-  pos = bytes.size() - bytes.size() % width;
-  if (pos == bytes.size()) return;
-  if (width == 4) (void)wire::read_fixed32(bytes, pos, base);
-  if (width == 8) (void)wire::read_fixed64(bytes, pos, base);
-}
-
-void validate_leaf(const std::byte* file, Span span, MessageKind kind, int depth, int max_depth) {
-  // Leaf messages nest only in bounded ways (TypeProto in TypeProto), yet max_depth may be as
-  // large as kMaxDepthCeiling: an explicit stack, not recursion, so no depth within the limit
-  // can overflow the thread's stack (ASan's larger frames included).
-  struct Pending {
-    Span span;
-    MessageKind kind;
-    int depth;
-  };
-  std::vector<Pending> pending{{span, kind, depth}};
-  const FieldActions& actions = FieldActions::get();
-  while (!pending.empty()) {
-    const Pending leaf = pending.back();
-    pending.pop_back();
-    if (leaf.depth > max_depth) {
-      throw Error(ErrorKind::depth_limit,
-                  "messages nested deeper than max_depth " + std::to_string(max_depth),
-                  leaf.span.offset);
-    }
-    for_each_message_field(
-        file, leaf.span, actions.message_fields(leaf.kind, false), [&](const CursorField& field) {
-          const FieldAction action = actions(leaf.kind, field.number);
-          if (action.role == FieldRole::packed_scalars)
-            validate_packed(file, field, action.scalar_width);
-          if (action.role != FieldRole::leaf && action.role != FieldRole::indexed) return;
-          pending.push_back({field.payload_span(file), action.message, leaf.depth + 1});
-        });
-  }
 }
 
 }  // namespace onnxmap::detail

@@ -6,7 +6,6 @@
 #include <array>
 #include <cstdint>
 
-#include "index/field_cursor.hpp"
 #include "index/model_index.hpp"
 
 namespace onnxmap::detail {
@@ -56,14 +55,5 @@ class FieldActions {
 // Whether `peek` shows field `number` of `kind`: it indexes the model's own fields and the main
 // graph's inputs and outputs, nothing else.
 [[nodiscard]] bool shown_by_peek(MessageKind kind, std::uint32_t number) noexcept;
-
-// Checks the elements of a packed_scalars field (`field` is its LEN form) as the views will read
-// them: a varint cut short or a length that is no multiple of the width is the same Error here.
-void validate_packed(const std::byte* file, const CursorField& field, std::uint8_t width);
-
-// Walks a leaf message and everything inside it, so that every varint and length of the file is
-// checked once, at open. Throws depth_limit when `depth` exceeds `max_depth`.
-// `file` is the start of the model file, `span` the message's bytes in it.
-void validate_leaf(const std::byte* file, Span span, MessageKind kind, int depth, int max_depth);
 
 }  // namespace onnxmap::detail

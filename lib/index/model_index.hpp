@@ -10,7 +10,7 @@
 
 #include "index/message_record.hpp"
 #include "index/pod_table.hpp"
-#include "onnxmap/detail/message_view.hpp"
+#include "onnxmap/detail/span.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/mapped_file.hpp"
 #include "onnxmap/model_options.hpp"

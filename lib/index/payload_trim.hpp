@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "index/field_cursor.hpp"
-#include "onnxmap/detail/message_view.hpp"
+#include "onnxmap/detail/span.hpp"
 #include "onnxmap/mapped_file.hpp"
 
 namespace onnxmap::detail {

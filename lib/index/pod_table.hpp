@@ -63,6 +63,17 @@ class PodTable {
     if (size_ == capacity_) grow();
     return *new (data_ + size_++) T{};
   }
+  // Grows to `count` elements, the new ones left for the caller to write (zeros, or what the
+  // storage held before a truncate), so that threads can fill disjoint ranges of them.
+  void grow_to(std::size_t count) {
+    if (count <= size_) return;
+    if (count > capacity_) {
+      std::size_t capacity = capacity_ < 64 ? 64 : capacity_;
+      while (capacity < count) capacity *= 2;
+      resize_storage(capacity);
+    }
+    size_ = count;
+  }
   // Sets every element to `value`, `count` of them.
   void assign(std::size_t count, const T& value) {
     resize_storage(count);

@@ -3,27 +3,24 @@
 // its bytes are), checked for consistency, and the name hash over them.
 
 #include <cstdint>
-#include <optional>
 
+#include "index/level_output.hpp"
 #include "index/model_index.hpp"
-#include "index/payload_trim.hpp"
+#include "index/tensor_fields.hpp"
+#include "index/walker.hpp"
 
 namespace onnxmap::detail {
 
 // Reads the metadata of TensorProto record `id`, at `depth` in the message tree, and appends its
-// TensorRecord. Throws onnxmap::Error (bad_tensor, unsafe_path, ...) with a field path relative to
-// the tensor. Each field read is reported to `trim`.
-void index_tensor(ModelIndex& index, std::uint32_t id, int depth, PayloadTrimmer& trim);
+// TensorRecord to `out`. `tensors_before` tensors precede `out`'s (for max_tensors). Throws
+// onnxmap::Error (bad_tensor, unsafe_path, ...) with a field path relative to the tensor, unless
+// Options::collect_payload_errors keeps payload problems in `out.payload_errors`.
+void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, int depth,
+                  const OpenDataFile& open_data_file, std::uint64_t tensors_before,
+                  LevelOutput& out);
 
 // Builds ModelIndex::name_slots and the next_same_name chains, in breadth-first order.
 void build_name_table(ModelIndex& index);
-
-// The number of elements of `dims` (1 for a scalar), or nullopt when the product overflows.
-[[nodiscard]] std::optional<std::uint64_t> element_count(std::span<const std::int64_t> dims);
-// Bytes that `count` elements of `data_type` take in raw_data (sub-byte types packed), or nullopt
-// on overflow or for a type with no fixed width (STRING, unknown types).
-[[nodiscard]] std::optional<std::uint64_t> packed_byte_size(std::int32_t data_type,
-                                                            std::uint64_t count);
 
 // Resolves an external-data `location` against the model's folder under the path policy, maps the
 // file once, and returns its index in ModelIndex::data_files.

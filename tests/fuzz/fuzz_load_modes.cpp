@@ -33,6 +33,7 @@ Outcome open_and_walk(onnxmap::LoadMode mode) {
   onnxmap::Options options;
   options.load = mode;
   options.max_depth = 32;
+  options.index_threads = 3;  // the parallel pass, on any input
   try {
     const onnxmap::Model model = onnxmap::Model::open(model_path(), options);
     onnxmap::fuzz::walk_model(model);

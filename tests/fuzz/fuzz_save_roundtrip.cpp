@@ -47,6 +47,7 @@ onnxmap::SaveOptions options_from(std::size_t choice) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   onnxmap::Options open_options;
   open_options.max_depth = 32;
+  open_options.index_threads = 1 + static_cast<unsigned>(size % 3);
   std::optional<onnxmap::Model> source;
   try {
     source = onnxmap::Model::from_bytes(std::as_bytes(std::span(data, size)), open_options);

@@ -11,9 +11,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto bytes = std::as_bytes(std::span(data, size));
+  onnxmap::Options options;
+  options.index_threads = 1 + static_cast<unsigned>(size % 4);
   try {
     const onnxmap::Model model =
-        onnxmap::Model::from_bytes(bytes, {}, onnxmap::schema::MessageKind::TensorProto);
+        onnxmap::Model::from_bytes(bytes, options, onnxmap::schema::MessageKind::TensorProto);
     // A bare TensorProto is exactly one tensor, and only one.
     if (model.tensor_count() != 1) __builtin_trap();
     onnxmap::fuzz::walk_tensor(model.tensor_at(0));

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "index/common_tensor.hpp"
+#include "index/tensor_fields.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "wire_test_util.hpp"
@@ -79,7 +79,7 @@ TEST(CommonTensor, FastPathAndGeneralWalkAgree) {
   for (const Case& c : cases()) {
     const std::vector<std::byte> bytes = message(tensor_body(c, false));
     detail::PodTable<std::int64_t> dims;
-    detail::CommonTensor out;
+    detail::TensorFields out;
     EXPECT_EQ(detail::read_common_tensor(bytes.data(), {0, bytes.size()}, 4096, dims, out),
               c.name.size() < 4000)
         << c.name;
@@ -107,7 +107,7 @@ TEST(CommonTensor, FastPathAndGeneralWalkAgree) {
 
 TEST(CommonTensor, ReadsOnlyTheCommonLayout) {
   std::vector<std::vector<std::byte>> kept;  // the tensors' bytes, which `out` points into
-  const auto read = [&kept](const Body& body, detail::CommonTensor& out) {
+  const auto read = [&kept](const Body& body, detail::TensorFields& out) {
     const std::vector<std::byte>& bytes = kept.emplace_back(message(body));
     detail::PodTable<std::int64_t> dims;
     dims.push_back(42);  // what was there before stays
@@ -119,7 +119,7 @@ TEST(CommonTensor, ReadsOnlyTheCommonLayout) {
     }
     return ok;
   };
-  detail::CommonTensor out;
+  detail::TensorFields out;
   ASSERT_TRUE(read(tensor_body(cases()[0], false), out));
   EXPECT_EQ(out.name, "w");
   EXPECT_EQ(out.data_type, static_cast<std::int32_t>(DataType::float32));
@@ -165,7 +165,7 @@ TEST(CommonTensor, ReadsOnlyTheCommonLayout) {
        }},
   };
   for (const auto& [what, body] : refused) {
-    detail::CommonTensor ignored;
+    detail::TensorFields ignored;
     EXPECT_FALSE(read(body, ignored)) << what;
   }
 }

@@ -3,14 +3,13 @@
 // a getter is called. Internal; users see the named views in views.hpp and tensor.hpp and the
 // ranges of them (ViewRange), and never construct a view themselves.
 
-#include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "onnxmap/detail/span.hpp"
 #include "onnxmap/export.hpp"
 
 namespace onnxmap {
@@ -24,51 +23,6 @@ namespace detail {
 struct ModelData;
 // The library's way in to views and models (constructing them, reading their index).
 struct ViewAccess;
-
-inline constexpr std::uint32_t kNone = UINT32_MAX;
-
-// A byte range of the model file.
-struct Span {
-  std::uint64_t offset = 0;
-  std::uint64_t length = 0;
-};
-// A message's bytes: one span, or several when a singular message field was given more than
-// once (protobuf merges them). One span, the common case, is held without allocating.
-class SpanList {
- public:
-  SpanList() = default;
-  SpanList(std::initializer_list<Span> spans) {
-    for (const Span& span : spans) push_back(span);
-  }
-
-  void push_back(const Span& span) {
-    if (size() == 0) {
-      first_ = span;
-      has_first_ = true;
-      return;
-    }
-    if (more_.empty()) more_.push_back(first_);
-    more_.push_back(span);
-  }
-  [[nodiscard]] std::size_t size() const noexcept {
-    return more_.empty() ? static_cast<std::size_t>(has_first_) : more_.size();
-  }
-  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
-  [[nodiscard]] const Span* begin() const noexcept {
-    return more_.empty() ? &first_ : more_.data();
-  }
-  [[nodiscard]] const Span* end() const noexcept { return begin() + size(); }
-  [[nodiscard]] const Span& front() const noexcept { return *begin(); }
-  // Spans the list holds room for (1 inline, then its heap buffer).
-  [[nodiscard]] std::size_t capacity() const noexcept {
-    return more_.empty() ? 1 : more_.capacity();
-  }
-
- private:
-  Span first_{};
-  bool has_first_ = false;
-  std::vector<Span> more_;  // every span, once there are two or more
-};
 
 class ONNXMAP_API MessageView {
  public:

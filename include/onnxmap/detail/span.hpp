@@ -1,0 +1,58 @@
+#pragma once
+// Byte ranges of the model file, as the index records them and the views read them. Owned by the
+// index (lib/index), which must not include the view layer; the views include this.
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+namespace onnxmap::detail {
+
+// "No record", "no tensor", "no data file": an id that is never valid.
+inline constexpr std::uint32_t kNone = UINT32_MAX;
+
+// A byte range of the model file.
+struct Span {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+// A message's bytes: one span, or several when a singular message field was given more than
+// once (protobuf merges them). One span, the common case, is held without allocating.
+class SpanList {
+ public:
+  SpanList() = default;
+  SpanList(std::initializer_list<Span> spans) {
+    for (const Span& span : spans) push_back(span);
+  }
+
+  void push_back(const Span& span) {
+    if (size() == 0) {
+      first_ = span;
+      has_first_ = true;
+      return;
+    }
+    if (more_.empty()) more_.push_back(first_);
+    more_.push_back(span);
+  }
+  [[nodiscard]] std::size_t size() const noexcept {
+    return more_.empty() ? static_cast<std::size_t>(has_first_) : more_.size();
+  }
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  [[nodiscard]] const Span* begin() const noexcept {
+    return more_.empty() ? &first_ : more_.data();
+  }
+  [[nodiscard]] const Span* end() const noexcept { return begin() + size(); }
+  [[nodiscard]] const Span& front() const noexcept { return *begin(); }
+  // Spans the list holds room for (1 inline, then its heap buffer).
+  [[nodiscard]] std::size_t capacity() const noexcept {
+    return more_.empty() ? 1 : more_.capacity();
+  }
+
+ private:
+  Span first_{};
+  bool has_first_ = false;
+  std::vector<Span> more_;  // every span, once there are two or more
+};
+
+}  // namespace onnxmap::detail

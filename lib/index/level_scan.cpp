@@ -1,0 +1,201 @@
+#include "index/level_scan.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+namespace onnxmap::detail {
+
+LevelScanner::LevelScanner(const ModelIndex& index, PassContext& ctx, int depth,
+                           const OpenDataFile& open, std::uint64_t messages_before,
+                           std::uint64_t tensors_before, LevelOutput& out)
+    : index_(index),
+      ctx_(ctx),
+      depth_(depth),
+      open_(open),
+      messages_before_(messages_before),
+      tensors_before_(tensors_before),
+      out_(out) {
+  plain_credit_.fill(kPlainCredit);
+}
+
+void LevelScanner::scan(const Piece& piece) {
+  out_.first_child.push_back(static_cast<std::uint32_t>(out_.records.size()));
+  // Stepped over when it was added: it holds nothing to record or check.
+  if (index_.messages[piece.record].plain != 0) return;
+  prefetch_ahead(piece.record);
+  try {
+    scan_record(piece);
+  } catch (const Error& e) {
+    throw e.in_context(index_.display_name, index_.path(piece.record));
+  }
+}
+
+void LevelScanner::scan_record(const Piece& piece) {
+  const std::uint32_t id = piece.record;
+  const MessageKind kind = index_.kind(id);
+  if (kind == MessageKind::TensorProto && !ctx_.metadata()) {
+    // A tensor holds leaf messages only; the walk that reads its fields validates them.
+    index_tensor(index_, ctx_, id, depth_, open_, tensors_before_, out_);
+    return;
+  }
+  first_child_ = static_cast<std::uint32_t>(out_.records.size());
+  sorted_ = true;
+  singles_.clear();
+  merges_.clear();
+  if (piece.whole && index_.messages[id].merged != 0) {
+    for (const Span& span : index_.spans(id)) walk_fields(ctx_, span, kind, depth_, false, *this);
+  } else {
+    walk_fields(ctx_, piece.span, kind, depth_, false, *this);
+  }
+  // A split record's children are put in field order once all its pieces are in the index.
+  const auto end = static_cast<std::uint32_t>(out_.records.size());
+  if (!sorted_ && piece.whole) sort_children(first_child_, end);
+  if (!merges_.empty()) file_merged_spans();
+}
+
+// The records of a level point all over the file, and the bytes of a message a few records ahead
+// were last read when its parent was scanned, long out of the cache: asking for them now hides
+// the memory latency the scan would otherwise wait for, field after field.
+void LevelScanner::prefetch_ahead(std::uint32_t id) const noexcept {
+  constexpr std::uint32_t kAhead = 8;
+  if (id + kAhead >= index_.messages.size()) return;
+  const MessageRecord& ahead = index_.messages[id + kAhead];
+  const std::byte* start = ctx_.file + ahead.offset;
+  __builtin_prefetch(start);
+  if (ahead.length > 64) __builtin_prefetch(start + 64);
+}
+
+void LevelScanner::child(const CursorField& field, const FieldAction& action, int depth) {
+  const Span span = field.payload_span(ctx_.file);
+  const std::uint32_t number = field.number;
+  const auto id = static_cast<std::uint32_t>(out_.records.size());
+  if (!action.repeated) {
+    // A singular message given again is merged into the first, as protobuf does.
+    for (const auto& [seen_number, record] : singles_) {
+      if (seen_number == number) {
+        out_.records[record].merged = 1;
+        merges_.push_back({record, span});
+        return;
+      }
+    }
+    singles_.emplace_back(number, id);
+  }
+  if (depth > ctx_.options.max_depth) {
+    throw Error(ErrorKind::depth_limit,
+                "messages nested deeper than max_depth " + std::to_string(ctx_.options.max_depth),
+                span.offset);
+  }
+  if (messages_before_ + id >= ctx_.options.max_messages) {
+    throw Error(
+        ErrorKind::limit_exceeded,
+        "more than max_messages (" + std::to_string(ctx_.options.max_messages) + ") messages",
+        span.offset);
+  }
+  if (id > first_child_ && number < out_.records[id - 1].field_number) sorted_ = false;
+  // The table grows into memory the kernel has just zeroed, out of the cache: ask for the lines
+  // a few records on, so that the appends do not wait for each one in turn.
+  if (id + 16 < out_.records.capacity()) __builtin_prefetch(&out_.records[id + 16], 1);
+  // The parent's fields a couple of KiB on, which the scan reads next.
+  if (span.offset + span.length + 2048 < index_.file.size()) {
+    __builtin_prefetch(ctx_.file + span.offset + span.length + 2048);
+  }
+  MessageRecord& record = out_.records.emplace_back();
+  record.field_number = number;
+  record.kind = static_cast<std::uint64_t>(action.message);
+  set_span(id, span);
+  if (action.repeated && action.message != MessageKind::TensorProto) try_plain(id, span);
+}
+
+// Steps over the message just added, while its bytes are in the cache (its parent's scan has
+// just read its tag), when nothing in it needs the scan: most nodes of a graph. Its scan in
+// breadth-first order would read it again from memory, long after. Repeated fields only: a
+// singular message may be merged with a later one. A kind whose messages keep turning out to
+// need the scan (attributes, a type) stops being tried, as the step is then wasted work.
+void LevelScanner::try_plain(std::uint32_t id, const Span& span) {
+  const auto kind = static_cast<std::size_t>(out_.records[id].kind);
+  int& credit = plain_credit_[kind];
+  if (credit <= 0) return;
+  const std::uint64_t mask =
+      ctx_.actions.message_fields(static_cast<MessageKind>(kind), ctx_.metadata());
+  if (!step_plain_message(ctx_.file, span, mask)) {
+    --credit;
+    return;
+  }
+  credit = std::min(credit + 1, kPlainCredit);
+  out_.records[id].plain = 1;
+  // The step read up to the message's end, which may have faulted a page in.
+  if (span.length > 0) {
+    const std::uint64_t last = span.offset + span.length - 1;
+    const std::uint64_t page_mask = ~(ctx_.page - 1);
+    ctx_.trim.passed(last, Span{}, (last & page_mask) == (span.offset & page_mask));
+  }
+}
+
+void LevelScanner::set_span(std::uint32_t id, const Span& span) {
+  MessageRecord& record = out_.records[id];
+  record.offset = span.offset;
+  if (span.length < MessageRecord::kLongLength) {
+    record.length = static_cast<std::uint32_t>(span.length);
+  } else {
+    record.length = MessageRecord::kLongLength;
+    out_.long_lengths.emplace_back(id, span.length);
+  }
+}
+
+void LevelScanner::sort_children(std::uint32_t first, std::uint32_t end) {
+  std::vector<std::uint32_t*> merge_ids;
+  merge_ids.reserve(merges_.size());
+  for (Merge& merge : merges_) merge_ids.push_back(&merge.record);
+  sort_records(out_.records, first, end, out_.long_lengths, std::move(merge_ids));
+}
+
+// Every merged record gets its spans in wire order; the output's merged_spans stays sorted by
+// record id because children get larger ids than every record filed before them.
+void LevelScanner::file_merged_spans() {
+  std::stable_sort(merges_.begin(), merges_.end(),
+                   [](const Merge& a, const Merge& b) { return a.record < b.record; });
+  for (std::size_t i = 0; i < merges_.size();) {
+    const std::uint32_t record = merges_[i].record;
+    const MessageRecord& first = out_.records[record];
+    std::uint64_t length = first.length;
+    if (first.length == MessageRecord::kLongLength) {
+      for (const auto& [id, long_length] : out_.long_lengths) {
+        if (id == record) length = long_length;
+      }
+    }
+    SpanList spans{Span{first.offset, length}};
+    for (; i < merges_.size() && merges_[i].record == record; ++i) {
+      spans.push_back(merges_[i].span);
+    }
+    out_.merged_spans.emplace_back(record, std::move(spans));
+  }
+}
+
+void sort_records(PodTable<MessageRecord>& records, std::uint32_t first, std::uint32_t end,
+                  std::vector<std::pair<std::uint32_t, std::uint64_t>>& long_lengths,
+                  std::vector<std::uint32_t*> merge_ids) {
+  std::vector<std::uint32_t> order(end - first);
+  std::iota(order.begin(), order.end(), first);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return records[a].field_number < records[b].field_number;
+  });
+  std::vector<MessageRecord> sorted;
+  sorted.reserve(order.size());
+  std::vector<std::uint32_t> new_id(end - first);
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    sorted.push_back(records[order[i]]);
+    new_id[order[i] - first] = first + i;
+  }
+  std::copy(sorted.begin(), sorted.end(), records.begin() + first);
+  for (std::uint32_t* id : merge_ids) *id = new_id[*id - first];
+  const auto tail = std::lower_bound(long_lengths.begin(), long_lengths.end(), first,
+                                     [](const std::pair<std::uint32_t, std::uint64_t>& e,
+                                        std::uint32_t id) { return e.first < id; });
+  for (auto it = tail; it != long_lengths.end(); ++it) {
+    if (it->first < end) it->first = new_id[it->first - first];
+  }
+  std::sort(tail, long_lengths.end());
+}
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,67 @@
+#include "index/walker.hpp"
+
+#include <string>
+
+namespace onnxmap::detail {
+
+namespace {
+
+// A leaf message in the walk: what it holds is queued, not recursed into, so that no depth
+// within max_depth (up to kMaxDepthCeiling) can overflow the thread's stack.
+struct PendingLeaf {
+  Span span;
+  MessageKind kind;
+  int depth;
+};
+
+class LeafHandler {
+ public:
+  LeafHandler(const std::byte* file, std::vector<PendingLeaf>& pending)
+      : file_(file), pending_(pending) {}
+  [[nodiscard]] static std::uint64_t own_fields() noexcept { return 0; }
+  void field(const CursorField& /*field*/) {}
+  void leaf(Span span, MessageKind kind, int depth) { pending_.push_back({span, kind, depth}); }
+  // Inside a leaf message, an indexed kind is validated like a leaf, not recorded.
+  void child(const CursorField& field, const FieldAction& action, int depth) {
+    pending_.push_back({field.payload_span(file_), action.message, depth});
+  }
+
+ private:
+  const std::byte* file_;
+  std::vector<PendingLeaf>& pending_;
+};
+
+}  // namespace
+
+void validate_leaf(PassContext& ctx, Span span, MessageKind kind, int depth) {
+  // Everything inside a leaf is checked, whatever the scope.
+  PassContext leaf_ctx{ctx.file, ctx.options, IndexScope::full, ctx.trim};
+  std::vector<PendingLeaf> pending{{span, kind, depth}};
+  LeafHandler handler(ctx.file, pending);
+  while (!pending.empty()) {
+    const PendingLeaf leaf = pending.back();
+    pending.pop_back();
+    if (leaf.depth > ctx.options.max_depth) {
+      throw Error(ErrorKind::depth_limit,
+                  "messages nested deeper than max_depth " + std::to_string(ctx.options.max_depth),
+                  leaf.span.offset);
+    }
+    walk_fields(leaf_ctx, leaf.span, leaf.kind, leaf.depth, false, handler);
+  }
+}
+
+void validate_packed(const std::byte* file, const CursorField& field, std::uint8_t width) {
+  const Span span = field.payload_span(file);
+  if (width == 0) {
+    for_each_varint(file, span, [](std::uint64_t /*value*/) {});
+    return;
+  }
+  // Only a trailing partial element can be wrong; reading it gives the views' own error.
+  const wire::Bytes bytes = field.bytes();
+  std::size_t pos = bytes.size() - bytes.size() % width;
+  if (pos == bytes.size()) return;
+  if (width == 4) (void)wire::read_fixed32(bytes, pos, span.offset);
+  if (width == 8) (void)wire::read_fixed64(bytes, pos, span.offset);
+}
+
+}  // namespace onnxmap::detail
