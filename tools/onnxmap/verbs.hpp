@@ -27,6 +27,7 @@ void add_dump_verb(CLI::App& app);
 void add_get_verb(CLI::App& app);
 void add_graph_verb(CLI::App& app);
 void add_info_verb(CLI::App& app);
+void add_load_verb(CLI::App& app);
 void add_ls_verb(CLI::App& app);
 void add_synth_verb(CLI::App& app);
 
