@@ -100,7 +100,7 @@ void add_load_verb(CLI::App& app) {
   CLI::App* sub =
       app.add_subcommand("load", "Read every tensor's bytes and report how fast (open included)");
   sub->add_option("MODEL", args->model, "the .onnx file")->required();
-  sub->add_option("--mode", args->mode,
+  sub->add_option("--mode,--load-mode", args->mode,
                   "map: fill the page cache and touch the map; read: pread into buffers; direct: "
                   "O_DIRECT, bypassing the page cache")
       ->check(CLI::IsMember({"map", "read", "direct"}));
