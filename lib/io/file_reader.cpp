@@ -62,6 +62,21 @@ FileReader::FileReader(const std::filesystem::path& path, LoadMode mode) : path_
   if (mode == LoadMode::direct) direct_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
 }
 
+FileReader FileReader::reopen(LoadMode mode) const {
+  FileReader out;
+  out.path_ = path_;
+  out.size_ = size_;
+  const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+  out.fd_ = ::open(self.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool own_description = out.fd_ >= 0;
+  if (!own_description) out.fd_ = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);  // no /proc: share it
+  if (out.fd_ < 0) throw io_error(path_, std::string("cannot open: ") + std::strerror(errno));
+  if (own_description) (void)::posix_fadvise(out.fd_, 0, 0, POSIX_FADV_RANDOM);
+  if (mode == LoadMode::direct)
+    out.direct_fd_ = ::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  return out;
+}
+
 FileReader::FileReader(FileReader&& other) noexcept
     : path_(std::move(other.path_)),
       fd_(std::exchange(other.fd_, -1)),

@@ -48,6 +48,10 @@ class AlignedBuffer {
 class FileReader {
  public:
   FileReader(const std::filesystem::path& path, LoadMode mode);
+  // The same open file (not the same path: it may have been replaced since), read in `mode`
+  // with descriptors of its own. Buffered reads read no further than asked (POSIX_FADV_RANDOM):
+  // the caller asks for exactly what it needs, in large requests.
+  [[nodiscard]] FileReader reopen(LoadMode mode) const;
   FileReader(FileReader&& other) noexcept;
   FileReader& operator=(FileReader&& other) noexcept;
   FileReader(const FileReader&) = delete;
@@ -70,6 +74,7 @@ class FileReader {
   [[nodiscard]] int fd() const noexcept { return fd_; }
 
  private:
+  FileReader() = default;
   void close() noexcept;
   std::filesystem::path path_;
   int fd_ = -1;         // buffered, always open

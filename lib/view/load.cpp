@@ -74,7 +74,7 @@ LoadStats Engine::run() {
   const LoadMode read_mode = options_.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
   stats_.direct = !plan_.files.empty();
   for (const MappedFile* file : plan_.files) {
-    readers_.emplace_back(file->path(), read_mode);
+    readers_.push_back(file->reader()->reopen(read_mode));
     stats_.direct = stats_.direct && readers_.back().is_direct();
   }
   progress_.tensors_total = plan_.items.size();
