@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "onnxmap/onnxmap.hpp"
@@ -111,17 +113,25 @@ Figure timed(const std::vector<fs::path>& files, F&& body) {
   return f;
 }
 
-std::uint64_t pread_limit(const std::vector<fs::path>& files) {
+// A plain loop of 16 MiB preads over the files, on `threads` threads taking chunks in turn.
+std::uint64_t pread_limit(const std::vector<fs::path>& files, unsigned threads) {
   constexpr std::size_t kChunk = std::size_t{16} << 20U;
-  std::vector<std::byte> buffer(kChunk);
-  std::uint64_t total = 0;
+  std::atomic<std::uint64_t> total{0};
   for (const auto& f : files) {
     const int fd = ::open(f.c_str(), O_RDONLY);
-    for (off_t at = 0;; at += static_cast<off_t>(kChunk)) {
-      const ssize_t got = ::pread(fd, buffer.data(), kChunk, at);
-      if (got <= 0) break;
-      total += static_cast<std::uint64_t>(got);
-    }
+    const auto size = static_cast<std::uint64_t>(fs::file_size(f));
+    std::atomic<std::uint64_t> next{0};
+    const auto reader = [&] {
+      std::vector<std::byte> buffer(kChunk);
+      for (std::uint64_t at = next.fetch_add(kChunk); at < size; at = next.fetch_add(kChunk)) {
+        const ssize_t got = ::pread(fd, buffer.data(), kChunk, static_cast<off_t>(at));
+        if (got > 0) total += static_cast<std::uint64_t>(got);
+      }
+    };
+    std::vector<std::jthread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(reader);
+    reader();
+    pool.clear();
     ::close(fd);
   }
   return total;
@@ -207,20 +217,20 @@ int main(int argc, char** argv) {
                        bool resident = false) {
     cases.push_back({std::move(name), std::move(run), resident, {}});
   };
-    add("limit: 16 MiB preads, 1 thread", [&] { return pread_limit(files); });
-    add("all tensors, load read", [&] { return load_model(path, LoadMode::read, false); });
-    add(
-        "all tensors, load direct", [&] { return load_model(path, LoadMode::direct, false); },
-        true);
-    add("all tensors, load map", [&] { return load_model(path, LoadMode::map, false); });
-    add("all tensors, bytes() + read", [&] { return touch_model(path, false, false); });
-    add("one tensor, bytes() + read", [&] { return one_tensor(path, largest, false); });
-    add("one tensor, prefetch() + bytes() + read", [&] { return one_tensor(path, largest, true); });
-    add("shard 3/8, load read", [&] { return load_model(path, LoadMode::read, true); });
-    add("shard 3/8, load direct", [&] { return load_model(path, LoadMode::direct, true); });
-    add("shard 3/8, slice_rows + read", [&] { return touch_model(path, true, false); });
-    add("shard 3/8, prefetch(plan) + slice_rows + read",
-        [&] { return touch_model(path, true, true); });
+  add("limit: 16 MiB preads, 1 thread", [&] { return pread_limit(files, 1); });
+  add("16 MiB preads, 4 threads", [&] { return pread_limit(files, 4); });
+  add("all tensors, load read", [&] { return load_model(path, LoadMode::read, false); });
+  add(
+      "all tensors, load direct", [&] { return load_model(path, LoadMode::direct, false); }, true);
+  add("all tensors, load map", [&] { return load_model(path, LoadMode::map, false); });
+  add("all tensors, bytes() + read", [&] { return touch_model(path, false, false); });
+  add("one tensor, bytes() + read", [&] { return one_tensor(path, largest, false); });
+  add("one tensor, prefetch() + bytes() + read", [&] { return one_tensor(path, largest, true); });
+  add("shard 3/8, load read", [&] { return load_model(path, LoadMode::read, true); });
+  add("shard 3/8, load direct", [&] { return load_model(path, LoadMode::direct, true); });
+  add("shard 3/8, slice_rows + read", [&] { return touch_model(path, true, false); });
+  add("shard 3/8, prefetch(plan) + slice_rows + read",
+      [&] { return touch_model(path, true, true); });
   for (int r = 0; r < runs; ++r) {
     // Rotate the order each round, so no case always runs after the same neighbour.
     for (std::size_t k = 0; k < cases.size(); ++k) {
