@@ -4,7 +4,10 @@
 
 #include "onnxmap/load.hpp"
 
+#include <sys/uio.h>
+
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -48,6 +51,7 @@ class Engine {
   void worker();
   std::optional<std::size_t> take_request(std::unique_lock<std::mutex>& lock);
   void read_request(const detail::Request& request, std::span<std::byte> staging);
+  [[nodiscard]] bool read_in_place(const detail::Request& request, std::span<std::byte> staging);
   [[nodiscard]] bool must_wait(std::size_t request, std::uint64_t need) const;
   void finish(std::size_t item);
 
@@ -219,13 +223,37 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
   return next_request_++;
 }
 
-void Engine::read_request(const detail::Request& r, std::span<std::byte> staging) {
+bool Engine::read_in_place(const detail::Request& r, std::span<std::byte> staging) {
+  constexpr std::size_t kMaxVectors = 256;
   const io::FileReader& reader = readers_[r.file];
-  const std::span<const std::byte> got = reader.read(r.begin, r.end - r.begin, staging);
+  if (reader.is_direct() || r.piece_count * 2 > kMaxVectors) return false;
+  std::array<iovec, kMaxVectors> vectors{};
+  std::size_t count = 0;
+  std::uint64_t at = r.begin;
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
     const detail::Piece& piece = plan_.pieces[p];
     const std::span<std::byte> target = states_[piece.item].target;
-    if (target.empty()) continue;  // map mode: the read filled the page cache
+    if (target.empty() || piece.offset < at) return false;  // map mode, or overlapping items
+    if (piece.offset > at) vectors[count++] = {staging.data(), piece.offset - at};  // a gap
+    vectors[count++] = {target.data() + piece.item_offset, piece.length};
+    at = piece.offset + piece.length;
+  }
+  const ssize_t got =
+      ::preadv(reader.fd(), vectors.data(), static_cast<int>(count), static_cast<off_t>(r.begin));
+  // A short read (a signal, the end of the file) goes the staging way, which names the error.
+  return got == static_cast<ssize_t>(r.end - r.begin);
+}
+
+void Engine::read_request(const detail::Request& r, std::span<std::byte> staging) {
+  const io::FileReader& reader = readers_[r.file];
+  // Buffered reads go straight into the tensors' buffers; direct ones need aligned staging.
+  const bool in_place = read_in_place(r, staging);
+  const std::span<const std::byte> got =
+      in_place ? std::span<const std::byte>() : reader.read(r.begin, r.end - r.begin, staging);
+  for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
+    const detail::Piece& piece = plan_.pieces[p];
+    const std::span<std::byte> target = states_[piece.item].target;
+    if (target.empty() || in_place) continue;  // map mode: the read filled the page cache
     std::memcpy(target.data() + piece.item_offset, got.data() + (piece.offset - r.begin),
                 static_cast<std::size_t>(piece.length));
   }
