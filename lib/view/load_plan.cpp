@@ -7,6 +7,7 @@
 #include <string>
 
 #include "index/model_index.hpp"
+#include "view/view_access.hpp"
 
 namespace onnxmap::detail {
 
@@ -14,7 +15,7 @@ namespace {
 
 // The file an item's bytes are in, when they are a payload of a file (raw or external).
 const MappedFile* payload_file(const Tensor& t) {
-  const ModelIndex* index = t.index();
+  const ModelIndex* index = ViewAccess::index(t);
   const TensorRecord& r = index->tensors[t.tensor_id()];
   if (r.storage == Storage::raw) return &index->file;
   if (r.storage == Storage::external) return &index->data_files[r.data_file].file;

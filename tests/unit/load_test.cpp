@@ -59,7 +59,7 @@ TEST_F(Load, EveryOpenModeGivesTheMapsBytes) {
     const fs::path path = synth_model(external);
     const auto expected = bytes_by_name(Model::open(path));
     for (const LoadMode mode : {LoadMode::read, LoadMode::direct}) {
-      Options options;
+      OpenOptions options;
       options.load = mode;
       const Model model = Model::open(path, options);
       EXPECT_EQ(bytes_by_name(model), expected) << to_string(mode) << " external " << external;
@@ -70,7 +70,7 @@ TEST_F(Load, EveryOpenModeGivesTheMapsBytes) {
 
 // The message of the error `open` throws, or "" when it opens.
 std::string open_error(const fs::path& path, LoadMode mode) {
-  Options options;
+  OpenOptions options;
   options.load = mode;
   try {
     (void)Model::open(path, options);
@@ -104,7 +104,7 @@ TEST_F(Load, DirectOnTmpfs) {
   const fs::path source = synth_model(false);
   const fs::path path = shm / ("onnxmap-load-" + std::to_string(::getpid()) + ".onnx");
   fs::copy_file(source, path, fs::copy_options::overwrite_existing);
-  Options options;
+  OpenOptions options;
   options.load = LoadMode::direct;
   const auto copied = bytes_by_name(Model::open(path, options));
   const Model model = Model::open(path);
@@ -199,7 +199,7 @@ TEST_F(Load, LoadIntoCallerBuffersAndTypedFields) {
   });
   write(at("m.onnx"), bytes);
   for (const LoadMode open_mode : kModes) {
-    Options open_options;
+    OpenOptions open_options;
     open_options.load = open_mode;
     const Model model = Model::open(at("m.onnx"), open_options);
     const auto plan = plan_all(model);
