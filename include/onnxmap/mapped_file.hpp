@@ -1,22 +1,27 @@
 #pragma once
 // A file's bytes, read-only: memory-mapped by default (nothing is read until touched), or copied
-// into memory for inputs that cannot be mapped (pipes, stdin) or should not be (files that may
-// shrink under us: a mapped file truncated after open raises SIGBUS on the next touch).
+// into memory (LoadMode::read, LoadMode::direct) for files that should not be mapped (a mapped
+// file truncated after open raises SIGBUS on the next touch) or cannot be (pipes, stdin).
 
-#include <boost/interprocess/mapped_region.hpp>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
-#include <vector>
 
 #include "onnxmap/load_mode.hpp"
 
 namespace onnxmap {
 
+namespace io {
+class FileReader;
+}
+
 class MappedFile {
  public:
-  // Opens `path` ("-" is standard input, always read). Throws onnxmap::Error (io) on failure.
+  // Opens `path` ("-" is standard input, always read). Throws onnxmap::Error (io) on failure,
+  // with the same message in every mode.
   [[nodiscard]] static MappedFile open(const std::filesystem::path& path,
                                        LoadMode mode = LoadMode::map);
   // Bytes the caller already holds, for tests and in-memory models; they are copied.
@@ -24,11 +29,24 @@ class MappedFile {
 
   [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
   [[nodiscard]] std::uint64_t size() const noexcept { return bytes_.size(); }
-  [[nodiscard]] bool is_mapped() const noexcept { return owned_.empty() && !bytes_.empty(); }
+  [[nodiscard]] bool is_mapped() const noexcept { return mapped_; }
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  // For a mapped file: the open file behind the map, for positioned reads; else null.
+  [[nodiscard]] const io::FileReader* reader() const noexcept { return reader_.get(); }
 
-  // Ask the kernel to read [offset, offset+length) ahead (MADV_WILLNEED), or to drop those pages
-  // (MADV_DONTNEED; clean file pages are re-read on the next touch). No-ops for read mode.
+  // Reads [offset, offset+length) into the page cache now, in large requests, and returns when
+  // the bytes are there: touching them afterwards costs no disk read. Page faults on this map
+  // read 4 KiB at a time (it is advised for random access, so that opening reads only
+  // metadata), which is slow on a cold file. No-op for copied files; errors are ignored (it is
+  // advice: a file that shrank faults on the next touch).
+  void read_ahead(std::uint64_t offset, std::uint64_t length) const noexcept;
+  // Advises the kernel that [offset, offset+length) will be read in order (MADV_SEQUENTIAL), so
+  // a fault there reads ahead in large chunks instead of one page. Each 2 MiB of the file is
+  // advised at most once, so calling it on every access costs two atomic loads.
+  void advise_sequential(std::uint64_t offset, std::uint64_t length) const noexcept;
+  // Ask the kernel to read [offset, offset+length) ahead (MADV_WILLNEED, asynchronous), or to
+  // drop those pages (MADV_DONTNEED; clean file pages are re-read on the next touch). No-ops for
+  // copied files.
   void prefetch(std::uint64_t offset, std::uint64_t length) const noexcept;
   void release(std::uint64_t offset, std::uint64_t length) const noexcept;
   // Like release, but only the pages lying wholly inside the range, so that bytes beside it that
@@ -40,9 +58,12 @@ class MappedFile {
 
  private:
   std::filesystem::path path_;
-  boost::interprocess::mapped_region region_;
-  std::vector<std::byte> owned_;
+  std::shared_ptr<const std::byte> storage_;  // the mapping (unmapped at the end) or a copy
   std::span<const std::byte> bytes_;
+  bool mapped_ = false;
+  std::shared_ptr<const io::FileReader> reader_;
+  // One flag per 2 MiB of a mapped file: advised sequential already.
+  std::shared_ptr<std::atomic<std::uint8_t>[]> advised_;
 };
 
 }  // namespace onnxmap

@@ -14,8 +14,10 @@ namespace onnxmap {
 inline constexpr int kMaxDepthCeiling = 10000;
 
 struct OpenOptions {
-  // map: pages are read on touch (a file truncated while mapped raises SIGBUS on the next touch);
-  // read: the whole file is copied into memory, immune to that, and used for pipes and stdin.
+  // How the model file and its external data files are fetched (load_mode.hpp). map: pages are
+  // read on touch (a file truncated while mapped raises SIGBUS on the next touch); read: each
+  // whole file is copied into memory with large reads, immune to that (pipes and stdin are
+  // always read); direct: copied like read, but around the page cache (O_DIRECT).
   LoadMode load = LoadMode::map;
   // Messages nested deeper than this (subgraphs in attributes in nodes ...) are an error, never a
   // stack overflow. 1..kMaxDepthCeiling.

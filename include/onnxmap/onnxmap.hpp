@@ -8,6 +8,8 @@
 #include "onnxmap/check.hpp"
 #include "onnxmap/dump.hpp"
 #include "onnxmap/error.hpp"
+#include "onnxmap/load.hpp"
+#include "onnxmap/load_mode.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/save.hpp"
 #include "onnxmap/schema.hpp"

@@ -4,14 +4,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/interprocess/file_mapping.hpp>
 #include <boost/iostreams/device/file_descriptor.hpp>
 #include <boost/iostreams/read.hpp>
 #include <cerrno>
 #include <cstring>
 #include <string>
 #include <system_error>
+#include <vector>
 
+#include "io/file_reader.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap {
@@ -22,16 +23,21 @@ Error io_error(const std::filesystem::path& path, const std::string& what) {
   return {ErrorKind::io, what, Error::kNoOffset, {}, path.string()};
 }
 
-// Reads a whole stream (a regular file, a pipe, stdin) through Boost.Iostreams. `expected` is a
-// regular file's size (0 when unknown): it is read in one go, and a file that grew meanwhile in
-// chunks after it. Chunks start small, so a small model costs no megabyte buffer.
-std::vector<std::byte> read_all(boost::iostreams::file_descriptor_source& source,
-                                std::uint64_t expected) {
+// Threads of a whole-file read: a few requests in flight keep a device's queue busy.
+constexpr unsigned kWholeFileThreads = 4;
+// The granule of MappedFile::advise_sequential.
+constexpr std::uint64_t kAdviceGranule = std::uint64_t{2} << 20U;
+// The request size of read_ahead: a device streams at this size, and the scratch buffer the
+// bytes pass through stays small.
+constexpr std::uint64_t kReadAheadChunk = std::uint64_t{8} << 20U;
+
+// Reads a whole stream (a pipe, stdin, a device) through Boost.Iostreams, in chunks that start
+// small, so a small model costs no megabyte buffer.
+std::vector<std::byte> read_stream(boost::iostreams::file_descriptor_source& source) {
   std::vector<std::byte> out;
   constexpr std::size_t kFirstChunk = std::size_t{64} << 10U;
   constexpr std::size_t kMaxChunk = std::size_t{1} << 20U;
-  std::size_t chunk = expected > 0 ? static_cast<std::size_t>(expected) : kFirstChunk;
-  std::size_t next_chunk = kFirstChunk;
+  std::size_t chunk = kFirstChunk;
   while (true) {
     const std::size_t used = out.size();
     out.resize(used + chunk);
@@ -42,12 +48,17 @@ std::vector<std::byte> read_all(boost::iostreams::file_descriptor_source& source
       return out;
     }
     out.resize(used + static_cast<std::size_t>(got));
-    chunk = next_chunk;
-    next_chunk = std::min(next_chunk * 2, kMaxChunk);
+    chunk = std::min(chunk * 2, kMaxChunk);
   }
 }
 
-// The page-aligned range covering [offset, offset+length) of a mapping of `size` bytes.
+// Keeps `holder` alive for as long as the returned bytes are used.
+template <class Holder>
+std::shared_ptr<const std::byte> own(std::shared_ptr<Holder> holder, const std::byte* bytes) {
+  return {std::move(holder), bytes};
+}
+
+// The page-aligned range covering [offset, offset+length) of a mapping.
 std::span<std::byte> page_range(std::span<const std::byte> map, std::uint64_t offset,
                                 std::uint64_t length) {
   if (offset >= map.size()) return {};
@@ -61,65 +72,123 @@ std::span<std::byte> page_range(std::span<const std::byte> map, std::uint64_t of
 
 }  // namespace
 
+std::string_view to_string(LoadMode mode) noexcept {
+  switch (mode) {
+    case LoadMode::map: return "map";
+    case LoadMode::read: return "read";
+    case LoadMode::direct: return "direct";
+  }
+  return "?";
+}
+
+std::optional<LoadMode> parse_load_mode(std::string_view name) noexcept {
+  for (const LoadMode mode : {LoadMode::map, LoadMode::read, LoadMode::direct}) {
+    if (name == to_string(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
 MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
-  namespace bip = boost::interprocess;
   MappedFile file;
   file.path_ = path;
   try {
-    if (path == "-") {
-      boost::iostreams::file_descriptor_source in(STDIN_FILENO,
-                                                  boost::iostreams::never_close_handle);
-      file.owned_ = read_all(in, 0);
-      file.bytes_ = file.owned_;
-      return file;
-    }
     std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
+    const auto status =
+        path == "-" ? std::filesystem::file_status() : std::filesystem::status(path, ec);
     if (ec) throw io_error(path, "cannot open: " + ec.message());
     if (std::filesystem::is_directory(status)) throw io_error(path, "is a directory");
-    if (mode == LoadMode::read || !std::filesystem::is_regular_file(status)) {
-      boost::iostreams::file_descriptor_source in(path.string());
-      const bool regular = std::filesystem::is_regular_file(status);
-      file.owned_ = read_all(in, regular ? std::filesystem::file_size(path) : 0);
-      file.bytes_ = file.owned_;
+    if (path == "-" || !std::filesystem::is_regular_file(status)) {
+      // Pipes, standard input and devices cannot be mapped or read at offsets: read them whole.
+      auto in = path == "-" ? boost::iostreams::file_descriptor_source(
+                                  STDIN_FILENO, boost::iostreams::never_close_handle)
+                            : boost::iostreams::file_descriptor_source(path.string());
+      auto copy = std::make_shared<std::vector<std::byte>>(read_stream(in));
+      file.bytes_ = *copy;
+      file.storage_ = own(std::move(copy), file.bytes_.data());
       return file;
     }
-    if (std::filesystem::file_size(path) == 0) return file;  // nothing to map
-    const bip::file_mapping mapping(path.c_str(), bip::read_only);
-    file.region_ = bip::mapped_region(mapping, bip::read_only);
+    auto reader = std::make_shared<io::FileReader>(path, mode);
+    const std::uint64_t size = reader->size();
+    if (mode != LoadMode::map) {
+      auto copy = std::make_shared<io::AlignedBuffer>(
+          io::read_whole_file(*reader, size, kWholeFileThreads));
+      file.bytes_ = {copy->data(), static_cast<std::size_t>(size)};
+      file.storage_ = own(std::move(copy), file.bytes_.data());
+      return file;
+    }
+    if (size == 0) return file;  // nothing to map
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, reader->fd(), 0);
+    if (map == MAP_FAILED) throw io_error(path, std::string("cannot map: ") + std::strerror(errno));
     // Random access: without this the kernel reads ahead into tensor payloads nobody asked for.
-    (void)file.region_.advise(bip::mapped_region::advice_random);
+    (void)::madvise(map, size, MADV_RANDOM);
     // No huge mappings: a fault in a 2 MiB page-cache folio would map all of it with one entry,
     // and unmapping part of such an entry (index/payload_trim.hpp) unmaps all of it, the
     // metadata beside the payload too, whose next touch maps it all again.
-    (void)::madvise(file.region_.get_address(), file.region_.get_size(), MADV_NOHUGEPAGE);
-    file.bytes_ = {static_cast<const std::byte*>(file.region_.get_address()),
-                   file.region_.get_size()};
+    (void)::madvise(map, size, MADV_NOHUGEPAGE);
+    file.bytes_ = {static_cast<const std::byte*>(map), static_cast<std::size_t>(size)};
+    file.storage_ = std::shared_ptr<const std::byte>(
+        file.bytes_.data(),
+        [size](const std::byte* p) { ::munmap(const_cast<std::byte*>(p), size); });
+    file.mapped_ = true;
+    file.reader_ = std::move(reader);
+    const auto granules = static_cast<std::size_t>((size + kAdviceGranule - 1) / kAdviceGranule);
+    file.advised_.reset(new std::atomic<std::uint8_t>[granules]());
     return file;
-  } catch (const bip::interprocess_exception& e) {
-    throw io_error(path, std::string("cannot map: ") + e.what());
   } catch (const std::ios_base::failure& e) {
     throw io_error(path, std::string("cannot read: ") + e.what());
   } catch (const std::filesystem::filesystem_error& e) {
     throw io_error(path, e.code().message());
+  } catch (const std::bad_alloc&) {
+    throw io_error(path, "cannot read: not enough memory for a copy of the file");
   }
 }
 
 MappedFile MappedFile::from_bytes(std::span<const std::byte> bytes) {
   MappedFile file;
-  file.owned_.assign(bytes.begin(), bytes.end());
-  file.bytes_ = file.owned_;
+  auto copy = std::make_shared<std::vector<std::byte>>(bytes.begin(), bytes.end());
+  file.bytes_ = *copy;
+  file.storage_ = own(std::move(copy), file.bytes_.data());
   return file;
 }
 
+void MappedFile::read_ahead(std::uint64_t offset, std::uint64_t length) const noexcept {
+  if (!mapped_ || offset >= bytes_.size() || length == 0) return;
+  length = std::min<std::uint64_t>(length, bytes_.size() - offset);
+  try {
+    const io::AlignedBuffer scratch(static_cast<std::size_t>(std::min(length, kReadAheadChunk)));
+    for (std::uint64_t at = offset; at < offset + length; at += kReadAheadChunk) {
+      const std::uint64_t n = std::min(kReadAheadChunk, offset + length - at);
+      (void)io::pread_full(reader_->fd(), at, scratch.span().first(static_cast<std::size_t>(n)),
+                           path_);
+    }
+  } catch (...) {  // NOLINT(bugprone-empty-catch): advice; the touch reports a real problem
+  }
+}
+
+void MappedFile::advise_sequential(std::uint64_t offset, std::uint64_t length) const noexcept {
+  if (!mapped_ || offset >= bytes_.size() || length == 0) return;
+  length = std::min<std::uint64_t>(length, bytes_.size() - offset);
+  const std::uint64_t first = offset / kAdviceGranule;
+  const std::uint64_t last = (offset + length - 1) / kAdviceGranule;
+  if (advised_[first].load(std::memory_order_relaxed) != 0 &&
+      advised_[last].load(std::memory_order_relaxed) != 0) {
+    return;
+  }
+  const auto range = page_range(bytes_, offset, length);
+  (void)::madvise(range.data(), range.size(), MADV_SEQUENTIAL);
+  // Granules shared with a neighbour are marked too: a neighbour whose both ends are marked
+  // already is skipped (left to random-access faults), a rare and harmless loss.
+  for (std::uint64_t g = first; g <= last; ++g) advised_[g].store(1, std::memory_order_relaxed);
+}
+
 void MappedFile::prefetch(std::uint64_t offset, std::uint64_t length) const noexcept {
-  if (!is_mapped()) return;
+  if (!mapped_) return;
   const auto range = page_range(bytes_, offset, length);
   if (!range.empty()) (void)::madvise(range.data(), range.size(), MADV_WILLNEED);
 }
 
 void MappedFile::release(std::uint64_t offset, std::uint64_t length) const noexcept {
-  if (!is_mapped()) return;
+  if (!mapped_) return;
   const auto range = page_range(bytes_, offset, length);
   if (!range.empty()) (void)::madvise(range.data(), range.size(), MADV_DONTNEED);
 }
@@ -130,7 +199,7 @@ std::uint64_t MappedFile::page_size() noexcept {
 }
 
 void MappedFile::release_interior(std::uint64_t offset, std::uint64_t length) const noexcept {
-  if (!is_mapped() || offset >= bytes_.size()) return;
+  if (!mapped_ || offset >= bytes_.size()) return;
   length = std::min<std::uint64_t>(length, bytes_.size() - offset);
   const auto page = static_cast<std::uintptr_t>(MappedFile::page_size());
   const auto begin = reinterpret_cast<std::uintptr_t>(bytes_.data()) + offset;

@@ -18,6 +18,23 @@ const detail::TensorRecord& record_of(const detail::ModelIndex* index, std::uint
   return index->tensors[tensor];
 }
 
+// The file holding a raw or external payload; null for other storage.
+const MappedFile* payload_file(const detail::ModelIndex* index, const detail::TensorRecord& r) {
+  if (r.storage == detail::Storage::raw) return &index->file;
+  if (r.storage == detail::Storage::external) return &index->data_files[r.data_file].file;
+  return nullptr;
+}
+
+// Payloads this large are advised for sequential reading on access (MappedFile::
+// advise_sequential): a cold first touch then reads ahead in large chunks, not page by page.
+constexpr std::uint64_t kSequentialAdviceBytes = std::uint64_t{2} << 20U;
+
+void advise_access(const MappedFile* file, std::uint64_t offset, std::uint64_t length) {
+  if (file != nullptr && length >= kSequentialAdviceBytes) {
+    file->advise_sequential(offset, length);
+  }
+}
+
 }  // namespace
 
 Tensor::Tensor(const detail::ModelIndex* index, std::uint32_t tensor)
@@ -88,6 +105,13 @@ std::uint64_t Tensor::alignment() const {
 
 std::span<const std::byte> Tensor::bytes() const {
   const auto& r = record_of(index_, tensor_);
+  const auto view = payload_view();
+  advise_access(payload_file(index_, r), r.payload_offset, view.size());
+  return view;
+}
+
+std::span<const std::byte> Tensor::payload_view() const {
+  const auto& r = record_of(index_, tensor_);
   switch (r.storage) {
     case detail::Storage::none: return {};
     case detail::Storage::raw:
@@ -135,7 +159,7 @@ std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t
   if (begin > end || end > rows) throw fail("rows run 0.." + std::to_string(rows));
   const auto type = traits(data_type());
   if (!type || type->bits == 0) throw fail("the data type has no fixed element size");
-  const std::span<const std::byte> all = bytes();
+  const std::span<const std::byte> all = payload_view();
   // A tensor with dims but no payload field holds no bytes to slice.
   if (all.size() != byte_size()) throw fail("the tensor holds no payload for its dims");
   if (rows == 0) return all;
@@ -143,14 +167,17 @@ std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t
   const std::uint64_t bits = type->bits;
   if ((row_elements * bits) % 8 != 0) throw fail("a row is not a whole number of bytes");
   const std::uint64_t row_bytes = row_elements * bits / 8;
-  return all.subspan(begin * row_bytes, (end - begin) * row_bytes);
+  const auto rows_view = all.subspan(begin * row_bytes, (end - begin) * row_bytes);
+  advise_access(payload_file(index_, record_of(index_, tensor_)), file_offset() + begin * row_bytes,
+                rows_view.size());
+  return rows_view;
 }
 
 void Tensor::prefetch() const {
   const auto& r = record_of(index_, tensor_);
-  if (r.storage == detail::Storage::raw) index_->file.prefetch(r.payload_offset, r.payload_length);
-  if (r.storage == detail::Storage::external) {
-    index_->data_files[r.data_file].file.prefetch(r.payload_offset, r.payload_length);
+  if (const MappedFile* file = payload_file(index_, r)) {
+    file->read_ahead(r.payload_offset, r.payload_length);
+    advise_access(file, r.payload_offset, r.payload_length);
   }
 }
 

@@ -46,6 +46,37 @@ def make_model(folder):
     return path, model
 
 
+def check_load(folder):
+    """onnxmap load in every mode reads every tensor's bytes, inline and external; get in every
+    --load-mode equals numpy_helper."""
+    arrays = {f"t{i}": np.arange(i * 1000 + 1, dtype=np.float32) for i in range(5)}
+    graph = helper.make_graph([], "g", [], [], initializer=[
+        numpy_helper.from_array(a, name) for name, a in arrays.items()])
+    model = helper.make_model(graph)
+    total = sum(a.nbytes for a in arrays.values())
+    inline = folder / "inline.onnx"
+    onnx.save(model, str(inline))
+    external = folder / "external.onnx"
+    onnx.save(model, str(external), save_as_external_data=True, location="external.onnx.data",
+              size_threshold=0)
+    for path in (inline, external):
+        for mode in ("map", "read", "direct"):
+            r = run("load", path, "--mode", mode, "--json")
+            out = json.loads(r.stdout) if r.returncode == 0 else {}
+            check(f"load {path.name} --mode {mode}", out.get("tensors") == len(arrays)
+                  and out.get("bytes") == total and out.get("seconds", -1) >= 0, str(out))
+            r = run("get", path, "t3", "--load-mode", mode, "-o", folder / "t3.npy")
+            check(f"get {path.name} --load-mode {mode}", r.returncode == 0 and
+                  np.array_equal(np.load(folder / "t3.npy"), arrays["t3"]), r.stderr.decode())
+        r = run("load", path, "--filter", "t[12]", "--threads", 1)
+        check(f"load {path.name} --filter", r.returncode == 0 and r.stdout.startswith(b"2 tensors"),
+              r.stdout.decode())
+    check("load --mode mmap exits 2", run("load", inline, "--mode", "mmap").returncode == 2)
+    check("--no-mmap and --load-mode together exit 2",
+          run("ls", inline, "--no-mmap", "--load-mode", "direct").returncode == 2)
+    check("load of a missing file exits 1", run("load", folder / "nope.onnx").returncode == 1)
+
+
 def main():
     folder = pathlib.Path(tempfile.mkdtemp())
     path, model = make_model(folder)
@@ -139,6 +170,8 @@ def main():
     (folder / "row.npy").unlink()
     r = run("synth", folder / "bad.onnx", "--layers", 1, "--hidden", 0)
     check("synth --hidden 0 exits 2", r.returncode == 2 and not (folder / "bad.onnx").exists())
+
+    check_load(folder)
 
     for f in folder.iterdir():
         f.unlink()

@@ -79,7 +79,8 @@ def main():
     for name, (content, expected) in hostile_files(folder).items():
         path = models / (name + ".onnx")
         path.write_bytes(content)
-        for verb in (["ls"], ["ls", "--no-mmap"], ["info", "--stats"]):
+        for verb in (["ls"], ["ls", "--no-mmap"], ["ls", "--load-mode", "direct"],
+                     ["info", "--stats"], ["info", "--stats", "--load-mode", "direct"]):
             r = run(*verb, path)
             lines = r.stderr.decode().strip().splitlines()
             check(f"{name}: {' '.join(verb)} exits 1 with one line",
@@ -116,10 +117,13 @@ def main():
     for name, args in verbs.items():
         mapped = run(*args(model))
         copied = run(*args(model), "--no-mmap")
+        direct = run(*args(model), "--load-mode", "direct")
         piped = run(*args("-"), stdin=full)
         check(f"{name}: mapped works", mapped.returncode == 0 and mapped.stdout,
               mapped.stderr.decode())
         check(f"{name}: --no-mmap agrees", copied.stdout == mapped.stdout, copied.stderr.decode())
+        check(f"{name}: --load-mode direct agrees", direct.stdout == mapped.stdout,
+              direct.stderr.decode())
         check(f"{name}: standard input agrees", piped.returncode == 0 and
               piped.stdout == mapped.stdout, piped.stderr.decode())
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "format.hpp"
+#include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "progress_bar.hpp"
 #include "verbs.hpp"
@@ -18,7 +19,7 @@ struct CheckArgs {
   std::string model;
   bool json = false;
   bool data = false;
-  bool no_mmap = false;
+  LoadModeOption load;
 };
 
 nlohmann::json report_json(const std::string& model, const CheckReport& report) {
@@ -56,7 +57,7 @@ void print_text(const std::string& model, const CheckReport& report, bool data) 
 
 int run_check(const CheckArgs& args) {
   CheckOptions options;
-  options.open.load = load_mode(args.no_mmap);
+  options.open.load = args.load.mode();
   options.read_data = args.data;
   CheckReport report;
   {
@@ -82,7 +83,7 @@ void add_check_verb(CLI::App& app) {
   sub->add_flag("--json", args->json, "the report as one JSON object");
   sub->add_flag("--data", args->data,
                 "also read every payload: BOOL values, SHA-1 checksums of external data");
-  sub->add_flag("--no-mmap", args->no_mmap, "read the file into memory instead of mapping it");
+  add_load_mode_option(sub, args->load);
   add_verb(sub, [args] { return run_check(*args); });
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "format.hpp"
+#include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "progress_bar.hpp"
 #include "verbs.hpp"
@@ -20,7 +21,7 @@ struct ConvertArgs {
   std::string location;
   CLI::Option* external = nullptr;
   bool inline_data = false;
-  bool no_mmap = false;
+  LoadModeOption load;
   std::string size_threshold = "1024", max_file_size = "0", align = "4096";
   SaveOptions options;
 };
@@ -64,7 +65,7 @@ int run_convert(ConvertArgs& args) {
   options.max_external_file_size = *parse_size(args.max_file_size);
   options.align = *parse_size(args.align);
   OpenOptions open_options;
-  open_options.load = load_mode(args.no_mmap);
+  open_options.load = args.load.mode();
   const Model model = Model::open(args.in, open_options);
   // Without --external-data or --inline, the data stays where the input keeps it.
   options.external_data =
@@ -113,9 +114,7 @@ void add_convert_verb(CLI::App& app) {
   sub->add_option("--align", args->align,
                   "external payload offsets are multiples of this (default 4096)")
       ->check(kSize);
-  sub->add_flag("--no-mmap", args->no_mmap,
-                "read IN (and its data files) into memory instead of mapping them: a file "
-                "truncated meanwhile cannot kill the process");
+  add_load_mode_option(sub, args->load);
   sub->add_flag("--one-file-per-tensor", args->options.one_file_per_tensor,
                 "one data file per tensor, named after it, in LOCATION's folder");
   sub->add_flag("--convert-attributes", args->options.convert_attribute,

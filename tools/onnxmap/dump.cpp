@@ -3,6 +3,7 @@
 #include <iostream>
 #include <string>
 
+#include "load_mode_option.hpp"
 #include "onnxmap/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "verbs.hpp"
@@ -15,7 +16,7 @@ struct DumpArgs {
   std::string model;
   std::string message = "ModelProto";
   bool omit_data = false;
-  bool no_mmap = false;
+  LoadModeOption load;
 };
 
 int run_dump(const DumpArgs& args) {
@@ -32,7 +33,7 @@ int run_dump(const DumpArgs& args) {
               << " one of:" << known << '\n';
     return kExitUsage;
   }
-  const MappedFile file = MappedFile::open(args.model, load_mode(args.no_mmap));
+  const MappedFile file = MappedFile::open(args.model, args.load.mode());
   DumpOptions options;
   options.omit_data = args.omit_data;
   try {
@@ -54,8 +55,7 @@ void add_dump_verb(CLI::App& app) {
   sub->add_option("--message", args->message,
                   "the message the file holds (default ModelProto; TensorProto for .pb files)");
   sub->add_flag("--omit-data", args->omit_data, "leave out tensor payloads");
-  sub->add_flag("--no-mmap", args->no_mmap,
-                "read the file into memory instead of mapping it (safe if it may change)");
+  add_load_mode_option(sub, args->load);
   add_verb(sub, [args] { return run_dump(*args); });
 }
 

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "load_mode_option.hpp"
 #include "npy.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "onnxmap/wire.hpp"
@@ -19,7 +20,7 @@ struct GetArgs {
   std::string npy_out;
   std::string raw_out;
   std::string rows;
-  bool no_mmap = false;
+  LoadModeOption load;
 };
 
 Tensor find(const Model& model, const std::string& name_or_path) {
@@ -47,7 +48,7 @@ void write_file(const std::string& path, std::span<const char> header,
 
 int run_get(const GetArgs& args) {
   OpenOptions options;
-  options.load = load_mode(args.no_mmap);
+  options.load = args.load.mode();
   const Model model = Model::open(args.model, options);
   const Tensor tensor = find(model, args.tensor);
   const DataType type = tensor.data_type();
@@ -116,8 +117,7 @@ void add_get_verb(CLI::App& app) {
   sub->add_option("--raw", args->raw_out, "write the payload bytes as stored instead")
       ->excludes(npy);
   sub->add_option("--rows", args->rows, "only rows A:B along the first axis");
-  sub->add_flag("--no-mmap", args->no_mmap,
-                "read the file into memory instead of mapping it (safe if it may change)");
+  add_load_mode_option(sub, args->load);
   add_verb(sub, [args] { return run_get(*args); });
 }
 

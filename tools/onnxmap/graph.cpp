@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attribute_text.hpp"
+#include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "verbs.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 struct GraphArgs {
   std::string model;
   int depth = -1;  // subgraph levels to show; -1: all
-  bool no_mmap = false;
+  LoadModeOption load;
 };
 
 std::string name_text(std::string_view name) {
@@ -119,7 +120,7 @@ class GraphPrinter {
 
 int run_graph(const GraphArgs& args) {
   OpenOptions options;
-  options.load = load_mode(args.no_mmap);
+  options.load = args.load.mode();
   const Model model = Model::open(args.model, options);
   GraphPrinter(std::cout, args.depth).model(model);
   return kExitOk;
@@ -136,7 +137,7 @@ void add_graph_verb(CLI::App& app) {
   sub->add_option("--depth", args->depth,
                   "show subgraphs (If, Loop, Scan bodies) down to N levels; 0: the main graph only")
       ->check(CLI::NonNegativeNumber);
-  sub->add_flag("--no-mmap", args->no_mmap, "read the file into memory instead of mapping it");
+  add_load_mode_option(sub, args->load);
   add_verb(sub, [args] { return run_graph(*args); });
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "format.hpp"
+#include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "verbs.hpp"
 
@@ -18,7 +19,7 @@ struct InfoArgs {
   std::string model;
   bool json = false;
   bool stats = false;
-  bool no_mmap = false;
+  LoadModeOption load;
 };
 
 std::string ir_text(std::int64_t ir) {
@@ -132,7 +133,7 @@ void print_text(const nlohmann::json& info) {
 
 int run_info(const InfoArgs& args) {
   OpenOptions options;
-  options.load = load_mode(args.no_mmap);
+  options.load = args.load.mode();
   // With --stats the model is opened once, in full: "-" (standard input) can be read only once.
   std::optional<Model> full;
   if (args.stats) full = Model::open(args.model, options);
@@ -154,8 +155,7 @@ void add_info_verb(CLI::App& app) {
   sub->add_option("MODEL", args->model, "the .onnx file (- = standard input)")->required();
   sub->add_flag("--json", args->json, "print JSON");
   sub->add_flag("--stats", args->stats, "also count nodes and tensors (reads the whole index)");
-  sub->add_flag("--no-mmap", args->no_mmap,
-                "read the file into memory instead of mapping it (safe if it may change)");
+  add_load_mode_option(sub, args->load);
   add_verb(sub, [args] { return run_info(*args); });
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "format.hpp"
+#include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "verbs.hpp"
 
@@ -21,7 +22,7 @@ namespace {
 struct LsArgs {
   std::string model;
   bool json = false;
-  bool no_mmap = false;
+  LoadModeOption load;
   std::string sort;    // "", "name", "size" or "offset"
   std::string filter;  // a glob on the name; "" keeps every tensor
 };
@@ -88,7 +89,7 @@ std::vector<Tensor> selected(const Model& model, const LsArgs& args) {
 
 int run_ls(const LsArgs& args) {
   OpenOptions options;
-  options.load = load_mode(args.no_mmap);
+  options.load = args.load.mode();
   const Model model = Model::open(args.model, options);
   const std::vector<Tensor> tensors = selected(model, args);
   if (args.json) {
@@ -116,8 +117,7 @@ void add_ls_verb(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("ls", "List every tensor: name, dtype, dims, size, where");
   sub->add_option("MODEL", args->model, "the .onnx file (- = standard input)")->required();
   sub->add_flag("--json", args->json, "one JSON object per tensor, exact numbers");
-  sub->add_flag("--no-mmap", args->no_mmap,
-                "read the file into memory instead of mapping it (safe if it may change)");
+  add_load_mode_option(sub, args->load);
   sub->add_option("--sort", args->sort,
                   "order rows by name, by size (largest first) or by offset (file by file)")
       ->check(CLI::IsMember({"name", "size", "offset"}));

@@ -38,6 +38,7 @@ void register_verbs(CLI::App& app) {
   add_get_verb(app);
   add_graph_verb(app);
   add_info_verb(app);
+  add_load_verb(app);
   add_ls_verb(app);
   add_synth_verb(app);
 }

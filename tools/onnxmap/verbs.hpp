@@ -27,14 +27,9 @@ void add_dump_verb(CLI::App& app);
 void add_get_verb(CLI::App& app);
 void add_graph_verb(CLI::App& app);
 void add_info_verb(CLI::App& app);
+void add_load_verb(CLI::App& app);
 void add_ls_verb(CLI::App& app);
 void add_synth_verb(CLI::App& app);
-
-// How a verb reads its input: --no-mmap copies the file into memory, else it is mapped. Every
-// verb asks here, so a new way of loading is added in one place.
-[[nodiscard]] inline LoadMode load_mode(bool no_mmap) noexcept {
-  return no_mmap ? LoadMode::read : LoadMode::map;
-}
 
 // Called by each verb's file to make itself known.
 void add_verb(CLI::App* subcommand, VerbRunner run);

@@ -1,0 +1,108 @@
+#pragma once
+// The streaming bulk loader, for a serving runtime that opens a checkpoint cold and must have
+// every weight (or its shard of every weight) in memory as fast as the disk allows.
+//
+// The tensors asked for are read in file order with large requests on a small thread pool,
+// neighbours coalesced into one request and small gaps between them read through rather than
+// sought over. Each tensor is handed to a callback, on the calling thread, as soon as its bytes
+// are complete, so a runtime can upload layer 0 to a device while layer 40 is still being read.
+//
+//   auto model = onnxmap::Model::open("llama.onnx");   // metadata only
+//   onnxmap::load(onnxmap::plan_all(model), [&](const onnxmap::LoadedTensor& t) {
+//     upload(t.item, t.bytes);                         // t.bytes valid until this returns
+//   });
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "onnxmap/export.hpp"
+#include "onnxmap/load_mode.hpp"
+#include "onnxmap/model.hpp"
+#include "onnxmap/tensor.hpp"
+
+namespace onnxmap {
+
+inline constexpr std::uint64_t kAllRows = std::numeric_limits<std::uint64_t>::max();
+
+// One tensor, or rows [row_begin, row_end) of it along axis 0 (Tensor::slice_rows's rules and
+// errors), to load.
+struct LoadItem {
+  Tensor tensor;
+  std::uint64_t row_begin = 0;
+  std::uint64_t row_end = kAllRows;  // kAllRows: the whole tensor
+};
+
+struct LoadProgress {
+  std::size_t tensors_done = 0;
+  std::size_t tensors_total = 0;
+  std::uint64_t bytes_done = 0;
+  std::uint64_t bytes_total = 0;
+};
+
+// What the callback gets: the index of the item in the plan, and its bytes in the raw_data layout.
+// Library-owned bytes (load) and mapped bytes released after the callback are valid only until
+// the callback returns; bytes in caller buffers (load_into) stay.
+struct LoadedTensor {
+  std::size_t item = 0;
+  std::span<const std::byte> bytes;
+};
+
+using LoadCallback = std::function<void(const LoadedTensor&)>;
+
+struct LoadOptions {
+  // read: pread into buffers; direct: O_DIRECT into aligned buffers, leaving the page cache
+  // alone (buffered where the file system refuses); map: the page cache is filled by large
+  // reads and the callback gets views into the map (zero-copy).
+  LoadMode mode = LoadMode::read;
+  unsigned threads = 4;                                    // reading threads, besides the caller's
+  std::uint64_t request_bytes = std::uint64_t{16} << 20U;  // the largest single read
+  // Tensors whose bytes are being read or held for the callback, in bytes, at most this much
+  // (one tensor larger than the bound is read alone): library buffers and mapped pages in use.
+  std::uint64_t max_in_flight_bytes = std::uint64_t{1} << 30U;
+  // Tensors closer than this in a file are read with one request, the gap included.
+  std::uint64_t max_gap_bytes = std::uint64_t{1} << 20U;
+  // map: drop each tensor's pages from this process after its callback (MADV_DONTNEED), so a
+  // model larger than memory loads with bounded resident memory.
+  bool release_after_callback = true;
+  // Called on the calling thread after each tensor's callback.
+  std::function<void(const LoadProgress&)> progress;
+};
+
+struct LoadStats {
+  std::size_t tensors = 0;
+  std::uint64_t bytes = 0;       // bytes delivered
+  std::uint64_t bytes_read = 0;  // bytes read from files, coalesced gaps and alignment included
+  std::uint64_t requests = 0;
+  bool direct = false;  // every file was read with O_DIRECT
+};
+
+// Loads `items` into library-owned, 4096-aligned buffers (map mode: views), calling `on_tensor`
+// for each as soon as it is complete. Tensors in typed fields are decoded. Throws onnxmap::Error
+// as bytes() or slice_rows() would for a bad item, and (io) for a read the system refuses; the
+// first error stops the load.
+ONNXMAP_API LoadStats load(std::span<const LoadItem> items, const LoadCallback& on_tensor,
+                           const LoadOptions& options = {});
+// The same into `buffers[i]`, whose size must equal item i's byte count (checked before any
+// read: invalid_argument). `on_tensor` may be empty.
+ONNXMAP_API LoadStats load_into(std::span<const LoadItem> items,
+                                std::span<const std::span<std::byte>> buffers,
+                                const LoadCallback& on_tensor, const LoadOptions& options = {});
+
+// Reads the plan's bytes into the page cache in large requests (a model opened with
+// LoadMode::map), so that later touches through the map cost no disk read. Returns when done.
+ONNXMAP_API void prefetch(std::span<const LoadItem> plan, const LoadOptions& options = {});
+
+// Every tensor of `model` whose lookup name matches the fnmatch glob `filter` ("" = all).
+[[nodiscard]] ONNXMAP_API std::vector<LoadItem> plan_all(const Model& model,
+                                                         std::string_view filter = {});
+// The tensor-parallel shard of `rank` among `ranks`: rows [rows*rank/ranks, rows*(rank+1)/ranks)
+// of every tensor with a fixed-size data type and at least `ranks` rows; every other tensor whole.
+[[nodiscard]] ONNXMAP_API std::vector<LoadItem> plan_shard(const Model& model, unsigned rank,
+                                                           unsigned ranks);
+
+}  // namespace onnxmap

@@ -1,0 +1,100 @@
+#pragma once
+// Large positioned reads of a regular file, buffered (pread into the page cache) or direct
+// (O_DIRECT, bypassing it), with the fallback where the file system refuses O_DIRECT. The
+// building block of the read and direct load modes and of the bulk loader.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "onnxmap/load_mode.hpp"
+
+namespace onnxmap::io {
+
+// O_DIRECT wants offsets, lengths and buffer addresses aligned to the device's logical block;
+// 4096 covers every common device.
+inline constexpr std::uint64_t kDirectAlign = 4096;
+
+[[nodiscard]] constexpr std::uint64_t align_down(std::uint64_t v) noexcept {
+  return v / kDirectAlign * kDirectAlign;
+}
+[[nodiscard]] constexpr std::uint64_t align_up(std::uint64_t v) noexcept {
+  return align_down(v + kDirectAlign - 1);
+}
+
+// Memory aligned to kDirectAlign, not zeroed (large buffers are filled by reads, so zeroing them
+// first would be a wasted pass over memory).
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(std::size_t size);
+  [[nodiscard]] std::byte* data() const noexcept { return data_.get(); }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::span<std::byte> span() const noexcept { return {data_.get(), size_}; }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const noexcept;
+  };
+  std::unique_ptr<std::byte[], Free> data_;
+  std::size_t size_ = 0;
+};
+
+// One regular file opened for positioned reads in `mode` (map reads like read: it is used to
+// fill the page cache under a mapping). Move-only; closes its descriptors.
+class FileReader {
+ public:
+  FileReader(const std::filesystem::path& path, LoadMode mode);
+  // The same open file (not the same path: it may have been replaced since), read in `mode`
+  // with descriptors of its own. Buffered reads read no further than asked (POSIX_FADV_RANDOM):
+  // the caller asks for exactly what it needs, in large requests.
+  [[nodiscard]] FileReader reopen(LoadMode mode) const;
+  FileReader(FileReader&& other) noexcept;
+  FileReader& operator=(FileReader&& other) noexcept;
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
+  ~FileReader();
+
+  // Reads [offset, offset + length) and returns where those bytes start inside `staging`.
+  // `staging` must be kDirectAlign-aligned with room for staging_size(offset, length) bytes:
+  // direct reads cover the aligned range around the request. Throws onnxmap::Error (io) naming
+  // the file when the system refuses or the file ends before offset + length.
+  std::span<const std::byte> read(std::uint64_t offset, std::uint64_t length,
+                                  std::span<std::byte> staging) const;
+  [[nodiscard]] static std::uint64_t staging_size(std::uint64_t offset,
+                                                  std::uint64_t length) noexcept;
+
+  // Whether reads go around the page cache (false where O_DIRECT was refused).
+  [[nodiscard]] bool is_direct() const noexcept { return direct_fd_ >= 0; }
+  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+
+ private:
+  FileReader() = default;
+  void close() noexcept;
+  std::filesystem::path path_;
+  int fd_ = -1;         // buffered, always open
+  int direct_fd_ = -1;  // O_DIRECT, in direct mode where the file system allows it
+  std::uint64_t size_ = 0;
+};
+
+// Reads exactly dst.size() bytes at `offset` of `fd` (retrying short reads and EINTR); returns
+// the count read, less only at the end of the file. Throws onnxmap::Error (io) naming `path`.
+std::uint64_t pread_full(int fd, std::uint64_t offset, std::span<std::byte> dst,
+                         const std::filesystem::path& path);
+
+// Reads a whole regular file of `size` bytes into an aligned buffer (size rounded up to
+// kDirectAlign; the bytes past `size` are unspecified), in large requests on `threads` threads.
+[[nodiscard]] AlignedBuffer read_whole_file(const FileReader& reader, std::uint64_t size,
+                                            unsigned threads);
+
+// Runs work(i) for i in [0, count) on up to `threads` threads (the caller's included); rethrows
+// the first exception after every thread has stopped.
+void run_parallel(std::size_t count, unsigned threads,
+                  const std::function<void(std::size_t)>& work);
+
+}  // namespace onnxmap::io

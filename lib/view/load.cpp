@@ -1,0 +1,312 @@
+// The bulk loader's engine: reading threads take the plan's requests in file order, copy each
+// piece into its tensor's buffer, and queue a tensor once its last piece is in; the calling
+// thread runs the callbacks and frees what they are done with, which bounds the bytes in flight.
+
+#include "onnxmap/load.hpp"
+
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "io/file_reader.hpp"
+#include "view/load_plan.hpp"
+
+namespace onnxmap {
+
+namespace {
+
+using detail::ItemSource;
+
+struct ItemState {
+  std::uint64_t remaining = 0;  // bytes of the item not yet read (guarded by the engine's lock)
+  io::AlignedBuffer owned;      // library buffer
+  std::span<std::byte> target;  // where the bytes go; empty in map mode
+  bool in_flight = false;
+};
+
+class Engine {
+ public:
+  Engine(detail::LoadPlan plan, std::span<const std::span<std::byte>> buffers,
+         const LoadCallback& on_tensor, const LoadOptions& options)
+      : plan_(std::move(plan)),
+        buffers_(buffers),
+        on_tensor_(on_tensor),
+        options_(options),
+        states_(plan_.items.size()) {}
+
+  LoadStats run();
+
+ private:
+  void deliver(std::size_t item, std::span<const std::byte> bytes);
+  void deliver_in_memory(std::size_t item);
+  void worker();
+  std::optional<std::size_t> take_request(std::unique_lock<std::mutex>& lock);
+  void read_request(const detail::Request& request, std::span<std::byte> staging);
+  [[nodiscard]] bool read_in_place(const detail::Request& request, std::span<std::byte> staging);
+  [[nodiscard]] bool must_wait(std::size_t request, std::uint64_t need) const;
+  void finish(std::size_t item);
+
+  detail::LoadPlan plan_;
+  std::span<const std::span<std::byte>> buffers_;  // caller buffers, or empty
+  const LoadCallback& on_tensor_;
+  const LoadOptions& options_;
+  std::vector<io::FileReader> readers_;
+  std::vector<ItemState> states_;
+  LoadStats stats_;
+  LoadProgress progress_;
+
+  std::mutex lock_;
+  std::condition_variable changed_;
+  std::size_t next_request_ = 0;
+  std::uint64_t in_flight_bytes_ = 0;
+  std::vector<std::size_t> in_flight_;  // items holding budget
+  std::deque<std::size_t> complete_;    // items read, waiting for their callback
+  std::exception_ptr failure_;
+  bool stop_ = false;
+};
+
+LoadStats Engine::run() {
+  const LoadMode read_mode = options_.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
+  stats_.direct = !plan_.files.empty();
+  for (const MappedFile* file : plan_.files) {
+    readers_.push_back(file->reader()->reopen(read_mode));
+    stats_.direct = stats_.direct && readers_.back().is_direct();
+  }
+  progress_.tensors_total = plan_.items.size();
+  for (const auto& item : plan_.items) progress_.bytes_total += item.length;
+  // Bytes in memory already, and typed fields, need no reading threads.
+  std::size_t streamed = 0;
+  for (std::size_t i = 0; i < plan_.items.size(); ++i) {
+    const auto& item = plan_.items[i];
+    if (item.source == ItemSource::stream) {
+      states_[i].remaining = item.length;
+      ++streamed;
+      continue;
+    }
+    deliver_in_memory(i);
+  }
+  std::vector<std::jthread> pool;
+  const auto threads = std::min<std::size_t>(std::max(1U, options_.threads), plan_.requests.size());
+  for (std::size_t t = 0; t < threads; ++t) pool.emplace_back([this] { worker(); });
+  for (std::size_t done = 0; done < streamed; ++done) {
+    std::unique_lock lock(lock_);
+    changed_.wait(lock, [&] { return !complete_.empty() || failure_; });
+    if (failure_) break;
+    const std::size_t item = complete_.front();
+    complete_.pop_front();
+    lock.unlock();
+    try {
+      const auto& state = states_[item];
+      deliver(item, state.target.empty() ? plan_.items[item].view : state.target);
+    } catch (...) {
+      lock.lock();
+      if (!failure_) failure_ = std::current_exception();
+      break;
+    }
+    finish(item);
+  }
+  {
+    const std::lock_guard lock(lock_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  pool.clear();  // joins
+  if (failure_) std::rethrow_exception(failure_);
+  return stats_;
+}
+
+void Engine::deliver(std::size_t item, std::span<const std::byte> bytes) {
+  if (on_tensor_) on_tensor_(LoadedTensor{item, bytes});
+  ++stats_.tensors;
+  stats_.bytes += bytes.size();
+  ++progress_.tensors_done;
+  progress_.bytes_done += bytes.size();
+  if (options_.progress) options_.progress(progress_);
+}
+
+// An item whose bytes are in memory or decoded: handed over as is, or copied to its buffer.
+void Engine::deliver_in_memory(std::size_t i) {
+  const auto& item = plan_.items[i];
+  std::optional<TensorData> decoded;
+  std::span<const std::byte> bytes = item.view;
+  if (item.source == ItemSource::typed)
+    bytes = decoded.emplace(item.request->tensor.data()).bytes();
+  if (!buffers_.empty()) {
+    std::memcpy(buffers_[i].data(), bytes.data(), bytes.size());
+    bytes = buffers_[i];
+  }
+  deliver(i, bytes);
+}
+
+void Engine::finish(std::size_t item) {
+  const auto& resolved = plan_.items[item];
+  ItemState& state = states_[item];
+  if (options_.mode == LoadMode::map && options_.release_after_callback) {
+    plan_.files[resolved.file]->release(resolved.offset, resolved.length);
+  }
+  state.owned = {};
+  const std::lock_guard lock(lock_);
+  if (state.in_flight) {
+    in_flight_bytes_ -= resolved.length;
+    std::erase(in_flight_, item);
+    state.in_flight = false;
+  }
+  changed_.notify_all();
+}
+
+void Engine::worker() {
+  io::AlignedBuffer staging(static_cast<std::size_t>(plan_.largest_request + 2 * io::kDirectAlign));
+  while (true) {
+    std::unique_lock lock(lock_);
+    const std::optional<std::size_t> request = take_request(lock);
+    if (!request) return;
+    lock.unlock();
+    try {
+      read_request(plan_.requests[*request], staging.span());
+    } catch (...) {
+      lock.lock();
+      if (!failure_) failure_ = std::current_exception();
+      stop_ = true;
+      changed_.notify_all();
+      return;
+    }
+  }
+}
+
+bool Engine::must_wait(std::size_t request, std::uint64_t need) const {
+  if (need == 0 || in_flight_bytes_ + need <= options_.max_in_flight_bytes) return false;
+  // Wait only for tensors that can complete without this request: those ending before it.
+  return std::any_of(in_flight_.begin(), in_flight_.end(),
+                     [&](std::size_t item) { return plan_.items[item].last_request < request; });
+}
+
+std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lock) {
+  const bool library = buffers_.empty();
+  while (true) {
+    if (stop_ || next_request_ >= plan_.requests.size()) return std::nullopt;
+    const detail::Request& r = plan_.requests[next_request_];
+    std::uint64_t need = 0;
+    for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
+      if (plan_.pieces[p].item_offset == 0 && library)
+        need += plan_.items[plan_.pieces[p].item].length;
+    }
+    if (!must_wait(next_request_, need)) break;
+    changed_.wait(lock);
+  }
+  const detail::Request& r = plan_.requests[next_request_];
+  for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
+    const detail::Piece& piece = plan_.pieces[p];
+    if (piece.item_offset != 0) continue;
+    ItemState& state = states_[piece.item];
+    const std::uint64_t length = plan_.items[piece.item].length;
+    if (!library) {
+      state.target = buffers_[piece.item];
+      continue;
+    }
+    if (options_.mode != LoadMode::map) {
+      state.owned = io::AlignedBuffer(static_cast<std::size_t>(length));
+      state.target = state.owned.span();
+    }
+    state.in_flight = true;
+    in_flight_.push_back(piece.item);
+    in_flight_bytes_ += length;
+  }
+  return next_request_++;
+}
+
+bool Engine::read_in_place(const detail::Request& r, std::span<std::byte> staging) {
+  constexpr std::size_t kMaxVectors = 256;
+  const io::FileReader& reader = readers_[r.file];
+  if (reader.is_direct() || r.piece_count * 2 > kMaxVectors) return false;
+  std::array<iovec, kMaxVectors> vectors{};
+  std::size_t count = 0;
+  std::uint64_t at = r.begin;
+  for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
+    const detail::Piece& piece = plan_.pieces[p];
+    const std::span<std::byte> target = states_[piece.item].target;
+    if (target.empty() || piece.offset < at) return false;  // map mode, or overlapping items
+    if (piece.offset > at) vectors[count++] = {staging.data(), piece.offset - at};  // a gap
+    vectors[count++] = {target.data() + piece.item_offset, piece.length};
+    at = piece.offset + piece.length;
+  }
+  const ssize_t got =
+      ::preadv(reader.fd(), vectors.data(), static_cast<int>(count), static_cast<off_t>(r.begin));
+  // A short read (a signal, the end of the file) goes the staging way, which names the error.
+  return got == static_cast<ssize_t>(r.end - r.begin);
+}
+
+void Engine::read_request(const detail::Request& r, std::span<std::byte> staging) {
+  const io::FileReader& reader = readers_[r.file];
+  // Buffered reads go straight into the tensors' buffers; direct ones need aligned staging.
+  const bool in_place = read_in_place(r, staging);
+  const std::span<const std::byte> got =
+      in_place ? std::span<const std::byte>() : reader.read(r.begin, r.end - r.begin, staging);
+  for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
+    const detail::Piece& piece = plan_.pieces[p];
+    const std::span<std::byte> target = states_[piece.item].target;
+    if (target.empty() || in_place) continue;  // map mode: the read filled the page cache
+    std::memcpy(target.data() + piece.item_offset, got.data() + (piece.offset - r.begin),
+                static_cast<std::size_t>(piece.length));
+  }
+  const std::lock_guard lock(lock_);
+  stats_.bytes_read +=
+      reader.is_direct() ? io::FileReader::staging_size(r.begin, r.end - r.begin) : r.end - r.begin;
+  ++stats_.requests;
+  bool completed = false;
+  for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
+    const detail::Piece& piece = plan_.pieces[p];
+    states_[piece.item].remaining -= piece.length;
+    if (states_[piece.item].remaining == 0) {
+      complete_.push_back(piece.item);
+      completed = true;
+    }
+  }
+  if (completed) changed_.notify_all();
+}
+
+}  // namespace
+
+LoadStats load(std::span<const LoadItem> items, const LoadCallback& on_tensor,
+               const LoadOptions& options) {
+  Engine engine(detail::make_load_plan(items, options), {}, on_tensor, options);
+  return engine.run();
+}
+
+LoadStats load_into(std::span<const LoadItem> items, std::span<const std::span<std::byte>> buffers,
+                    const LoadCallback& on_tensor, const LoadOptions& options) {
+  if (items.size() != buffers.size()) {
+    throw Error(ErrorKind::invalid_argument, std::to_string(items.size()) + " items but " +
+                                                 std::to_string(buffers.size()) + " buffers");
+  }
+  detail::LoadPlan plan = detail::make_load_plan(items, options);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (buffers[i].size() != plan.items[i].length) {
+      throw Error(ErrorKind::invalid_argument,
+                  "buffer of " + std::to_string(buffers[i].size()) + " bytes for " +
+                      std::to_string(plan.items[i].length) + " bytes to load",
+                  Error::kNoOffset, items[i].tensor.path());
+    }
+  }
+  LoadOptions copy = options;
+  copy.mode = options.mode == LoadMode::map ? LoadMode::read : options.mode;  // bytes are copied
+  Engine engine(std::move(plan), buffers, on_tensor, copy);
+  return engine.run();
+}
+
+void prefetch(std::span<const LoadItem> plan, const LoadOptions& options) {
+  LoadOptions advice = options;
+  advice.mode = LoadMode::map;
+  advice.release_after_callback = false;
+  (void)load(plan, {}, advice);
+}
+
+}  // namespace onnxmap

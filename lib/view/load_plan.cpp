@@ -1,0 +1,140 @@
+#include "view/load_plan.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "index/model_index.hpp"
+#include "view/view_access.hpp"
+
+namespace onnxmap::detail {
+
+namespace {
+
+// The file an item's bytes are in, when they are a payload of a file (raw or external).
+const MappedFile* payload_file(const Tensor& t) {
+  const ModelIndex* index = ViewAccess::index(t);
+  const TensorRecord& r = index->tensors[t.tensor_id()];
+  if (r.storage == Storage::raw) return &index->file;
+  if (r.storage == Storage::external) return &index->data_files[r.data_file].file;
+  return nullptr;
+}
+
+ResolvedItem resolve(const LoadItem& item, LoadPlan& plan) {
+  ResolvedItem out;
+  out.request = &item;
+  const Tensor& t = item.tensor;
+  if (t.storage() == TensorStorage::typed) {
+    out.source = ItemSource::typed;
+    out.length = item.row_end == kAllRows ? t.byte_size()
+                                          : t.slice_rows(item.row_begin, item.row_end).size();
+    return out;
+  }
+  // The same checks and errors as the views: invalid payloads, bad row ranges.
+  out.view = item.row_end == kAllRows ? t.bytes() : t.slice_rows(item.row_begin, item.row_end);
+  out.length = out.view.size();
+  const MappedFile* file = payload_file(t);
+  if (file == nullptr || !file->is_mapped() || out.length == 0) return out;
+  out.source = ItemSource::stream;
+  const auto found = std::find(plan.files.begin(), plan.files.end(), file);
+  out.file = static_cast<std::size_t>(found - plan.files.begin());
+  if (found == plan.files.end()) plan.files.push_back(file);
+  out.offset = static_cast<std::uint64_t>(out.view.data() - file->bytes().data());
+  return out;
+}
+
+// Cuts the streamed items, in file order, into requests of at most `request_bytes`, joining
+// items less than `max_gap_bytes` apart.
+void plan_requests(LoadPlan& plan, const LoadOptions& options) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    if (plan.items[i].source == ItemSource::stream) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::pair(plan.items[a].file, plan.items[a].offset) <
+           std::pair(plan.items[b].file, plan.items[b].offset);
+  });
+  const std::uint64_t cap = std::max<std::uint64_t>(options.request_bytes, 4096);
+  for (const std::size_t i : order) {
+    ResolvedItem& item = plan.items[i];
+    std::uint64_t at = item.offset;
+    const std::uint64_t end = item.offset + item.length;
+    item.first_request = plan.requests.size();  // corrected below if it joins the last request
+    bool first = true;
+    while (at < end) {
+      Request* r = plan.requests.empty() ? nullptr : &plan.requests.back();
+      const bool joins = r != nullptr && r->file == item.file &&
+                         at <= r->end + options.max_gap_bytes && at < r->begin + cap;
+      if (!joins) {
+        plan.requests.push_back({item.file, at, at, plan.pieces.size(), 0});
+        r = &plan.requests.back();
+      }
+      const std::uint64_t take = std::min(end, r->begin + cap) - at;
+      plan.pieces.push_back({i, at, take, at - item.offset});
+      ++r->piece_count;
+      r->end = std::max(r->end, at + take);
+      if (first) item.first_request = plan.requests.size() - 1;
+      item.last_request = plan.requests.size() - 1;
+      first = false;
+      at += take;
+    }
+  }
+  for (const Request& r : plan.requests) {
+    plan.largest_request = std::max(plan.largest_request, r.end - r.begin);
+  }
+}
+
+}  // namespace
+
+LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options) {
+  LoadPlan plan;
+  plan.items.reserve(items.size());
+  for (const LoadItem& item : items) plan.items.push_back(resolve(item, plan));
+  plan_requests(plan, options);
+  return plan;
+}
+
+}  // namespace onnxmap::detail
+
+namespace onnxmap {
+
+std::vector<LoadItem> plan_all(const Model& model, std::string_view filter) {
+  std::vector<LoadItem> plan;
+  const std::string glob(filter);
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    const Tensor t = model.tensor_at(i);
+    if (!glob.empty() && ::fnmatch(glob.c_str(), std::string(t.lookup_name()).c_str(), 0) != 0) {
+      continue;
+    }
+    plan.push_back({t});
+  }
+  return plan;
+}
+
+std::vector<LoadItem> plan_shard(const Model& model, unsigned rank, unsigned ranks) {
+  if (ranks == 0 || rank >= ranks) {
+    throw Error(ErrorKind::invalid_argument,
+                "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + " ranks");
+  }
+  std::vector<LoadItem> plan;
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    const Tensor t = model.tensor_at(i);
+    const auto dims = t.dims();
+    const auto type = traits(static_cast<DataType>(t.data_type()));
+    const bool sliceable =
+        !dims.empty() && dims[0] >= static_cast<std::int64_t>(ranks) && type && type->bits > 0 &&
+        t.storage() != TensorStorage::none && t.storage() != TensorStorage::invalid &&
+        (t.element_count() / static_cast<std::uint64_t>(dims[0]) * type->bits) % 8 == 0;
+    if (!sliceable) {
+      plan.push_back({t});
+      continue;
+    }
+    const auto rows = static_cast<std::uint64_t>(dims[0]);
+    plan.push_back({t, rows * rank / ranks, rows * (rank + 1) / ranks});
+  }
+  return plan;
+}
+
+}  // namespace onnxmap

@@ -1,0 +1,62 @@
+#pragma once
+// The bulk loader's plan (load.hpp): where each item's bytes are, and the large file reads that
+// cover them in file order, neighbours coalesced.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "onnxmap/load.hpp"
+#include "onnxmap/mapped_file.hpp"
+
+namespace onnxmap::detail {
+
+// How an item's bytes are got.
+enum class ItemSource {
+  stream,  // read from a file (a mapped model's payload)
+  memory,  // already in memory (a model opened in the read or direct mode, or from bytes)
+  typed,   // decoded from typed fields
+};
+
+struct ResolvedItem {
+  const LoadItem* request = nullptr;
+  ItemSource source = ItemSource::memory;
+  std::size_t file = 0;             // stream: index into LoadPlan::files
+  std::uint64_t offset = 0;         // stream: in that file
+  std::span<const std::byte> view;  // stream and memory: the bytes in the map or in memory
+  std::uint64_t length = 0;
+  std::size_t first_request = 0;  // stream: the requests covering the item
+  std::size_t last_request = 0;
+};
+
+// One piece of an item inside a request.
+struct Piece {
+  std::size_t item;
+  std::uint64_t offset;  // in the file
+  std::uint64_t length;
+  std::uint64_t item_offset;  // where the piece starts in the item's bytes
+};
+
+// One read: [begin, end) of files[file]; its pieces are pieces[first_piece, first_piece+count).
+struct Request {
+  std::size_t file;
+  std::uint64_t begin;
+  std::uint64_t end;
+  std::size_t first_piece;
+  std::size_t piece_count;
+};
+
+struct LoadPlan {
+  std::vector<const MappedFile*> files;
+  std::vector<ResolvedItem> items;
+  std::vector<Request> requests;
+  std::vector<Piece> pieces;
+  std::uint64_t largest_request = 0;
+};
+
+// Resolves every item (throwing bytes()'s or slice_rows()'s error for a bad one) and plans the
+// reads of the streamed ones.
+[[nodiscard]] LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options);
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,294 @@
+// Load strategies and the streaming bulk loader: every mode gives the same bytes as the map
+// (which the conformance tests hold against numpy_helper), bad input the same errors, and the
+// loader delivers every tensor, its row shard or its typed fields, within its memory bound.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <numeric>
+
+#include "model_builder.hpp"
+#include "onnxmap/load.hpp"
+#include "onnxmap/model.hpp"
+#include "onnxmap/synth.hpp"
+#include "temp_folder.hpp"
+
+namespace onnxmap {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr LoadMode kModes[] = {LoadMode::map, LoadMode::read, LoadMode::direct};
+
+class Load : public test::TempFolder {
+ protected:
+  // An inline model and one with external data (both patterned bytes, a few MB).
+  fs::path synth_model(bool external, std::int64_t hidden = 128) {
+    SynthOptions options;
+    options.layers = 2;
+    options.hidden = hidden;
+    options.vocab = 3000;
+    options.external_data = external;
+    const fs::path path = at(external ? "ext.onnx" : "inline.onnx");
+    (void)synth(path, options);
+    return path;
+  }
+
+  static std::map<std::string, std::vector<std::byte>> bytes_by_name(const Model& model) {
+    std::map<std::string, std::vector<std::byte>> out;
+    for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+      const Tensor t = model.tensor_at(i);
+      const TensorData data = t.data();
+      out[t.path()] = {data.bytes().begin(), data.bytes().end()};
+    }
+    return out;
+  }
+};
+
+TEST_F(Load, ModeNamesRoundTrip) {
+  for (const LoadMode mode : kModes) EXPECT_EQ(parse_load_mode(to_string(mode)), mode);
+  EXPECT_FALSE(parse_load_mode("mmap").has_value());
+}
+
+TEST_F(Load, EveryOpenModeGivesTheMapsBytes) {
+  for (const bool external : {false, true}) {
+    const fs::path path = synth_model(external);
+    const auto expected = bytes_by_name(Model::open(path));
+    for (const LoadMode mode : {LoadMode::read, LoadMode::direct}) {
+      OpenOptions options;
+      options.load = mode;
+      const Model model = Model::open(path, options);
+      EXPECT_EQ(bytes_by_name(model), expected) << to_string(mode) << " external " << external;
+      EXPECT_FALSE(model.tensor_at(0).bytes().empty());
+    }
+  }
+}
+
+// The message of the error `open` throws, or "" when it opens.
+std::string open_error(const fs::path& path, LoadMode mode) {
+  OpenOptions options;
+  options.load = mode;
+  try {
+    (void)Model::open(path, options);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(Load, BadInputFailsAlikeInEveryMode) {
+  const fs::path ext = synth_model(true);
+  const fs::path inl = synth_model(false);
+  // A truncated model, a short data file, a folder, a missing file.
+  const auto whole = read(inl);
+  write(at("cut.onnx"), std::span(whole).first(whole.size() / 2));
+  fs::resize_file(at("ext.onnx.data"), fs::file_size(at("ext.onnx.data")) - 100);
+  fs::create_directory(at("folder.onnx"));
+  for (const fs::path& bad : {at("cut.onnx"), ext, at("folder.onnx"), at("missing.onnx")}) {
+    const std::string expected = open_error(bad, LoadMode::map);
+    EXPECT_FALSE(expected.empty()) << bad;
+    for (const LoadMode mode : {LoadMode::read, LoadMode::direct}) {
+      EXPECT_EQ(open_error(bad, mode), expected) << to_string(mode);
+    }
+  }
+}
+
+// tmpfs refused O_DIRECT before Linux 6.6; there the reads fall back to buffered ones.
+TEST_F(Load, DirectOnTmpfs) {
+  const fs::path shm = "/dev/shm";
+  if (!fs::is_directory(shm)) GTEST_SKIP() << "no /dev/shm (tmpfs)";
+  const fs::path source = synth_model(false);
+  const fs::path path = shm / ("onnxmap-load-" + std::to_string(::getpid()) + ".onnx");
+  fs::copy_file(source, path, fs::copy_options::overwrite_existing);
+  OpenOptions options;
+  options.load = LoadMode::direct;
+  const auto copied = bytes_by_name(Model::open(path, options));
+  const Model model = Model::open(path);
+  LoadOptions load_options;
+  load_options.mode = LoadMode::direct;
+  std::size_t delivered = 0;
+  const LoadStats stats = load(
+      plan_all(model), [&](const LoadedTensor&) { ++delivered; }, load_options);
+  fs::remove(path);
+  EXPECT_EQ(copied, bytes_by_name(Model::open(source)));
+  EXPECT_EQ(delivered, model.tensor_count());
+  EXPECT_GE(stats.bytes_read, stats.bytes);
+}
+
+// Loads `plan` in `options` and returns each item's bytes, checking the callback's contract.
+std::vector<std::vector<std::byte>> load_all(std::span<const LoadItem> plan,
+                                             const LoadOptions& options) {
+  std::vector<std::vector<std::byte>> out(plan.size());
+  std::vector<int> calls(plan.size());
+  std::uint64_t last_done = 0;
+  LoadOptions with_progress = options;
+  with_progress.progress = [&](const LoadProgress& p) {
+    EXPECT_GE(p.bytes_done, last_done);
+    EXPECT_LE(p.bytes_done, p.bytes_total);
+    last_done = p.bytes_done;
+  };
+  const LoadStats stats = load(
+      plan,
+      [&](const LoadedTensor& t) {
+        ++calls.at(t.item);
+        out[t.item].assign(t.bytes.begin(), t.bytes.end());
+      },
+      with_progress);
+  EXPECT_EQ(stats.tensors, plan.size());
+  EXPECT_TRUE(std::all_of(calls.begin(), calls.end(), [](int c) { return c == 1; }));
+  return out;
+}
+
+std::vector<std::vector<std::byte>> expected_bytes(std::span<const LoadItem> plan) {
+  std::vector<std::vector<std::byte>> out;
+  for (const LoadItem& item : plan) {
+    if (item.row_end == kAllRows) {
+      const TensorData data = item.tensor.data();
+      out.emplace_back(data.bytes().begin(), data.bytes().end());
+    } else {
+      const auto rows = item.tensor.slice_rows(item.row_begin, item.row_end);
+      out.emplace_back(rows.begin(), rows.end());
+    }
+  }
+  return out;
+}
+
+TEST_F(Load, LoaderDeliversEveryTensorAndShardInEveryMode) {
+  for (const bool external : {false, true}) {
+    const Model model = Model::open(synth_model(external));
+    for (const auto& plan :
+         {plan_all(model), plan_shard(model, 3, 8), plan_all(model, "*.norm*")}) {
+      ASSERT_FALSE(plan.empty());
+      const auto expected = expected_bytes(plan);
+      for (const LoadMode mode : kModes) {
+        LoadOptions options;
+        options.mode = mode;
+        // Small requests and a small bound: tensors split over requests, requests holding
+        // many tensors, and threads waiting for the callback to free memory.
+        for (const auto& [request, in_flight, threads] :
+             {std::tuple{std::uint64_t{5000}, std::uint64_t{1} << 16U, 4U},
+              std::tuple{std::uint64_t{1} << 20U, std::uint64_t{1} << 30U, 1U},
+              std::tuple{std::uint64_t{16} << 20U, std::uint64_t{300000}, 3U}}) {
+          options.request_bytes = request;
+          options.max_in_flight_bytes = in_flight;
+          options.threads = threads;
+          EXPECT_EQ(load_all(plan, options), expected) << to_string(mode) << " " << request;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(Load, LoadIntoCallerBuffersAndTypedFields) {
+  const auto bytes = test::message([](wire::Writer& m) {
+    test::sub(m, schema::ModelProto::kGraph, [](wire::Writer& g) {
+      test::sub(g, schema::GraphProto::kInitializer,
+                test::raw_tensor("w", DataType::float32, {3}, test::float_bytes({1, 2, 3})));
+      test::sub(g, schema::GraphProto::kInitializer, [](wire::Writer& t) {
+        t.field_int64(schema::TensorProto::kDims, 2);
+        t.field_int32(schema::TensorProto::kDataType, static_cast<std::int32_t>(DataType::int64));
+        t.field_string(schema::TensorProto::kName, "typed");
+        t.field_int64(schema::TensorProto::kInt64Data, -1);
+        t.field_int64(schema::TensorProto::kInt64Data, 7);
+      });
+    });
+  });
+  write(at("m.onnx"), bytes);
+  for (const LoadMode open_mode : kModes) {
+    OpenOptions open_options;
+    open_options.load = open_mode;
+    const Model model = Model::open(at("m.onnx"), open_options);
+    const auto plan = plan_all(model);
+    const auto expected = expected_bytes(plan);
+    for (const LoadMode mode : kModes) {
+      std::vector<std::vector<std::byte>> storage;
+      std::vector<std::span<std::byte>> buffers;
+      for (const auto& e : expected) storage.emplace_back(e.size(), std::byte{0xEE});
+      for (auto& s : storage) buffers.emplace_back(s);
+      LoadOptions options;
+      options.mode = mode;
+      (void)load_into(plan, buffers, {}, options);
+      EXPECT_EQ(storage, expected) << to_string(open_mode) << " " << to_string(mode);
+      EXPECT_EQ(load_all(plan, options), expected);
+    }
+    std::vector<std::byte> small(4);
+    const std::vector<std::span<std::byte>> wrong{small, small};
+    EXPECT_THROW((void)load_into(plan, wrong, {}), Error);
+  }
+}
+
+// The error `f` throws, or "".
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(Load, LoaderErrorsAreTheViewsErrors) {
+  const Model model = Model::open(synth_model(false));
+  const Tensor t = model.tensor_at(model.tensor_count() - 1);
+  const LoadItem bad_rows{t, 5, 1 << 30};
+  const std::string expected = error_of([&] { (void)t.slice_rows(5, 1 << 30); });
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(error_of([&] { (void)load(std::span(&bad_rows, 1), {}); }), expected);
+  // A callback that throws stops the load with its error.
+  const auto plan = plan_all(model);
+  EXPECT_EQ(error_of([&] {
+              (void)load(plan, [](const LoadedTensor&) {
+                throw Error(ErrorKind::invalid_argument, "stop");
+              });
+            }),
+            Error(ErrorKind::invalid_argument, "stop").what());
+}
+
+TEST_F(Load, AFileThatShrankAfterOpenIsAnErrorNotACrash) {
+  const fs::path path = synth_model(true);
+  const Model model = Model::open(path);
+  fs::resize_file(at("ext.onnx.data"), 4096);
+  for (const LoadMode mode : {LoadMode::read, LoadMode::direct}) {
+    LoadOptions options;
+    options.mode = mode;
+    const std::string error = error_of([&] { (void)load(plan_all(model), {}, options); });
+    EXPECT_NE(error.find("ext.onnx.data"), std::string::npos) << error;
+    EXPECT_NE(error.find("shrink"), std::string::npos) << error;
+  }
+}
+
+TEST_F(Load, DirectLeavesThePageCacheAlone) {
+  // Tensors of 2 MiB, so the metadata the index reads through the map is a small share.
+  const fs::path path = synth_model(false, 512);
+  // Evict the file, open it, load it direct, and count its pages in the page cache.
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ::fdatasync(fd);
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  const Model model = Model::open(path);
+  LoadOptions options;
+  options.mode = LoadMode::direct;
+  const LoadStats stats = load(plan_all(model), {}, options);
+  const auto size = static_cast<std::size_t>(fs::file_size(path));
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  std::vector<unsigned char> resident((size + page - 1) / page);
+  ASSERT_EQ(::mincore(map, size, resident.data()), 0);
+  const auto in_cache =
+      std::count_if(resident.begin(), resident.end(), [](unsigned char r) { return r & 1; });
+  ::munmap(map, size);
+  ::close(fd);
+  if (!stats.direct) GTEST_SKIP() << "this file system refuses O_DIRECT";
+  // The metadata the index read through the map stays; the payloads do not come in.
+  EXPECT_LT(static_cast<double>(in_cache) / static_cast<double>(resident.size()), 0.05)
+      << in_cache << " of " << resident.size();
+}
+
+}  // namespace
+}  // namespace onnxmap

@@ -1,0 +1,116 @@
+// onnxmap load MODEL: reads every selected tensor's bytes (the open included) with the bulk
+// loader and reports tensors, bytes, seconds and GB/s: how fast this machine loads this model.
+
+#include <fnmatch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "format.hpp"
+#include "onnxmap/onnxmap.hpp"
+#include "progress_bar.hpp"
+#include "verbs.hpp"
+
+namespace onnxmap::cli {
+
+namespace {
+
+struct LoadArgs {
+  std::string model;
+  std::string mode = "read";
+  unsigned threads = 4;
+  std::string filter;
+  std::string shard;  // "RANK/RANKS" or ""
+  bool json = false;
+};
+
+std::vector<LoadItem> plan_of(const Model& model, const LoadArgs& args) {
+  if (args.shard.empty()) return plan_all(model, args.filter);
+  unsigned rank = 0;
+  unsigned ranks = 0;
+  char slash = 0;
+  if (std::sscanf(args.shard.c_str(), "%u%c%u", &rank, &slash, &ranks) != 3 || slash != '/') {
+    throw Error(ErrorKind::invalid_argument, "--shard wants RANK/RANKS, e.g. 3/8");
+  }
+  std::vector<LoadItem> plan;
+  for (LoadItem& item : plan_shard(model, rank, ranks)) {
+    const std::string name(item.tensor.lookup_name());
+    if (args.filter.empty() || ::fnmatch(args.filter.c_str(), name.c_str(), 0) == 0) {
+      plan.push_back(item);
+    }
+  }
+  return plan;
+}
+
+int run_load(const LoadArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
+  const Model model = Model::open(args.model);
+  const std::vector<LoadItem> plan = plan_of(model, args);
+  LoadOptions options;
+  options.mode = *parse_load_mode(args.mode);
+  options.threads = args.threads;
+  ProgressBar bar("load");
+  options.progress = [&](const LoadProgress& p) { bar.update(p.bytes_done, p.bytes_total); };
+  // Every page of every tensor is read once, so map-mode bytes are really in this process.
+  unsigned char sink = 0;
+  const LoadStats stats = load(
+      plan,
+      [&](const LoadedTensor& t) {
+        for (std::size_t at = 0; at < t.bytes.size(); at += 4096) {
+          sink ^= static_cast<unsigned char>(t.bytes[at]);
+        }
+      },
+      options);
+  [[maybe_unused]] volatile unsigned char keep = sink;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double gbps = seconds > 0 ? static_cast<double>(stats.bytes) / seconds / 1e9 : 0.0;
+  if (args.json) {
+    nlohmann::json out;
+    out["tensors"] = stats.tensors;
+    out["bytes"] = stats.bytes;
+    out["seconds"] = seconds;
+    out["gb_per_s"] = gbps;
+    out["mode"] = args.mode;
+    out["threads"] = args.threads;
+    out["bytes_read"] = stats.bytes_read;
+    out["requests"] = stats.requests;
+    out["direct_io"] = stats.direct;
+    std::cout << out.dump(2) << '\n';
+    return kExitOk;
+  }
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.3f s, %.2f GB/s", seconds, gbps);
+  std::cout << stats.tensors << " tensors, " << human_bytes(stats.bytes) << " in " << rate
+            << " (mode " << args.mode << ", " << args.threads << " threads"
+            << (options.mode == LoadMode::direct
+                    ? (stats.direct ? ", O_DIRECT" : ", O_DIRECT refused: buffered")
+                    : "")
+            << ")\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_load_verb(CLI::App& app) {
+  auto args = std::make_shared<LoadArgs>();
+  CLI::App* sub =
+      app.add_subcommand("load", "Read every tensor's bytes and report how fast (open included)");
+  sub->add_option("MODEL", args->model, "the .onnx file")->required();
+  sub->add_option("--mode,--load-mode", args->mode,
+                  "map: fill the page cache and touch the map; read: pread into buffers; direct: "
+                  "O_DIRECT, bypassing the page cache")
+      ->check(CLI::IsMember({"map", "read", "direct"}));
+  sub->add_option("--threads", args->threads, "reading threads (default 4)")
+      ->check(CLI::Range(1U, 256U));
+  sub->add_option("--filter", args->filter, "only tensors whose name matches this glob");
+  sub->add_option("--shard", args->shard,
+                  "RANK/RANKS: only that rank's rows of each weight (tensor parallelism)");
+  sub->add_flag("--json", args->json, "an object with tensors, bytes, seconds, gb_per_s, ...");
+  add_verb(sub, [args] { return run_load(*args); });
+}
+
+}  // namespace onnxmap::cli
