@@ -13,6 +13,8 @@ onnxmap_packages=(
   libcli11-dev nlohmann-json3-dev
   # SHA-1 of external data checksums (check --data).
   libssl-dev
+  # Models read over HTTP (http:// and https:// URLs).
+  libcurl4-openssl-dev
   # The reference implementation, used as the oracle by tests and benchmarks.
   python3 python3-onnx python3-protobuf python3-numpy
   libonnx-dev libprotobuf-dev

@@ -27,6 +27,7 @@ enum class ErrorKind {
   not_found,         // a tensor or field the caller asked for does not exist
   io,                // the operating system refused (open, map, read, write)
   invalid_argument,  // the caller passed something unusable
+  http,              // a URL's server failed or answered wrongly (status, range, size, redirect)
 };
 
 [[nodiscard]] ONNXMAP_API std::string_view to_string(ErrorKind kind) noexcept;

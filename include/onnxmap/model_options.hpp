@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "onnxmap/load_mode.hpp"
+#include "onnxmap/remote_options.hpp"
 
 namespace onnxmap {
 
@@ -42,6 +43,8 @@ struct OpenOptions {
   // nodes of a large graph), one elsewhere. The index, its errors and its limits are the same
   // for any number.
   unsigned index_threads = 0;
+  // For a model opened by URL (remote_options.hpp); unused for files.
+  RemoteOptions remote{};
 };
 
 // The former name of OpenOptions, kept for code written against it.

@@ -11,6 +11,7 @@
 #include "onnxmap/load.hpp"
 #include "onnxmap/load_mode.hpp"
 #include "onnxmap/model.hpp"
+#include "onnxmap/remote.hpp"
 #include "onnxmap/save.hpp"
 #include "onnxmap/schema.hpp"
 #include "onnxmap/version.hpp"

@@ -75,18 +75,21 @@ class ONNXMAP_API Tensor : public detail::MessageView {
 
   // The bytes without a copy; throws onnxmap::Error for typed storage (use data()) and the
   // payload error for invalid storage. A mapped payload of 2 MiB or more is advised for
-  // sequential reading (a cold first touch reads ahead in large chunks); no I/O happens here.
+  // sequential reading (a cold first touch reads ahead in large chunks). For a local file no
+  // I/O happens here; a model opened by URL fetches the bytes first (and throws on failure).
   [[nodiscard]] std::span<const std::byte> bytes() const;
   // The bytes in the raw_data layout: a view for raw and external data, decoded otherwise.
   [[nodiscard]] TensorData data() const;
   // STRING tensors: each element's bytes.
   [[nodiscard]] std::vector<std::string_view> strings() const;
   // Rows [begin, end) along axis 0 (a tensor-parallel shard), without a copy; needs raw or
-  // external storage and a type whose rows are whole bytes. Advised like bytes(), the rows only.
+  // external storage and a type whose rows are whole bytes. Advised and fetched like bytes(), the
+  // rows only.
   [[nodiscard]] std::span<const std::byte> slice_rows(std::uint64_t begin, std::uint64_t end) const;
 
   // prefetch: reads the bytes into the page cache now, in large requests, and returns when they
-  // are there (a cold touch through the map would read 4 KiB per fault). release: drops their
+  // are there (a cold touch through the map would read 4 KiB per fault; a model opened by URL
+  // fetches them). release: drops their
   // pages from this process (MADV_DONTNEED) after use. No-ops for typed storage and for models
   // opened in the read or direct mode.
   void prefetch() const;
@@ -99,8 +102,10 @@ class ONNXMAP_API Tensor : public detail::MessageView {
   // `tensor` is an id in the model's tensor table.
   Tensor(const detail::ModelData* index, std::uint32_t tensor);
 
-  // The payload without advice (bytes() advises).
+  // The payload, or rows [begin, end) of it, checked as bytes() and slice_rows() check, without
+  // a fetch or advice: for those two, and for the bulk loader, which plans its own reads.
   [[nodiscard]] std::span<const std::byte> payload_view() const;
+  [[nodiscard]] std::span<const std::byte> rows_view(std::uint64_t begin, std::uint64_t end) const;
   std::uint32_t tensor_;
 };
 

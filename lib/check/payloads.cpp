@@ -76,7 +76,11 @@ void check_overlaps(const Model& model, CheckReport& report) {
   for (std::size_t i = 0; i < model.tensor_count(); ++i) {
     const Tensor t = model.tensor_at(i);
     if (t.storage() != TensorStorage::external) continue;
-    const std::uint64_t length = t.bytes().size();
+    // The open checked a known type's length against its dims, so byte_size() is it without
+    // touching the bytes (a model opened by URL would fetch them).
+    const auto type = traits(static_cast<DataType>(t.data_type()));
+    const bool known = type && type->bits != 0;
+    const std::uint64_t length = known ? t.byte_size() : t.bytes().size();
     if (length == 0) continue;
     ranges.push_back(
         {t.data_file(), t.file_offset(), t.file_offset() + length, static_cast<std::uint32_t>(i)});

@@ -35,6 +35,7 @@ std::string_view to_string(ErrorKind kind) noexcept {
     case ErrorKind::not_found: return "not found";
     case ErrorKind::io: return "I/O error";
     case ErrorKind::invalid_argument: return "invalid argument";
+    case ErrorKind::http: return "HTTP error";
   }
   return "error";
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "onnxmap/error.hpp"
+
 namespace onnxmap::detail {
 
 // Why `location` may name a file outside the model's folder, or nullptr when it may not.
@@ -22,6 +24,13 @@ namespace onnxmap::detail {
     if (part == "..") return "climbs out of the model's folder with '..'";
   }
   return nullptr;
+}
+
+// The reader's error for a location it refuses (`why` completes "external data location 'x' ").
+[[nodiscard]] inline Error unsafe_location(std::string_view location, std::string_view why) {
+  return {ErrorKind::unsafe_path,
+          "external data location '" + std::string(location) + "' " + std::string(why),
+          Error::kNoOffset, "external_data"};
 }
 
 }  // namespace onnxmap::detail

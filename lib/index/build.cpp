@@ -372,9 +372,9 @@ MappedFile open_model_file(const std::filesystem::path& path, const Options& opt
   }
 }
 
-std::shared_ptr<const ModelIndex> build_index(MappedFile file, std::string display_name,
-                                              std::filesystem::path folder, MessageKind root,
-                                              const Options& options, IndexScope scope) {
+std::shared_ptr<ModelIndex> build_index(MappedFile file, std::string display_name,
+                                        std::filesystem::path folder, MessageKind root,
+                                        const Options& options, IndexScope scope) {
   check_options(options);
   auto index = std::make_shared<ModelIndex>();
   index->file = std::move(file);

@@ -10,6 +10,7 @@
 
 #include "index/message_record.hpp"
 #include "index/pod_table.hpp"
+#include "io/payload_fetcher.hpp"
 #include "onnxmap/detail/span.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/mapped_file.hpp"
@@ -96,6 +97,9 @@ struct ModelData {
   std::vector<DataFile> data_files;
   std::vector<PayloadError> payload_errors;  // sorted by tensor id
   PodTable<NameSlot> name_slots;             // open addressing over lookup names
+  // Set for a model opened by URL: fills the mirror behind `file` and the data files before a
+  // view of a payload is handed out. Null for a local model.
+  std::shared_ptr<const PayloadFetcher> fetcher;
 
   [[nodiscard]] std::span<const std::byte> bytes(const Span& span) const noexcept {
     return file.bytes().subspan(span.offset, span.length);
@@ -165,8 +169,9 @@ void check_options(const Options& options);
 enum class IndexScope { full, metadata };
 
 // Maps `path` and builds its index. Throws onnxmap::Error naming file, field path and offset.
-[[nodiscard]] std::shared_ptr<const ModelIndex> build_index(
-    MappedFile file, std::string display_name, std::filesystem::path folder, MessageKind root,
-    const Options& options, IndexScope scope = IndexScope::full);
+[[nodiscard]] std::shared_ptr<ModelIndex> build_index(MappedFile file, std::string display_name,
+                                                      std::filesystem::path folder,
+                                                      MessageKind root, const Options& options,
+                                                      IndexScope scope = IndexScope::full);
 
 }  // namespace onnxmap::detail

@@ -22,11 +22,6 @@ std::uint64_t parse_decimal(std::string_view key, std::string_view text, std::ui
   return value;
 }
 
-bool is_typed_data_field(std::uint32_t number) {
-  return number == TP::kFloatData || number == TP::kInt32Data || number == TP::kStringData ||
-         number == TP::kInt64Data || number == TP::kDoubleData || number == TP::kUint64Data;
-}
-
 // Bits per element of data type `data_type` (0 for STRING and for numbers that are no type),
 // from a table: the pass asks once per tensor. At namespace scope, not a function's static: no
 // guard to check on every call.
@@ -164,7 +159,7 @@ void TensorCollector::field(const CursorField& field) {
       }
       break;
     default:
-      if (is_typed_data_field(field.number) && !fields.typed) {
+      if (schema::is_typed_data_field(field.number) && !fields.typed) {
         fields.typed_field = static_cast<std::uint8_t>(field.number);
         fields.typed = field.payload_span(ctx_.file);
       }

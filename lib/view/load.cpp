@@ -77,8 +77,8 @@ class Engine {
 LoadStats Engine::run() {
   const LoadMode read_mode = options_.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
   stats_.direct = !plan_.files.empty();
-  for (const MappedFile* file : plan_.files) {
-    readers_.push_back(file->reader()->reopen(read_mode));
+  for (const detail::PlanFile& file : plan_.files) {
+    readers_.push_back(file.file->reader()->reopen(read_mode));
     stats_.direct = stats_.direct && readers_.back().is_direct();
   }
   progress_.tensors_total = plan_.items.size();
@@ -151,7 +151,7 @@ void Engine::finish(std::size_t item) {
   const auto& resolved = plan_.items[item];
   ItemState& state = states_[item];
   if (options_.mode == LoadMode::map && options_.release_after_callback) {
-    plan_.files[resolved.file]->release(resolved.offset, resolved.length);
+    plan_.files[resolved.file].file->release(resolved.offset, resolved.length);
   }
   state.owned = {};
   const std::lock_guard lock(lock_);

@@ -13,13 +13,17 @@ namespace onnxmap::detail {
 
 namespace {
 
-// The file an item's bytes are in, when they are a payload of a file (raw or external).
-const MappedFile* payload_file(const Tensor& t) {
+// The file an item's bytes are in, when they are a payload of a file (raw or external), and
+// who fetches them for a model opened by URL.
+PlanFile payload_file(const Tensor& t) {
   const ModelIndex* index = ViewAccess::index(t);
   const TensorRecord& r = index->tensors[t.tensor_id()];
-  if (r.storage == Storage::raw) return &index->file;
-  if (r.storage == Storage::external) return &index->data_files[r.data_file].file;
-  return nullptr;
+  if (r.storage == Storage::raw) return {&index->file, index->fetcher.get(), {}};
+  if (r.storage == Storage::external) {
+    const DataFile& data = index->data_files[r.data_file];
+    return {&data.file, index->fetcher.get(), data.location};
+  }
+  return {};
 }
 
 ResolvedItem resolve(const LoadItem& item, LoadPlan& plan) {
@@ -32,16 +36,19 @@ ResolvedItem resolve(const LoadItem& item, LoadPlan& plan) {
                                           : t.slice_rows(item.row_begin, item.row_end).size();
     return out;
   }
-  // The same checks and errors as the views: invalid payloads, bad row ranges.
-  out.view = item.row_end == kAllRows ? t.bytes() : t.slice_rows(item.row_begin, item.row_end);
+  // The same checks and errors as the views (invalid payloads, bad row ranges), but no fetch:
+  // a remote model's bytes are fetched for the whole plan at once (fetch_remote).
+  out.view = item.row_end == kAllRows ? ViewAccess::payload_view(t)
+                                      : ViewAccess::rows_view(t, item.row_begin, item.row_end);
   out.length = out.view.size();
-  const MappedFile* file = payload_file(t);
-  if (file == nullptr || !file->is_mapped() || out.length == 0) return out;
+  const PlanFile file = payload_file(t);
+  if (file.file == nullptr || !file.file->is_mapped() || out.length == 0) return out;
   out.source = ItemSource::stream;
-  const auto found = std::find(plan.files.begin(), plan.files.end(), file);
+  const auto found = std::find_if(plan.files.begin(), plan.files.end(),
+                                  [&](const PlanFile& f) { return f.file == file.file; });
   out.file = static_cast<std::size_t>(found - plan.files.begin());
   if (found == plan.files.end()) plan.files.push_back(file);
-  out.offset = static_cast<std::uint64_t>(out.view.data() - file->bytes().data());
+  out.offset = static_cast<std::uint64_t>(out.view.data() - file.file->bytes().data());
   return out;
 }
 
@@ -86,6 +93,19 @@ void plan_requests(LoadPlan& plan, const LoadOptions& options) {
   }
 }
 
+// A remote model's streamed bytes are fetched into its mirror before any is read: every request
+// of a file in one call, which runs several at once.
+void fetch_remote(const LoadPlan& plan) {
+  for (std::size_t f = 0; f < plan.files.size(); ++f) {
+    if (plan.files[f].fetcher == nullptr) continue;
+    std::vector<ByteRange> ranges;
+    for (const Request& r : plan.requests) {
+      if (r.file == f) ranges.push_back({r.begin, r.end - r.begin});
+    }
+    plan.files[f].fetcher->fetch(plan.files[f].location, ranges);
+  }
+}
+
 }  // namespace
 
 LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options) {
@@ -93,6 +113,7 @@ LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& opti
   plan.items.reserve(items.size());
   for (const LoadItem& item : items) plan.items.push_back(resolve(item, plan));
   plan_requests(plan, options);
+  fetch_remote(plan);
   return plan;
 }
 

@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
+#include "io/payload_fetcher.hpp"
 #include "onnxmap/load.hpp"
 #include "onnxmap/mapped_file.hpp"
 
@@ -47,16 +49,23 @@ struct Request {
   std::size_t piece_count;
 };
 
+// A file the plan reads, and for a model opened by URL who fills it and its location there.
+struct PlanFile {
+  const MappedFile* file = nullptr;
+  const PayloadFetcher* fetcher = nullptr;
+  std::string_view location;  // "" for the model file
+};
+
 struct LoadPlan {
-  std::vector<const MappedFile*> files;
+  std::vector<PlanFile> files;
   std::vector<ResolvedItem> items;
   std::vector<Request> requests;
   std::vector<Piece> pieces;
   std::uint64_t largest_request = 0;
 };
 
-// Resolves every item (throwing bytes()'s or slice_rows()'s error for a bad one) and plans the
-// reads of the streamed ones.
+// Resolves every item (throwing bytes()'s or slice_rows()'s error for a bad one), plans the
+// reads of the streamed ones, and fetches a remote model's.
 [[nodiscard]] LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options);
 
 }  // namespace onnxmap::detail

@@ -1,5 +1,6 @@
 #include "onnxmap/model.hpp"
 
+#include "remote/remote_model.hpp"
 #include "view/leaf.hpp"
 
 namespace onnxmap {
@@ -13,6 +14,9 @@ constexpr std::uint32_t kRoot = 0;
 
 Model Model::open(const std::filesystem::path& path, const OpenOptions& options,
                   schema::MessageKind root) {
+  if (is_url(path.native())) {
+    return Model(detail::open_remote(path.native(), options, root, detail::IndexScope::full));
+  }
   MappedFile file = detail::open_model_file(path, options);
   return Model(
       detail::build_index(std::move(file), path.string(), path.parent_path(), root, options));

@@ -2,6 +2,7 @@
 
 #include "index/model_index.hpp"
 #include "onnxmap/model.hpp"
+#include "remote/remote_model.hpp"
 #include "view/view_access.hpp"
 
 namespace onnxmap {
@@ -30,6 +31,10 @@ ViewRange<ValueInfo> ModelSummary::outputs() const {
 }
 
 ModelSummary peek(const std::filesystem::path& path, const OpenOptions& options) {
+  if (is_url(path.native())) {
+    return ModelSummary(Model(detail::open_remote(
+        path.native(), options, schema::MessageKind::ModelProto, detail::IndexScope::metadata)));
+  }
   MappedFile file = detail::open_model_file(path, options);
   return ModelSummary(Model(detail::build_index(std::move(file), path.string(), path.parent_path(),
                                                 schema::MessageKind::ModelProto, options,

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "index/tensor_table.hpp"
+#include "io/payload_fetcher.hpp"
 #include "view/leaf.hpp"
 #include "view/tensor_decode.hpp"
 
@@ -33,6 +34,37 @@ void advise_access(const MappedFile* file, std::uint64_t offset, std::uint64_t l
   if (file != nullptr && length >= kSequentialAdviceBytes) {
     file->advise_sequential(offset, length);
   }
+}
+
+// Raw and external payloads as they lie in the mapped files; empty for other storage.
+std::span<const std::byte> stored_payload(const detail::ModelIndex* index,
+                                          const detail::TensorRecord& r) {
+  if (r.storage == detail::Storage::raw) {
+    return index->file.bytes().subspan(r.payload_offset, r.payload_length);
+  }
+  if (r.storage == detail::Storage::external) {
+    return index->data_files[r.data_file].file.bytes().subspan(r.payload_offset, r.payload_length);
+  }
+  return {};
+}
+
+// A model opened by URL fetches [offset, offset + length) of the payload into its mirror before
+// a view of it is handed out; a local model has no fetcher.
+void fetch_payload(const detail::ModelIndex* index, const detail::TensorRecord& r,
+                   std::uint64_t offset, std::uint64_t length) {
+  const detail::PayloadFetcher* fetcher = index->fetcher.get();
+  if (fetcher == nullptr || length == 0) return;
+  const std::string_view location = r.storage == detail::Storage::external
+                                        ? std::string_view(index->data_files[r.data_file].location)
+                                        : std::string_view();
+  fetcher->fetch(location, r.payload_offset + offset, length);
+}
+
+// Typed fields live in the TensorProto itself: the whole message is fetched.
+void fetch_message(const detail::ModelIndex* index, std::uint32_t record) {
+  const detail::PayloadFetcher* fetcher = index->fetcher.get();
+  if (fetcher == nullptr) return;
+  for (const auto& span : index->spans(record)) fetcher->fetch("", span.offset, span.length);
 }
 
 }  // namespace
@@ -105,6 +137,9 @@ std::uint64_t Tensor::alignment() const {
 
 std::span<const std::byte> Tensor::bytes() const {
   const auto& r = record_of(index_, tensor_);
+  if (r.storage == detail::Storage::raw || r.storage == detail::Storage::external) {
+    fetch_payload(index_, r, 0, r.payload_length);
+  }
   const auto view = payload_view();
   advise_access(payload_file(index_, r), r.payload_offset, view.size());
   return view;
@@ -115,10 +150,7 @@ std::span<const std::byte> Tensor::payload_view() const {
   switch (r.storage) {
     case detail::Storage::none: return {};
     case detail::Storage::raw:
-      return index_->file.bytes().subspan(r.payload_offset, r.payload_length);
-    case detail::Storage::external:
-      return index_->data_files[r.data_file].file.bytes().subspan(r.payload_offset,
-                                                                  r.payload_length);
+    case detail::Storage::external: return stored_payload(index_, r);
     case detail::Storage::typed: break;
     case detail::Storage::invalid: throw *index_->payload_error(tensor_);
   }
@@ -131,6 +163,7 @@ std::span<const std::byte> Tensor::payload_view() const {
 TensorData Tensor::data() const {
   const auto& r = record_of(index_, tensor_);
   if (r.storage != detail::Storage::typed) return TensorData(bytes());
+  fetch_message(index_, r.message);
   try {
     return TensorData(
         detail::decode_typed(*index_, spans_, r.typed_field, r.data_type, element_count()));
@@ -148,6 +181,15 @@ std::vector<std::string_view> Tensor::strings() const {
 }
 
 std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t end) const {
+  const auto& r = record_of(index_, tensor_);
+  const auto rows = rows_view(begin, end);
+  const auto offset = static_cast<std::uint64_t>(rows.data() - payload_view().data());
+  fetch_payload(index_, r, offset, rows.size());
+  advise_access(payload_file(index_, r), r.payload_offset + offset, rows.size());
+  return rows;
+}
+
+std::span<const std::byte> Tensor::rows_view(std::uint64_t begin, std::uint64_t end) const {
   const auto shape = dims();
   const auto fail = [&](const std::string& why) {
     return Error(ErrorKind::invalid_argument,
@@ -167,15 +209,13 @@ std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t
   const std::uint64_t bits = type->bits;
   if ((row_elements * bits) % 8 != 0) throw fail("a row is not a whole number of bytes");
   const std::uint64_t row_bytes = row_elements * bits / 8;
-  const auto rows_view = all.subspan(begin * row_bytes, (end - begin) * row_bytes);
-  advise_access(payload_file(index_, record_of(index_, tensor_)), file_offset() + begin * row_bytes,
-                rows_view.size());
-  return rows_view;
+  return all.subspan(begin * row_bytes, (end - begin) * row_bytes);
 }
 
 void Tensor::prefetch() const {
   const auto& r = record_of(index_, tensor_);
   if (const MappedFile* file = payload_file(index_, r)) {
+    fetch_payload(index_, r, 0, r.payload_length);
     file->read_ahead(r.payload_offset, r.payload_length);
     advise_access(file, r.payload_offset, r.payload_length);
   }

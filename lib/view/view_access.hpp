@@ -41,6 +41,15 @@ struct ViewAccess {
   [[nodiscard]] static const SpanList& spans(const MessageView& view) noexcept {
     return view.spans_;
   }
+  // A tensor's payload, or rows of it, checked but neither fetched nor advised.
+  [[nodiscard]] static std::span<const std::byte> payload_view(const Tensor& tensor) {
+    return tensor.payload_view();
+  }
+  [[nodiscard]] static std::span<const std::byte> rows_view(const Tensor& tensor,
+                                                            std::uint64_t begin,
+                                                            std::uint64_t end) {
+    return tensor.rows_view(begin, end);
+  }
 };
 
 }  // namespace onnxmap::detail

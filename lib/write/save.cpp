@@ -12,6 +12,7 @@
 
 #include "onnxmap/error.hpp"
 #include "onnxmap/model.hpp"
+#include "remote/remote_model.hpp"
 #include "view/view_access.hpp"
 #include "write/builder_plan.hpp"
 #include "write/files.hpp"
@@ -122,6 +123,7 @@ SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::pa
 
 SaveResult save(const Model& model, const std::filesystem::path& path, const SaveOptions& options) {
   const detail::ModelIndex& index = *detail::ViewAccess::index(model);
+  detail::fetch_whole_model(index);  // untouched bytes are copied from the files verbatim
   std::vector<fs::path> sources;
   if (!index.file.path().empty() && index.file.path() != "-") sources.push_back(index.file.path());
   for (const detail::DataFile& file : index.data_files) sources.push_back(file.file.path());

@@ -27,6 +27,7 @@ std::string_view kind_name(ErrorKind kind) {
     case ErrorKind::not_found: return "not_found";
     case ErrorKind::io: return "io";
     case ErrorKind::invalid_argument: return "invalid_argument";
+    case ErrorKind::http: return "http";
   }
   return "unknown";
 }

@@ -9,6 +9,7 @@
 #include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "progress_bar.hpp"
+#include "remote_flags.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -20,6 +21,7 @@ struct CheckArgs {
   bool json = false;
   bool data = false;
   LoadModeOption load;
+  RemoteOptions remote;
 };
 
 nlohmann::json report_json(const std::string& model, const CheckReport& report) {
@@ -58,6 +60,7 @@ void print_text(const std::string& model, const CheckReport& report, bool data) 
 int run_check(const CheckArgs& args) {
   CheckOptions options;
   options.open.load = args.load.mode();
+  options.open.remote = args.remote;
   options.read_data = args.data;
   CheckReport report;
   {
@@ -80,6 +83,7 @@ void add_check_verb(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "check", "Report every problem of a model with its field path (exit 1 if any)");
   sub->add_option("MODEL", args->model, "the .onnx file")->required();
+  add_remote_flags(sub, args->remote);
   sub->add_flag("--json", args->json, "the report as one JSON object");
   sub->add_flag("--data", args->data,
                 "also read every payload: BOOL values, SHA-1 checksums of external data");

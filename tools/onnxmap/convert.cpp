@@ -10,6 +10,7 @@
 #include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "progress_bar.hpp"
+#include "remote_flags.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -22,6 +23,7 @@ struct ConvertArgs {
   CLI::Option* external = nullptr;
   bool inline_data = false;
   LoadModeOption load;
+  RemoteOptions remote;
   std::string size_threshold = "1024", max_file_size = "0", align = "4096";
   SaveOptions options;
 };
@@ -66,6 +68,7 @@ int run_convert(ConvertArgs& args) {
   options.align = *parse_size(args.align);
   OpenOptions open_options;
   open_options.load = args.load.mode();
+  open_options.remote = args.remote;
   const Model model = Model::open(args.in, open_options);
   // Without --external-data or --inline, the data stays where the input keeps it.
   options.external_data =
@@ -95,7 +98,8 @@ void add_convert_verb(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "convert",
       "Save IN as OUT, inline or with external data; unchanged messages are copied verbatim");
-  sub->add_option("IN", args->in, "the model to read")->required();
+  sub->add_option("IN", args->in, "the model to read (a file or a URL)")->required();
+  add_remote_flags(sub, args->remote);
   sub->add_option("OUT", args->out, "the .onnx file to write (never IN itself)")->required();
   args->external =
       sub->add_option("--external-data", args->location,

@@ -6,6 +6,7 @@
 #include "load_mode_option.hpp"
 #include "onnxmap/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "remote_flags.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -17,6 +18,7 @@ struct DumpArgs {
   std::string message = "ModelProto";
   bool omit_data = false;
   LoadModeOption load;
+  RemoteOptions remote;
 };
 
 int run_dump(const DumpArgs& args) {
@@ -33,9 +35,17 @@ int run_dump(const DumpArgs& args) {
               << " one of:" << known << '\n';
     return kExitUsage;
   }
-  const MappedFile file = MappedFile::open(args.model, args.load.mode());
   DumpOptions options;
   options.omit_data = args.omit_data;
+  if (is_url(args.model)) {
+    // The mirror holds the metadata; payloads are fetched only when they are printed.
+    OpenOptions open;
+    open.remote = args.remote;
+    const Model model = Model::open(args.model, open, *kind);
+    std::cout << dump_json(model_file_bytes(model, !args.omit_data), *kind, options);
+    return kExitOk;
+  }
+  const MappedFile file = MappedFile::open(args.model, args.load.mode());
   try {
     std::cout << dump_json(file.bytes(), *kind, options);
   } catch (const Error& e) {
@@ -52,6 +62,7 @@ void add_dump_verb(CLI::App& app) {
   sub->add_option("MODEL", args->model,
                   "the .onnx file (or a .pb with --message; - = standard input)")
       ->required();
+  add_remote_flags(sub, args->remote);
   sub->add_option("--message", args->message,
                   "the message the file holds (default ModelProto; TensorProto for .pb files)");
   sub->add_flag("--omit-data", args->omit_data, "leave out tensor payloads");

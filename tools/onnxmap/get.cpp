@@ -2,12 +2,14 @@
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "load_mode_option.hpp"
 #include "npy.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "onnxmap/wire.hpp"
+#include "remote_flags.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -21,6 +23,7 @@ struct GetArgs {
   std::string raw_out;
   std::string rows;
   LoadModeOption load;
+  RemoteOptions remote;
 };
 
 Tensor find(const Model& model, const std::string& name_or_path) {
@@ -49,6 +52,7 @@ void write_file(const std::string& path, std::span<const char> header,
 int run_get(const GetArgs& args) {
   OpenOptions options;
   options.load = args.load.mode();
+  options.remote = args.remote;
   const Model model = Model::open(args.model, options);
   const Tensor tensor = find(model, args.tensor);
   const DataType type = tensor.data_type();
@@ -71,9 +75,13 @@ int run_get(const GetArgs& args) {
     return kExitOk;
   }
   std::vector<std::int64_t> shape(tensor.dims().begin(), tensor.dims().end());
-  TensorData data = tensor.data();
-  std::span<const std::byte> bytes = data.bytes();
-  if (!args.rows.empty()) {
+  // Rows are sliced without reading the rest of the tensor (a URL fetches only those rows).
+  std::optional<TensorData> data;
+  std::span<const std::byte> bytes;
+  if (args.rows.empty()) {
+    data.emplace(tensor.data());
+    bytes = data->bytes();
+  } else {
     const auto [begin, end] = parse_rows(args.rows);
     bytes = tensor.slice_rows(begin, end);
     shape[0] = static_cast<std::int64_t>(end - begin);
@@ -112,6 +120,7 @@ void add_get_verb(CLI::App& app) {
   auto args = std::make_shared<GetArgs>();
   CLI::App* sub = app.add_subcommand("get", "Write one tensor as .npy, or its bytes as stored");
   sub->add_option("MODEL", args->model, "the .onnx file (- = standard input)")->required();
+  add_remote_flags(sub, args->remote);
   sub->add_option("TENSOR", args->tensor, "a tensor name, or a path as `ls` shows it")->required();
   auto* npy = sub->add_option("-o,--output", args->npy_out, "the .npy file to write (- = stdout)");
   sub->add_option("--raw", args->raw_out, "write the payload bytes as stored instead")

@@ -8,6 +8,7 @@
 #include "attribute_text.hpp"
 #include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "remote_flags.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -18,6 +19,7 @@ struct GraphArgs {
   std::string model;
   int depth = -1;  // subgraph levels to show; -1: all
   LoadModeOption load;
+  RemoteOptions remote;
 };
 
 std::string name_text(std::string_view name) {
@@ -121,6 +123,7 @@ class GraphPrinter {
 int run_graph(const GraphArgs& args) {
   OpenOptions options;
   options.load = args.load.mode();
+  options.remote = args.remote;
   const Model model = Model::open(args.model, options);
   GraphPrinter(std::cout, args.depth).model(model);
   return kExitOk;
@@ -134,6 +137,7 @@ void add_graph_verb(CLI::App& app) {
       "graph",
       "Print the nodes as `outputs = Op[domain](inputs) {attributes}`, subgraphs indented");
   sub->add_option("MODEL", args->model, "the .onnx file")->required();
+  add_remote_flags(sub, args->remote);
   sub->add_option("--depth", args->depth,
                   "show subgraphs (If, Loop, Scan bodies) down to N levels; 0: the main graph only")
       ->check(CLI::NonNegativeNumber);

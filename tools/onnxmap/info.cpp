@@ -9,6 +9,7 @@
 #include "format.hpp"
 #include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "remote_flags.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -20,6 +21,7 @@ struct InfoArgs {
   bool json = false;
   bool stats = false;
   LoadModeOption load;
+  RemoteOptions remote;
 };
 
 std::string ir_text(std::int64_t ir) {
@@ -134,6 +136,7 @@ void print_text(const nlohmann::json& info) {
 int run_info(const InfoArgs& args) {
   OpenOptions options;
   options.load = args.load.mode();
+  options.remote = args.remote;
   // With --stats the model is opened once, in full: "-" (standard input) can be read only once.
   std::optional<Model> full;
   if (args.stats) full = Model::open(args.model, options);
@@ -153,6 +156,7 @@ void add_info_verb(CLI::App& app) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* sub = app.add_subcommand("info", "The model's metadata, inputs and outputs (a peek)");
   sub->add_option("MODEL", args->model, "the .onnx file (- = standard input)")->required();
+  add_remote_flags(sub, args->remote);
   sub->add_flag("--json", args->json, "print JSON");
   sub->add_flag("--stats", args->stats, "also count nodes and tensors (reads the whole index)");
   add_load_mode_option(sub, args->load);

@@ -12,6 +12,7 @@
 #include "format.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "progress_bar.hpp"
+#include "remote_flags.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -25,6 +26,7 @@ struct LoadArgs {
   std::string filter;
   std::string shard;  // "RANK/RANKS" or ""
   bool json = false;
+  RemoteOptions remote;
 };
 
 std::vector<LoadItem> plan_of(const Model& model, const LoadArgs& args) {
@@ -47,7 +49,9 @@ std::vector<LoadItem> plan_of(const Model& model, const LoadArgs& args) {
 
 int run_load(const LoadArgs& args) {
   const auto start = std::chrono::steady_clock::now();
-  const Model model = Model::open(args.model);
+  OpenOptions open_options;
+  open_options.remote = args.remote;
+  const Model model = Model::open(args.model, open_options);
   const std::vector<LoadItem> plan = plan_of(model, args);
   LoadOptions options;
   options.mode = *parse_load_mode(args.mode);
@@ -99,7 +103,8 @@ void add_load_verb(CLI::App& app) {
   auto args = std::make_shared<LoadArgs>();
   CLI::App* sub =
       app.add_subcommand("load", "Read every tensor's bytes and report how fast (open included)");
-  sub->add_option("MODEL", args->model, "the .onnx file")->required();
+  sub->add_option("MODEL", args->model, "the .onnx file or its URL")->required();
+  add_remote_flags(sub, args->remote);
   sub->add_option("--mode,--load-mode", args->mode,
                   "map: fill the page cache and touch the map; read: pread into buffers; direct: "
                   "O_DIRECT, bypassing the page cache")

@@ -13,6 +13,7 @@
 #include "format.hpp"
 #include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "remote_flags.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -23,6 +24,7 @@ struct LsArgs {
   std::string model;
   bool json = false;
   LoadModeOption load;
+  RemoteOptions remote;
   std::string sort;    // "", "name", "size" or "offset"
   std::string filter;  // a glob on the name; "" keeps every tensor
 };
@@ -90,6 +92,7 @@ std::vector<Tensor> selected(const Model& model, const LsArgs& args) {
 int run_ls(const LsArgs& args) {
   OpenOptions options;
   options.load = args.load.mode();
+  options.remote = args.remote;
   const Model model = Model::open(args.model, options);
   const std::vector<Tensor> tensors = selected(model, args);
   if (args.json) {
@@ -116,6 +119,7 @@ void add_ls_verb(CLI::App& app) {
   auto args = std::make_shared<LsArgs>();
   CLI::App* sub = app.add_subcommand("ls", "List every tensor: name, dtype, dims, size, where");
   sub->add_option("MODEL", args->model, "the .onnx file (- = standard input)")->required();
+  add_remote_flags(sub, args->remote);
   sub->add_flag("--json", args->json, "one JSON object per tensor, exact numbers");
   add_load_mode_option(sub, args->load);
   sub->add_option("--sort", args->sort,

@@ -1,0 +1,32 @@
+#pragma once
+// The hook through which a remote model fills its local mirror before a view of a payload is
+// handed out (ModelIndex::fetcher). Local models have none.
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace onnxmap::detail {
+
+struct ByteRange {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+
+class PayloadFetcher {
+ public:
+  PayloadFetcher() = default;
+  PayloadFetcher(const PayloadFetcher&) = delete;
+  PayloadFetcher& operator=(const PayloadFetcher&) = delete;
+  virtual ~PayloadFetcher() = default;
+  // Makes every range of `location` (an external data location as written in the model, "" for
+  // the model file) present in the mirror, several requests at once. Safe from any thread.
+  // Throws onnxmap::Error when a fetch fails.
+  virtual void fetch(std::string_view location, std::span<const ByteRange> ranges) const = 0;
+  void fetch(std::string_view location, std::uint64_t offset, std::uint64_t length) const {
+    const ByteRange range{offset, length};
+    fetch(location, std::span(&range, 1));
+  }
+};
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,364 @@
+#include "remote/http_client.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <string_view>
+
+#include "onnxmap/error.hpp"
+#include "onnxmap/version.hpp"
+
+namespace onnxmap::remote {
+
+struct HttpClient::Transfer {
+  ByteRange want;
+  std::size_t index = 0;
+  bool probe = false;
+  const Sink* sink = nullptr;
+  HttpClient* client = nullptr;
+  CURL* handle = nullptr;
+  // Headers of the latest response (a redirect's are replaced by the next one's).
+  std::string content_range;
+  std::string etag;
+  std::string last_modified;
+  bool checked = false;  // the final response's status and headers were validated
+  std::uint64_t expected = 0;
+  std::uint64_t received = 0;
+  std::optional<Error> failure;
+  std::array<char, CURL_ERROR_SIZE> curl_message{};
+};
+
+namespace {
+
+using Transfer = HttpClient::Transfer;
+
+Error http_error(const Transfer& t, const std::string& what) {
+  const std::uint64_t last = t.want.offset + std::max<std::uint64_t>(t.want.length, 1) - 1;
+  return {ErrorKind::http,
+          "bytes " + std::to_string(t.want.offset) + "-" + std::to_string(last) + ": " + what,
+          t.want.offset,
+          {},
+          t.client->url()};
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool same_name(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& t = *static_cast<Transfer*>(user);
+  const std::string_view line(data, size * count);
+  if (line.starts_with("HTTP/")) {
+    t.content_range.clear();
+    t.etag.clear();
+    t.last_modified.clear();
+    return size * count;
+  }
+  const std::size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return size * count;
+  const std::string_view name = trim(line.substr(0, colon));
+  const std::string value(trim(line.substr(colon + 1)));
+  if (same_name(name, "content-range")) t.content_range = value;
+  if (same_name(name, "etag")) t.etag = value;
+  if (same_name(name, "last-modified")) t.last_modified = value;
+  return size * count;
+}
+
+struct ContentRange {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  std::uint64_t total = 0;
+};
+
+std::optional<std::uint64_t> number(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+// "bytes FIRST-LAST/TOTAL" with a known total, as RFC 9110 writes a satisfied range.
+std::optional<ContentRange> parse_content_range(std::string_view text) {
+  if (!text.starts_with("bytes ")) return std::nullopt;
+  text.remove_prefix(6);
+  const std::size_t dash = text.find('-');
+  const std::size_t slash = text.find('/');
+  if (dash == std::string_view::npos || slash == std::string_view::npos || slash < dash) {
+    return std::nullopt;
+  }
+  const auto first = number(text.substr(0, dash));
+  const auto last = number(text.substr(dash + 1, slash - dash - 1));
+  const auto total = number(text.substr(slash + 1));
+  if (!first || !last || !total || *first > *last || *last >= *total) return std::nullopt;
+  return ContentRange{*first, *last, *total};
+}
+
+std::string status_text(long status) {
+  std::string text = "the server answered HTTP " + std::to_string(status);
+  if (status == 200) {
+    return text +
+           " with the whole file to a range request (Range ignored); refusing to "
+           "download it";
+  }
+  if (status == 404) return text + " (not found)";
+  if (status == 401 || status == 403) return text + " (access denied)";
+  if (status == 416) return text + " (range not satisfiable: the file is shorter)";
+  return text;
+}
+
+}  // namespace
+
+namespace {
+
+// Validates the final response before any of its body is taken; sets t.expected.
+std::optional<Error> check_answer(Transfer& t, const Validators& known, bool probed) {
+  long status = 0;
+  curl_easy_getinfo(t.handle, CURLINFO_RESPONSE_CODE, &status);
+  if (status != 206) return http_error(t, status_text(status));
+  const auto range = parse_content_range(t.content_range);
+  if (!range) {
+    return http_error(t, "206 without a valid Content-Range ('" + t.content_range + "')");
+  }
+  const std::uint64_t want_last =
+      t.probe ? std::min(t.want.length, range->total) - 1 : t.want.offset + t.want.length - 1;
+  if (probed && range->total != known.size) {
+    return http_error(t, "the file's size changed on the server: " + std::to_string(known.size) +
+                             " bytes, now " + std::to_string(range->total));
+  }
+  if (range->first != t.want.offset || range->last != want_last) {
+    return http_error(t, "the server sent a different range ('" + t.content_range + "')");
+  }
+  if (probed && (t.etag != known.etag || t.last_modified != known.last_modified)) {
+    return http_error(t, "the file changed on the server (ETag '" + known.etag + "' -> '" + t.etag +
+                             "', Last-Modified '" + known.last_modified + "' -> '" +
+                             t.last_modified + "')");
+  }
+  t.expected = range->last - range->first + 1;
+  return std::nullopt;
+}
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& t = *static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  if (!t.checked) {
+    t.checked = true;
+    t.failure = check_answer(t, t.client->validators(), !t.probe);
+    if (t.failure) return 0;  // aborts the transfer: not one more byte of a refused answer
+  }
+  if (t.received + n > t.expected) {
+    t.failure = http_error(t, "the body is longer than its Content-Range");
+    return 0;
+  }
+  try {
+    (*t.sink)(t.index, t.want.offset + t.received, std::as_bytes(std::span(data, n)));
+  } catch (const Error& e) {
+    t.failure = e;
+    return 0;
+  }
+  t.received += n;
+  return n;
+}
+
+std::string curl_failure(const Transfer& t, CURLcode code, const RemoteOptions& options) {
+  switch (code) {
+    case CURLE_OPERATION_TIMEDOUT:
+      return "no progress for " + std::to_string(options.timeout_seconds) + " s (timed out)";
+    case CURLE_TOO_MANY_REDIRECTS:
+      return "more than " + std::to_string(options.max_redirects) + " redirects";
+    case CURLE_UNSUPPORTED_PROTOCOL:
+      return "a redirect to a scheme that is not allowed (https never goes to http)";
+    case CURLE_PARTIAL_FILE:
+      return "short body: the connection closed after " + std::to_string(t.received) + " of " +
+             std::to_string(t.expected) + " bytes";
+    default: break;
+  }
+  std::string text = curl_easy_strerror(code);
+  if (t.curl_message[0] != '\0') text += std::string(": ") + t.curl_message.data();
+  return text;
+}
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+}  // namespace
+
+HttpSession::HttpSession() {
+  global_init();
+  CURLSH* share = curl_share_init();
+  curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  share_ = share;
+}
+
+HttpSession::~HttpSession() {
+  curl_share_cleanup(static_cast<CURLSH*>(share_));
+}
+
+HttpClient::HttpClient(std::string url, const RemoteOptions& options, const HttpSession& session)
+    : url_(std::move(url)), options_(options), session_(session), multi_(curl_multi_init()) {
+  if (!options_.token_variable.empty()) {
+    const char* token = std::getenv(options_.token_variable.c_str());
+    if (token != nullptr) token_ = token;
+  }
+  options_.parallel = std::max(options_.parallel, 1);
+}
+
+HttpClient::~HttpClient() {
+  for (void* handle : idle_handles_) curl_easy_cleanup(static_cast<CURL*>(handle));
+  curl_multi_cleanup(static_cast<CURLM*>(multi_));
+}
+
+std::vector<std::byte> HttpClient::probe(std::uint64_t length) {
+  std::vector<std::byte> out;
+  std::vector<std::unique_ptr<Transfer>> transfers;
+  transfers.push_back(std::make_unique<Transfer>());
+  transfers[0]->want = {0, length};
+  transfers[0]->probe = true;
+  const Sink sink = [&out](std::size_t, std::uint64_t, std::span<const std::byte> bytes) {
+    out.insert(out.end(), bytes.begin(), bytes.end());
+  };
+  run(transfers, sink);
+  return out;
+}
+
+void HttpClient::fetch(std::span<const ByteRange> ranges, const Sink& sink) {
+  std::vector<std::unique_ptr<Transfer>> transfers;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (ranges[i].length == 0) continue;
+    if (ranges[i].offset + ranges[i].length > validators_.size) {
+      throw Error(ErrorKind::out_of_bounds,
+                  "bytes " + std::to_string(ranges[i].offset) + "+" +
+                      std::to_string(ranges[i].length) + " lie past the file's end (" +
+                      std::to_string(validators_.size) + " bytes)",
+                  ranges[i].offset, {}, url_);
+    }
+    transfers.push_back(std::make_unique<Transfer>());
+    transfers.back()->want = ranges[i];
+    transfers.back()->index = i;
+  }
+  run(transfers, sink);
+}
+
+void HttpClient::start(Transfer& t) {
+  t.client = this;
+  CURL* h = nullptr;
+  if (idle_handles_.empty()) {
+    h = curl_easy_init();
+  } else {
+    h = static_cast<CURL*>(idle_handles_.back());
+    idle_handles_.pop_back();
+    curl_easy_reset(h);  // keeps its live connections
+  }
+  t.handle = h;
+  const std::string range =
+      std::to_string(t.want.offset) + "-" + std::to_string(t.want.offset + t.want.length - 1);
+  const bool https = url_.size() >= 8 && same_name(std::string_view(url_).substr(0, 8), "https://");
+  curl_easy_setopt(h, CURLOPT_URL, url_.c_str());
+  curl_easy_setopt(h, CURLOPT_SHARE, session_.share());
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, https ? "https" : "http,https");
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(h, CURLOPT_MAXREDIRS, static_cast<long>(options_.max_redirects));
+  curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());  // copied by libcurl
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(h, CURLOPT_PRIVATE, &t);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t.curl_message.data());
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  // Bodies arrive in large pieces: each becomes one write into the mirror.
+  curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L * 1024L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options_.timeout_seconds));
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.timeout_seconds));
+  curl_easy_setopt(h, CURLOPT_USERAGENT, "onnxmap/" ONNXMAP_VERSION);
+  if (!options_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_file.c_str());
+  if (!token_.empty()) {
+    // libcurl sends it to the URL's host only, never to a host a redirect leads to.
+    curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+    curl_easy_setopt(h, CURLOPT_XOAUTH2_BEARER, token_.c_str());
+  }
+  curl_multi_add_handle(static_cast<CURLM*>(multi_), h);
+}
+
+void HttpClient::finish(Transfer& t, int curl_code) {
+  const auto code = static_cast<CURLcode>(curl_code);
+  if (t.failure) throw *t.failure;
+  if (code != CURLE_OK) throw http_error(t, curl_failure(t, code, options_));
+  if (!t.checked) {  // an answer without a body: an error status, or an empty 206
+    t.checked = true;
+    if (auto failure = check_answer(t, validators_, !t.probe)) throw *failure;
+  }
+  if (t.received != t.expected) {
+    throw http_error(t, "short body: " + std::to_string(t.received) + " of " +
+                            std::to_string(t.expected) + " bytes");
+  }
+  if (t.probe) {
+    validators_ = {parse_content_range(t.content_range)->total, t.etag, t.last_modified};
+  }
+}
+
+// Runs every transfer, at most options_.parallel at once; the first failure stops the rest.
+void HttpClient::run(std::vector<std::unique_ptr<Transfer>>& transfers, const Sink& sink) {
+  auto* multi = static_cast<CURLM*>(multi_);
+  std::size_t next = 0;
+  std::size_t active = 0;
+  std::optional<Error> failure;
+  const auto retire = [&](Transfer& t) {
+    curl_multi_remove_handle(multi, t.handle);
+    idle_handles_.push_back(t.handle);
+    t.handle = nullptr;
+    --active;
+  };
+  while ((next < transfers.size() && !failure) || active > 0) {
+    while (!failure && next < transfers.size() &&
+           active < static_cast<std::size_t>(options_.parallel)) {
+      transfers[next]->sink = &sink;
+      start(*transfers[next++]);
+      ++active;
+    }
+    int running = 0;
+    curl_multi_perform(multi, &running);
+    int left = 0;
+    while (CURLMsg* message = curl_multi_info_read(multi, &left)) {
+      if (message->msg != CURLMSG_DONE) continue;
+      Transfer* t = nullptr;
+      curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
+      const CURLcode code = message->data.result;
+      try {
+        finish(*t, code);
+      } catch (const Error& e) {
+        if (!failure) failure = e;
+      }
+      retire(*t);
+    }
+    if (failure) {
+      for (auto& t : transfers) {
+        if (t->handle != nullptr) retire(*t);
+      }
+      break;
+    }
+    if (active > 0) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+  }
+  if (failure) throw *failure;
+}
+
+}  // namespace onnxmap::remote

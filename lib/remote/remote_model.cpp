@@ -1,0 +1,182 @@
+#include "remote/remote_model.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "io/payload_fetcher.hpp"
+#include "onnxmap/remote.hpp"
+#include "remote/cache_record.hpp"
+#include "remote/metadata_fetch.hpp"
+#include "remote/mirror_file.hpp"
+#include "remote/url.hpp"
+#include "view/view_access.hpp"
+
+namespace onnxmap::detail {
+
+namespace {
+
+using remote::MirrorFile;
+
+// The first request asks for this much; a model file up to kWholeFile bytes is then fetched
+// whole in at most one more (the .onnx of an external-data model is all metadata).
+constexpr std::uint64_t kProbe = std::uint64_t{256} << 10U;
+constexpr std::uint64_t kWholeFile = std::uint64_t{4} << 20U;
+
+std::filesystem::path make_temporary_folder() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/onnxmap-remote-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw Error(ErrorKind::io, "cannot create a temporary folder for the mirror", Error::kNoOffset,
+                {}, pattern);
+  }
+  return pattern;
+}
+
+// The mirror of one remote model and every data file it names. Fetches are serialized.
+class RemoteModel final : public PayloadFetcher {
+ public:
+  RemoteModel(std::string_view url, const RemoteOptions& options) : url_(url), options_(options) {}
+
+  ~RemoteModel() override {
+    try {
+      save_record();
+    } catch (...) {  // a cache that cannot be written is only a cache
+    }
+  }
+
+  // Fills the mirror with the metadata (or trusts a cached one) and returns its folder.
+  std::filesystem::path prepare(MessageKind root, int max_depth) {
+    const bool cached = !options_.cache_dir.empty();
+    folder_ = cached ? remote::cache_folder(options_.cache_dir, url_) : make_temporary_folder();
+    if (cached) std::filesystem::create_directories(folder_);
+    const auto record = cached ? remote::read_record(folder_ / "record") : std::nullopt;
+    model_ =
+        std::make_unique<MirrorFile>(folder_ / remote::file_name(url_), url_, options_, session_);
+    const std::span<const std::byte> first = model_->start(kProbe);
+    if (record && record->url == url_ && record->files[0].validators == model_->validators()) {
+      model_->restore(record->files[0].validators, record->files[0].held);
+      for (std::size_t i = 1; i < record->files.size(); ++i) {
+        add_data_file(record->files[i].location)
+            .restore(record->files[i].validators, record->files[i].held);
+      }
+      return folder_;
+    }
+    if (record) model_->discard();
+    if (model_->size() <= kWholeFile) model_->ensure(0, model_->size());
+    // A little more depth than the index allows, so that the index reports a deep file.
+    for (const std::string& location :
+         remote::fetch_metadata(*model_, first, root, max_depth + 2)) {
+      (void)add_data_file(location).start(1);  // its size and validators: one byte
+    }
+    return folder_;
+  }
+
+  // After the index pass: a temporary mirror's names go (its files live on while mapped and
+  // open here); a cache's record is written.
+  void opened() {
+    if (folder_.empty()) return;
+    if (options_.cache_dir.empty()) {
+      std::filesystem::remove_all(folder_);
+    } else {
+      save_record();
+    }
+  }
+
+  using PayloadFetcher::fetch;
+  void fetch(std::string_view location, std::span<const ByteRange> ranges) const override {
+    const std::lock_guard lock(mutex_);
+    file_for(location).ensure(ranges);
+  }
+
+  [[nodiscard]] const std::filesystem::path& model_path() const { return model_->path(); }
+
+ private:
+  MirrorFile& add_data_file(const std::string& location) {
+    const std::string url = remote::resolve_location(url_, location);
+    if (url == url_)
+      throw Error(ErrorKind::unsafe_path,
+                  "external data location '" + location + "' is the model itself", Error::kNoOffset,
+                  "external_data", url_);
+    const std::filesystem::path path = folder_ / location;
+    std::filesystem::create_directories(path.parent_path());
+    auto file = std::make_unique<MirrorFile>(path, url, options_, session_);
+    MirrorFile& added = *file;
+    data_.emplace(location, std::move(file));
+    return added;
+  }
+
+  MirrorFile& file_for(std::string_view location) const {
+    if (location.empty()) return *model_;
+    const auto found = data_.find(location);
+    if (found == data_.end()) {
+      throw Error(ErrorKind::not_found,
+                  "external data location '" + std::string(location) + "' has no mirror",
+                  Error::kNoOffset, {}, url_);
+    }
+    return *found->second;
+  }
+
+  void save_record() const {
+    if (options_.cache_dir.empty() || !model_) return;
+    const std::lock_guard lock(mutex_);
+    remote::CacheRecord record{url_, {{"", model_->validators(), model_->held()}}};
+    for (const auto& [location, file] : data_) {
+      record.files.push_back({location, file->validators(), file->held()});
+    }
+    remote::write_record(folder_ / "record", record);
+  }
+
+  std::string url_;
+  RemoteOptions options_;
+  remote::HttpSession session_;
+  std::filesystem::path folder_;
+  mutable std::mutex mutex_;
+  std::unique_ptr<MirrorFile> model_;
+  std::map<std::string, std::unique_ptr<MirrorFile>, std::less<>> data_;
+};
+
+}  // namespace
+
+std::shared_ptr<const ModelIndex> open_remote(std::string_view url, const Options& options,
+                                              MessageKind root, IndexScope scope) {
+  check_options(options);
+  auto remote = std::make_shared<RemoteModel>(url, options.remote);
+  Options local = options;
+  local.load = LoadMode::map;  // the mirror is filled behind the map
+  std::shared_ptr<ModelIndex> index;
+  try {
+    const std::filesystem::path folder = remote->prepare(root, options.max_depth);
+    index = build_index(MappedFile::open(remote->model_path(), LoadMode::map), std::string(url),
+                        folder, root, local, scope);
+  } catch (...) {
+    remote->opened();
+    throw;
+  }
+  remote->opened();
+  index->fetcher = std::move(remote);
+  return index;
+}
+
+void fetch_whole_model(const ModelIndex& index) {
+  if (!index.fetcher) return;
+  index.fetcher->fetch("", 0, index.file.size());
+  std::vector<std::vector<ByteRange>> external(index.data_files.size());
+  for (const TensorRecord& t : index.tensors) {
+    if (t.storage == Storage::external) {
+      external[t.data_file].push_back({t.payload_offset, t.payload_length});
+    }
+  }
+  for (std::size_t f = 0; f < external.size(); ++f) {
+    index.fetcher->fetch(index.data_files[f].location, external[f]);
+  }
+}
+
+}  // namespace onnxmap::detail
+
+std::span<const std::byte> onnxmap::model_file_bytes(const Model& model, bool with_payloads) {
+  const detail::ModelIndex* index = detail::ViewAccess::index(model);
+  if (index->fetcher && with_payloads) index->fetcher->fetch("", 0, index->file.size());
+  return index->file.bytes();
+}

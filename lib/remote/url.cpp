@@ -1,0 +1,86 @@
+#include "remote/url.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "common/location.hpp"
+#include "onnxmap/error.hpp"
+#include "onnxmap/remote_options.hpp"
+
+namespace onnxmap {
+
+bool is_url(std::string_view path) noexcept {
+  const auto starts = [path](std::string_view prefix) {
+    return path.size() > prefix.size() &&
+           std::equal(prefix.begin(), prefix.end(), path.begin(), [](char a, char b) {
+             return a == static_cast<char>(std::tolower(static_cast<unsigned char>(b)));
+           });
+  };
+  return starts("http://") || starts("https://");
+}
+
+}  // namespace onnxmap
+
+namespace onnxmap::remote {
+
+namespace {
+
+// The URL up to and including the last '/' of its path (no query, no fragment).
+std::string_view folder_of(std::string_view url) {
+  url = url.substr(0, std::min(url.find('?'), url.find('#')));
+  const std::size_t host = url.find("://") + 3;
+  const std::size_t slash = url.rfind('/');
+  if (slash == std::string_view::npos || slash < host) return url;  // "http://host"
+  return url.substr(0, slash + 1);
+}
+
+std::string escape(std::string_view segment) {
+  const std::unique_ptr<char, decltype(&curl_free)> out(
+      curl_easy_escape(nullptr, segment.data(), static_cast<int>(segment.size())), curl_free);
+  if (!out) throw Error(ErrorKind::invalid_argument, "cannot encode a URL segment");
+  return out.get();
+}
+
+}  // namespace
+
+std::string resolve_location(std::string_view model_url, std::string_view location) {
+  if (const char* why = detail::location_text_problem(location)) {
+    throw detail::unsafe_location(location, why);
+  }
+  if (std::any_of(location.begin(), location.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    throw detail::unsafe_location(location, "holds control characters");
+  }
+  std::string url(folder_of(model_url));
+  if (url.back() != '/') url += '/';
+  bool first = true;
+  std::size_t at = 0;
+  while (at <= location.size()) {
+    const std::size_t end = std::min(location.find('/', at), location.size());
+    const std::string_view segment = location.substr(at, end - at);
+    at = end + 1;
+    if (segment.empty() || segment == ".") continue;
+    if (!first) url += '/';
+    url += escape(segment);
+    first = false;
+  }
+  if (first) throw detail::unsafe_location(location, "names no file");
+  return url;
+}
+
+std::string file_name(std::string_view model_url) {
+  const std::string_view folder = folder_of(model_url);
+  std::string_view rest = model_url.substr(folder.size());
+  rest = rest.substr(0, std::min(rest.find('?'), rest.find('#')));
+  int length = 0;
+  const std::unique_ptr<char, decltype(&curl_free)> decoded(
+      curl_easy_unescape(nullptr, rest.data(), static_cast<int>(rest.size()), &length), curl_free);
+  std::string name = decoded ? std::string(decoded.get(), static_cast<std::size_t>(length)) : "";
+  const bool plain = !name.empty() && name != "." && name != ".." &&
+                     name.find_first_of(std::string_view("/\0", 2)) == std::string::npos;
+  return plain ? name : "model.onnx";
+}
+
+}  // namespace onnxmap::remote

@@ -1,0 +1,18 @@
+#pragma once
+// URLs of a remote model and of its external data files.
+
+#include <string>
+#include <string_view>
+
+namespace onnxmap::remote {
+
+// The URL of external data `location` beside the model at `model_url`: the same scheme, host and
+// folder, the location's segments percent-encoded. The same policy as on disk, always strict:
+// empty, absolute or `..` locations, and control characters, are an onnxmap::Error
+// (unsafe_path), so the result never leaves the model's folder.
+[[nodiscard]] std::string resolve_location(std::string_view model_url, std::string_view location);
+
+// The model file's name: the URL path's last segment, decoded ("model.onnx" when it has none).
+[[nodiscard]] std::string file_name(std::string_view model_url);
+
+}  // namespace onnxmap::remote

@@ -1,0 +1,101 @@
+"""onnxmap.open, safe_open, peek, check and save on http:// URLs, against the Range server the
+C++ remote tests use (tests/remote/range_server.py) on loopback: the same arrays as
+numpy_helper gives for the local file, only the rows asked for fetched, server failures as
+onnxmap.Error with kind "http"."""
+import json
+import pathlib
+import subprocess
+import sys
+import time
+import urllib.parse
+
+import numpy as np
+import onnx
+import pytest
+
+import onnxmap
+from conftest import FIXTURE_MODELS, SOURCE_ROOT, judge_array
+
+
+class RangeServer:
+    def __init__(self, root, log):
+        self.log_path = log
+        self.process = subprocess.Popen(
+            [sys.executable, str(SOURCE_ROOT / "tests/remote/range_server.py"), "--root",
+             str(root), "--log", str(log)], stdout=subprocess.PIPE)
+        self.port = int(self.process.stdout.readline())
+
+    def url(self, name, mode="ok"):
+        return "http://127.0.0.1:%d/%s/%s" % (self.port, mode, urllib.parse.quote(name))
+
+    def requests(self):
+        time.sleep(0.05)  # the server logs after the answer is sent
+        if not self.log_path.exists():
+            return []
+        return [json.loads(line) for line in self.log_path.read_text().splitlines()]
+
+    def clear(self):
+        self.log_path.write_text("")
+
+
+@pytest.fixture(scope="module")
+def server(fixtures, tmp_path_factory):
+    s = RangeServer(fixtures, tmp_path_factory.mktemp("server") / "log")
+    yield s
+    s.process.kill()
+    s.process.wait()
+
+
+@pytest.mark.parametrize("name", FIXTURE_MODELS)
+def test_open_url_equals_local(server, fixtures, name):
+    local = onnx.load(str(fixtures / name))
+    folder = str((fixtures / name).parent)
+    with onnxmap.open(server.url(name)) as model, onnxmap.open(fixtures / name) as on_disk:
+        assert list(model.keys()) == list(on_disk.keys())
+        assert model.producer_name == local.producer_name
+        for proto in local.graph.initializer:
+            expected = judge_array(proto, folder)
+            if expected is None:
+                continue
+            got = model[proto.name].numpy()
+            assert got.dtype == expected.dtype and got.shape == expected.shape, proto.name
+            assert got.tobytes() == expected.tobytes(), proto.name
+
+
+def test_safe_open_slice_fetches_rows_only(server, fixtures):
+    name = "external_one_file.onnx"
+    local = onnx.load(str(fixtures / name))
+    folder = str(fixtures)
+    proto = max((t for t in local.graph.initializer if len(t.dims) >= 1 and t.dims[0] >= 4),
+                key=lambda t: np.prod(t.dims))
+    expected = judge_array(proto, folder)
+    server.clear()
+    with onnxmap.safe_open(server.url(name), framework="np") as f:
+        opened = sum(e["sent"] for e in server.requests())
+        server.clear()
+        rows = f.get_slice(proto.name)[1:3]
+        fetched = sum(e["sent"] for e in server.requests())
+    assert rows.tobytes() == expected[1:3].tobytes()
+    row_bytes = expected[1:3].nbytes
+    assert fetched == row_bytes, (fetched, row_bytes, opened)
+
+
+def test_peek_check_save_on_url(server, fixtures, tmp_path):
+    name = "features.onnx"
+    summary = onnxmap.peek(server.url(name))
+    assert summary.producer_name == onnx.load(str(fixtures / name)).producer_name
+    assert onnxmap.check(server.url(name)) == onnxmap.check(fixtures / name)
+    with onnxmap.open(server.url(name)) as remote, onnxmap.open(fixtures / name) as local:
+        onnxmap.save(remote, tmp_path / "remote.onnx")
+        onnxmap.save(local, tmp_path / "local.onnx")
+    assert (tmp_path / "remote.onnx").read_bytes() == (tmp_path / "local.onnx").read_bytes()
+
+
+@pytest.mark.parametrize("mode, phrase", [("missing", "HTTP 404"),
+                                          ("ignore-range", "whole file")])
+def test_server_failures_are_http_errors(server, mode, phrase):
+    url = server.url("features.onnx", mode)
+    with pytest.raises(onnxmap.Error) as error:
+        onnxmap.open(url)
+    assert error.value.kind == "http" and error.value.file == url
+    assert phrase in str(error.value)

@@ -1,0 +1,169 @@
+"""A small HTTP server with Range support for the remote-model tests, on loopback.
+
+The first path segment picks a behaviour, the rest names a file under --root:
+  /ok/PATH            206 for ranges (200 without Range), ETag and Last-Modified
+  /ignore-range/PATH  200 with the whole file even to a ranged request
+  /wrong-range/PATH   206 whose Content-Range starts one byte later than asked
+  /short/PATH         206 whose body stops halfway (then the connection closes)
+  /grow/PATH          the total size in Content-Range grows by one on every request
+  /etag/PATH          a new ETag on every request
+  /loop/PATH          redirects to itself
+  /hop/PATH           redirects once to /ok/PATH on host "localhost" (another host name)
+  /to-http/PATH       redirects to http://127.0.0.1:HTTP_PORT/ok/PATH (a downgrade under TLS)
+  /missing/PATH       404
+  /hang/PATH          never answers (the client must time out)
+  /auth/PATH          like ok, but 401 unless "Authorization: Bearer $TOKEN" (--token)
+--latency-ms adds a delay before every answer. Every request is logged to --log as one JSON
+line: method, path, range, status, bytes of body sent, and the client's port (its connection).
+The first line on stdout is the port.
+"""
+
+import argparse
+import email.utils
+import http.server
+import json
+import os
+import re
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+
+ARGS = None
+LOCK = threading.Lock()
+COUNTS = {}
+
+
+def log(entry):
+    with LOCK:
+        with open(ARGS.log, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def setup(self):
+        super().setup()
+        # Headers and body go out in separate writes: without this, Nagle's algorithm and the
+        # client's delayed ACK add 40 ms to every small answer.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def do_GET(self):
+        if ARGS.latency_ms:
+            time.sleep(ARGS.latency_ms / 1000.0)
+        parts = self.path.split("/", 2)
+        mode, rel = (parts[1], parts[2]) if len(parts) == 3 else ("", "")
+        entry = {"method": "GET", "path": self.path, "range": self.headers.get("Range"),
+                 "port": self.client_address[1], "status": 0, "sent": 0,
+                 "auth": self.headers.get("Authorization") is not None}
+        try:
+            self.answer(mode, rel, entry)
+        except (BrokenPipeError, ConnectionResetError):
+            entry["aborted"] = True
+        log(entry)
+
+    def status(self, entry, code, headers=(), body=b""):
+        entry["status"] = code
+        self.send_response(code)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        entry["sent"] += len(body)
+
+    def answer(self, mode, rel, entry):
+        host = "127.0.0.1:%d" % self.server.server_address[1]
+        if mode == "loop":
+            return self.status(entry, 302, [("Location", "/loop/" + rel)])
+        if mode == "hop":
+            port = self.server.server_address[1]
+            return self.status(entry, 302, [("Location", "http://localhost:%d/ok/%s" % (port, rel))])
+        if mode == "to-http":
+            return self.status(entry, 302, [("Location", "http://127.0.0.1:%d/ok/%s" % (ARGS.http_port, rel))])
+        if mode == "missing":
+            return self.status(entry, 404, body=b"not here")
+        if mode == "hang":
+            time.sleep(60)
+            return
+        if mode == "auth" and self.headers.get("Authorization") != "Bearer " + (ARGS.token or ""):
+            return self.status(entry, 401, body=b"who are you")
+        path = os.path.join(ARGS.root, urllib.parse.unquote(rel))
+        if not os.path.isfile(path):
+            return self.status(entry, 404)
+        with LOCK:
+            COUNTS[self.path] = COUNTS.get(self.path, 0) + 1
+            count = COUNTS[self.path]
+        st = os.stat(path)
+        size = st.st_size
+        etag = '"%x-%x"' % (st.st_mtime_ns, size)
+        if mode == "etag":
+            etag = '"%d"' % count
+        headers = [("ETag", etag), ("Last-Modified", email.utils.formatdate(st.st_mtime, usegmt=True)),
+                   ("Accept-Ranges", "bytes")]
+        ranged = self.headers.get("Range")
+        m = re.fullmatch(r"bytes=(\d+)-(\d*)", ranged or "")
+        if not m or mode == "ignore-range":
+            return self.send_file(entry, path, 0, size, 200, headers)
+        first = int(m.group(1))
+        last = min(int(m.group(2)) if m.group(2) else size - 1, size - 1)
+        if first >= size:
+            return self.status(entry, 416, headers + [("Content-Range", "bytes */%d" % size)])
+        total = size + (count - 1 if mode == "grow" else 0)
+        shown = first + 1 if mode == "wrong-range" else first
+        headers.append(("Content-Range", "bytes %d-%d/%d" % (shown, last, total)))
+        length = last - first + 1
+        send = length // 2 if mode == "short" else length
+        self.send_file(entry, path, first, length, 206, headers, send)
+        if send < length:
+            self.close_connection = True
+
+    def send_file(self, entry, path, offset, length, code, headers, send=None):
+        send = length if send is None else send
+        entry["status"] = code
+        self.send_response(code)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
+        self.wfile.flush()
+        with open(path, "rb") as f:
+            # In pieces, so that a client hanging up is seen (and logged) after little was sent.
+            at, end = offset, offset + send
+            while at < end:
+                done = self.connection.sendfile(f, at, min(end - at, 1 << 20))
+                if done == 0:
+                    break
+                entry["sent"] += done
+                at += done
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--latency-ms", type=float, default=0)
+    parser.add_argument("--token")
+    parser.add_argument("--tls-cert", help="serve https with this PEM (certificate and key)")
+    parser.add_argument("--http-port", type=int, default=0, help="where /to-http/ redirects")
+    ARGS = parser.parse_args()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.handle_error = lambda request, address: None  # clients that hang up are expected
+    server.daemon_threads = True
+    if ARGS.tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(ARGS.tls_cert)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
