@@ -5,7 +5,9 @@ Run by meson test (tests/meson.build). It checks that the shared library exports
 API, that the installed headers are the public ones, and builds and runs the two examples
 (examples/cmake-consumer through find_package, examples/meson-consumer through pkg-config) and
 a plain compiler line from `pkg-config --cflags --libs` (shared) and `--static` against the
-staged files only. python3-onnx writes the model they read and says what they must print.
+staged files only, the CMake example linked statically too, and the Meson example with this
+source tree as its subproject. python3-onnx writes the model they read and says what they must
+print.
 
   install_test.py SOURCE_ROOT BUILD_ROOT PREFIX LIBDIR INCLUDEDIR
 """
@@ -69,7 +71,7 @@ def write_model(path):
     return header, expected
 
 
-def check_consumer(label, program, env, model, header, expected):
+def check_consumer(label, program, env, model, header, expected, staged=True):
     for name, tail in expected.items():
         out = run([program, model, name], env=env)
         lines = out.splitlines(keepends=True)
@@ -80,12 +82,36 @@ def check_consumer(label, program, env, model, header, expected):
                      f"{header}{tail}")
     linked = run(["ldd", program], env=env)
     line = next((l for l in linked.splitlines() if "libonnxmap" in l), "")
-    if line and env["LD_LIBRARY_PATH"] not in line and "not found" not in line:
+    if staged and line and env["LD_LIBRARY_PATH"] not in line and "not found" not in line:
         # A shared link must resolve into the staging folder, never the build tree.
         resolved = line.split("=>")[-1].strip()
         if not os.path.realpath(resolved).startswith(os.path.realpath(env["LD_LIBRARY_PATH"])):
             sys.exit(f"FAILED: {label} resolves libonnxmap outside the stage: {line}")
     print(f"ok: {label}")
+
+
+def check_static(label, program, env, model, header, expected):
+    if "libonnxmap" in run(["ldd", program], env=env):
+        sys.exit(f"FAILED: {label}: the static link still needs libonnxmap.so")
+    check_consumer(label, program, env, model, header, expected)
+
+
+def check_subproject(work, model, header, expected):
+    """The Meson example with this source tree as its subproject: dependency('onnxmap') falls
+    back to it (meson.override_dependency), nothing installed anywhere."""
+    project = os.path.join(work, "subproject-consumer")
+    shutil.copytree(os.path.join(SOURCE, "examples", "meson-consumer"), project)
+    os.mkdir(os.path.join(project, "subprojects"))
+    os.symlink(SOURCE, os.path.join(project, "subprojects", "onnxmap"))
+    env = clean_env(os.path.join(work, "nothing-installed"))
+    build = os.path.join(project, "build")
+    # The library only, unoptimized: the consumer needs nothing else and it builds fastest.
+    run(["meson", "setup", build, project, "--buildtype=debug", "--wrap-mode=nodownload",
+         "-Donnxmap:tests=disabled", "-Donnxmap:bench=disabled", "-Donnxmap:python=disabled",
+         "-Donnxmap:cli=false", "-Donnxmap:library_install=false"], env=env)
+    run(["ninja", "-C", build, "consumer"], env=env)
+    check_consumer("meson subproject", os.path.join(build, "consumer"), env, model, header,
+                   expected, staged=False)
 
 
 def check_exports(shared):
@@ -140,6 +166,14 @@ def main():
         check_consumer("cmake find_package", os.path.join(cmake_build, "consumer"), env, model,
                        header, expected)
 
+        cmake_static = os.path.join(work, "cmake-static")
+        run(["cmake", "-S", os.path.join(SOURCE, "examples", "cmake-consumer"), "-B", cmake_static,
+             f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release", "-DONNXMAP_STATIC=ON"],
+            env=env)
+        run(["cmake", "--build", cmake_static], env=env)
+        check_static("cmake find_package static", os.path.join(cmake_static, "consumer"), env,
+                     model, header, expected)
+
         meson_build = os.path.join(work, "meson")
         run(["meson", "setup", meson_build, os.path.join(SOURCE, "examples", "meson-consumer")],
             env=env)
@@ -161,9 +195,8 @@ def main():
         static_libs = [f if f != "-lonnxmap" else os.path.join(stage_lib, "libonnxmap.a")
                        for f in static_libs]
         run(["c++", obj, "-o", static_app, *static_libs], env=env)
-        if "libonnxmap" in run(["ldd", static_app], env=env):
-            sys.exit("FAILED: the static link still needs libonnxmap.so")
-        check_consumer("pkg-config static", static_app, env, model, header, expected)
+        check_static("pkg-config static", static_app, env, model, header, expected)
+        check_subproject(work, model, header, expected)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
