@@ -3,7 +3,8 @@
 // the limit is a plain loop of 16 MiB preads over the same files, cold. Prints one markdown
 // table of medians, with every run's figure beside it (the disk is noisy).
 //
-//   cold_load_bench MODEL [--runs N]      (MODEL with real bytes: holes do not touch the disk)
+//   cold_load_bench MODEL [--runs N] [--only TEXT]
+// MODEL holds real bytes (holes do not touch the disk); --only keeps the cases naming TEXT.
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -186,12 +187,16 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: cold_load_bench MODEL [--runs N]\n";
+    std::cerr << "usage: cold_load_bench MODEL [--runs N] [--only TEXT]\n";
     return 2;
   }
   const fs::path path = argv[1];
   int runs = 3;
-  if (argc >= 4 && std::string(argv[2]) == "--runs") runs = std::stoi(argv[3]);
+  std::string only;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (std::string(argv[i]) == "--runs") runs = std::stoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--only") only = argv[i + 1];
+  }
   const auto files = files_of(path);
   // The largest tensor, for the single cold fetch.
   std::string largest;
@@ -231,6 +236,16 @@ int main(int argc, char** argv) {
   add("shard 3/8, slice_rows + read", [&] { return touch_model(path, true, false); });
   add("shard 3/8, prefetch(plan) + slice_rows + read",
       [&] { return touch_model(path, true, true); });
+  // --only TEXT keeps the cases whose name holds TEXT (and the limit, the first case).
+  if (!only.empty()) {
+    std::vector<Case> kept;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      if (i == 0 || cases[i].name.find(only) != std::string::npos) {
+        kept.push_back(std::move(cases[i]));
+      }
+    }
+    cases = std::move(kept);
+  }
   for (int r = 0; r < runs; ++r) {
     // Rotate the order each round, so no case always runs after the same neighbour.
     for (std::size_t k = 0; k < cases.size(); ++k) {

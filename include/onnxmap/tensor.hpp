@@ -83,8 +83,8 @@ class ONNXMAP_API Tensor : public detail::MessageView {
   // STRING tensors: each element's bytes.
   [[nodiscard]] std::vector<std::string_view> strings() const;
   // Rows [begin, end) along axis 0 (a tensor-parallel shard), without a copy; needs raw or
-  // external storage and a type whose rows are whole bytes. Advised and fetched like bytes(), the
-  // rows only.
+  // external storage and a type whose rows are whole bytes. Fetched like bytes(), the rows only;
+  // a part of the payload is read ahead exactly (MADV_WILLNEED), not past its last row.
   [[nodiscard]] std::span<const std::byte> slice_rows(std::uint64_t begin, std::uint64_t end) const;
 
   // prefetch: reads the bytes into the page cache now, in large requests, and returns when they

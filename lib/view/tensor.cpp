@@ -36,6 +36,14 @@ void advise_access(const MappedFile* file, std::uint64_t offset, std::uint64_t l
   }
 }
 
+// A slice of a payload (a rank's rows) this large is read ahead exactly (MADV_WILLNEED):
+// sequential advice would let the kernel's read-ahead run on into the next rank's rows.
+constexpr std::uint64_t kSliceReadAheadBytes = std::uint64_t{64} << 10U;
+
+void advise_slice(const MappedFile* file, std::uint64_t offset, std::uint64_t length) {
+  if (file != nullptr && length >= kSliceReadAheadBytes) file->prefetch(offset, length);
+}
+
 // Raw and external payloads as they lie in the mapped files; empty for other storage.
 std::span<const std::byte> stored_payload(const detail::ModelIndex* index,
                                           const detail::TensorRecord& r) {
@@ -185,7 +193,11 @@ std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t
   const auto rows = rows_view(begin, end);
   const auto offset = static_cast<std::uint64_t>(rows.data() - payload_view().data());
   fetch_payload(index_, r, offset, rows.size());
-  advise_access(payload_file(index_, r), r.payload_offset + offset, rows.size());
+  if (rows.size() == r.payload_length) {
+    advise_access(payload_file(index_, r), r.payload_offset, rows.size());
+  } else {
+    advise_slice(payload_file(index_, r), r.payload_offset + offset, rows.size());
+  }
   return rows;
 }
 
