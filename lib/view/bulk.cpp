@@ -1,18 +1,14 @@
 #include "onnxmap/bulk.hpp"
 
+#include "io/file_reader.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/mapped_file.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
-#include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace onnxmap {
@@ -92,31 +88,6 @@ std::vector<std::pair<std::uintptr_t, std::uintptr_t>> page_runs(std::span<const
   return runs;
 }
 
-// Runs work(i) for i in [0, count) on up to `threads` threads; rethrows the first exception.
-void run_parallel(std::size_t count, unsigned threads,
-                  const std::function<void(std::size_t)>& work) {
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_lock;
-  const auto worker = [&] {
-    for (std::size_t i = next++; i < count; i = next++) {
-      try {
-        work(i);
-      } catch (...) {
-        const std::lock_guard lock(failure_lock);
-        if (!failure) failure = std::current_exception();
-        next = count;
-      }
-    }
-  };
-  std::vector<std::jthread> pool;
-  const unsigned n = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(count)));
-  for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
-  worker();
-  pool.clear();  // joins
-  if (failure) std::rethrow_exception(failure);
-}
-
 }  // namespace
 
 void page_in(std::span<const Tensor> tensors, const BulkOptions& options) {
@@ -129,7 +100,7 @@ void page_in(std::span<const Tensor> tensors, const BulkOptions& options) {
     (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
   }
   const auto work = plan_work(tensors, order, options.chunk_bytes);
-  run_parallel(work.size(), options.threads, [&](std::size_t w) {
+  io::run_parallel(work.size(), options.threads, [&](std::size_t w) {
     // One read per page faults it in; the volatile sink keeps the reads from being optimised out.
     unsigned char sink = 0;
     for (const Chunk& chunk : work[w]) {
@@ -161,12 +132,12 @@ void read_into(std::span<const Tensor> tensors, std::span<const std::span<std::b
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].storage() == TensorStorage::typed) typed.push_back(i);
   }
-  run_parallel(typed.size(), options.threads, [&](std::size_t k) {
+  io::run_parallel(typed.size(), options.threads, [&](std::size_t k) {
     const TensorData data = tensors[typed[k]].data();
     std::memcpy(buffers[typed[k]].data(), data.bytes().data(), data.bytes().size());
   });
   const auto work = plan_work(tensors, file_order(tensors), options.chunk_bytes);
-  run_parallel(work.size(), options.threads, [&](std::size_t w) {
+  io::run_parallel(work.size(), options.threads, [&](std::size_t w) {
     for (const Chunk& chunk : work[w]) {
       const auto bytes = tensors[chunk.tensor].bytes();
       std::memcpy(buffers[chunk.tensor].data() + chunk.begin, bytes.data() + chunk.begin,
