@@ -62,8 +62,9 @@ void MirrorFile::ensure(std::span<const ByteRange> ranges) {
   for (const ByteRange& range : ranges) {
     if (range.offset >= size()) continue;
     const std::uint64_t length = std::min(range.length, size() - range.offset);
-    for (const ByteRange& gap : held_.missing(range.offset, length))
+    for (const ByteRange& gap : held_.missing(range.offset, length)) {
       asked.add(gap.offset, gap.length);
+    }
   }
   // Held bytes between two missing pieces of one range are asked for again when that saves a
   // request (a payload range holds the tensor headers the metadata fetch brought in).
