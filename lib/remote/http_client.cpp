@@ -1,18 +1,16 @@
 #include "remote/http_client.hpp"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 #include <string_view>
 
 #include "onnxmap/error.hpp"
 #include "onnxmap/version.hpp"
+#include "remote/curl_api.hpp"
 
 namespace onnxmap::remote {
 
@@ -128,7 +126,7 @@ namespace {
 // Validates the final response before any of its body is taken; sets t.expected.
 std::optional<Error> check_answer(Transfer& t, const Validators& known, bool probed) {
   long status = 0;
-  curl_easy_getinfo(t.handle, CURLINFO_RESPONSE_CODE, &status);
+  curl().easy_getinfo(t.handle, CURLINFO_RESPONSE_CODE, &status);
   if (status != 206) return http_error(t, status_text(status));
   const auto range = parse_content_range(t.content_range);
   if (!range) {
@@ -187,32 +185,26 @@ std::string curl_failure(const Transfer& t, CURLcode code, const RemoteOptions& 
              std::to_string(t.expected) + " bytes";
     default: break;
   }
-  std::string text = curl_easy_strerror(code);
+  std::string text = curl().easy_strerror(code);
   if (t.curl_message[0] != '\0') text += std::string(": ") + t.curl_message.data();
   return text;
-}
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 }  // namespace
 
 HttpSession::HttpSession() {
-  global_init();
-  CURLSH* share = curl_share_init();
-  curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-  curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  CURLSH* share = curl().share_init();
+  curl().share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl().share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
   share_ = share;
 }
 
 HttpSession::~HttpSession() {
-  curl_share_cleanup(static_cast<CURLSH*>(share_));
+  curl().share_cleanup(static_cast<CURLSH*>(share_));
 }
 
 HttpClient::HttpClient(std::string url, const RemoteOptions& options, const HttpSession& session)
-    : url_(std::move(url)), options_(options), session_(session), multi_(curl_multi_init()) {
+    : url_(std::move(url)), options_(options), session_(session), multi_(curl().multi_init()) {
   if (!options_.token_variable.empty()) {
     const char* token = std::getenv(options_.token_variable.c_str());
     if (token != nullptr) token_ = token;
@@ -221,8 +213,8 @@ HttpClient::HttpClient(std::string url, const RemoteOptions& options, const Http
 }
 
 HttpClient::~HttpClient() {
-  for (void* handle : idle_handles_) curl_easy_cleanup(static_cast<CURL*>(handle));
-  curl_multi_cleanup(static_cast<CURLM*>(multi_));
+  for (void* handle : idle_handles_) curl().easy_cleanup(static_cast<CURL*>(handle));
+  curl().multi_cleanup(static_cast<CURLM*>(multi_));
 }
 
 std::vector<std::byte> HttpClient::probe(std::uint64_t length) {
@@ -260,43 +252,43 @@ void HttpClient::start(Transfer& t) {
   t.client = this;
   CURL* h = nullptr;
   if (idle_handles_.empty()) {
-    h = curl_easy_init();
+    h = curl().easy_init();
   } else {
     h = static_cast<CURL*>(idle_handles_.back());
     idle_handles_.pop_back();
-    curl_easy_reset(h);  // keeps its live connections
+    curl().easy_reset(h);  // keeps its live connections
   }
   t.handle = h;
   const std::string range =
       std::to_string(t.want.offset) + "-" + std::to_string(t.want.offset + t.want.length - 1);
   const bool https = url_.size() >= 8 && same_name(std::string_view(url_).substr(0, 8), "https://");
-  curl_easy_setopt(h, CURLOPT_URL, url_.c_str());
-  curl_easy_setopt(h, CURLOPT_SHARE, session_.share());
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, https ? "https" : "http,https");
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(h, CURLOPT_MAXREDIRS, static_cast<long>(options_.max_redirects));
-  curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());  // copied by libcurl
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(h, CURLOPT_PRIVATE, &t);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t.curl_message.data());
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl().easy_setopt(h, CURLOPT_URL, url_.c_str());
+  curl().easy_setopt(h, CURLOPT_SHARE, session_.share());
+  curl().easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl().easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, https ? "https" : "http,https");
+  curl().easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+  curl().easy_setopt(h, CURLOPT_MAXREDIRS, static_cast<long>(options_.max_redirects));
+  curl().easy_setopt(h, CURLOPT_RANGE, range.c_str());  // copied by libcurl
+  curl().easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl().easy_setopt(h, CURLOPT_HEADERDATA, &t);
+  curl().easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl().easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  curl().easy_setopt(h, CURLOPT_PRIVATE, &t);
+  curl().easy_setopt(h, CURLOPT_ERRORBUFFER, t.curl_message.data());
+  curl().easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   // Bodies arrive in large pieces: each becomes one write into the mirror.
-  curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L * 1024L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options_.timeout_seconds));
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.timeout_seconds));
-  curl_easy_setopt(h, CURLOPT_USERAGENT, "onnxmap/" ONNXMAP_VERSION);
-  if (!options_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_file.c_str());
+  curl().easy_setopt(h, CURLOPT_BUFFERSIZE, 512L * 1024L);
+  curl().easy_setopt(h, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options_.timeout_seconds));
+  curl().easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+  curl().easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.timeout_seconds));
+  curl().easy_setopt(h, CURLOPT_USERAGENT, "onnxmap/" ONNXMAP_VERSION);
+  if (!options_.ca_file.empty()) curl().easy_setopt(h, CURLOPT_CAINFO, options_.ca_file.c_str());
   if (!token_.empty()) {
     // libcurl sends it to the URL's host only, never to a host a redirect leads to.
-    curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
-    curl_easy_setopt(h, CURLOPT_XOAUTH2_BEARER, token_.c_str());
+    curl().easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+    curl().easy_setopt(h, CURLOPT_XOAUTH2_BEARER, token_.c_str());
   }
-  curl_multi_add_handle(static_cast<CURLM*>(multi_), h);
+  curl().multi_add_handle(static_cast<CURLM*>(multi_), h);
 }
 
 void HttpClient::finish(Transfer& t, int curl_code) {
@@ -323,7 +315,7 @@ void HttpClient::run(std::vector<std::unique_ptr<Transfer>>& transfers, const Si
   std::size_t active = 0;
   std::optional<Error> failure;
   const auto retire = [&](Transfer& t) {
-    curl_multi_remove_handle(multi, t.handle);
+    curl().multi_remove_handle(multi, t.handle);
     idle_handles_.push_back(t.handle);
     t.handle = nullptr;
     --active;
@@ -336,12 +328,12 @@ void HttpClient::run(std::vector<std::unique_ptr<Transfer>>& transfers, const Si
       ++active;
     }
     int running = 0;
-    curl_multi_perform(multi, &running);
+    curl().multi_perform(multi, &running);
     int left = 0;
-    while (CURLMsg* message = curl_multi_info_read(multi, &left)) {
+    while (CURLMsg* message = curl().multi_info_read(multi, &left)) {
       if (message->msg != CURLMSG_DONE) continue;
       Transfer* t = nullptr;
-      curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
+      curl().easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &t);
       const CURLcode code = message->data.result;
       try {
         finish(*t, code);
@@ -356,7 +348,7 @@ void HttpClient::run(std::vector<std::unique_ptr<Transfer>>& transfers, const Si
       }
       break;
     }
-    if (active > 0) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+    if (active > 0) curl().multi_poll(multi, nullptr, 0, 100, nullptr);
   }
   if (failure) throw *failure;
 }

@@ -1,13 +1,12 @@
 #include "remote/url.hpp"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <memory>
 
 #include "common/location.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/remote_options.hpp"
+#include "remote/curl_api.hpp"
 
 namespace onnxmap {
 
@@ -37,8 +36,8 @@ std::string_view folder_of(std::string_view url) {
 }
 
 std::string escape(std::string_view segment) {
-  const std::unique_ptr<char, decltype(&curl_free)> out(
-      curl_easy_escape(nullptr, segment.data(), static_cast<int>(segment.size())), curl_free);
+  const std::unique_ptr<char, decltype(&::curl_free)> out(
+      curl().easy_escape(nullptr, segment.data(), static_cast<int>(segment.size())), curl().free);
   if (!out) throw Error(ErrorKind::invalid_argument, "cannot encode a URL segment");
   return out.get();
 }
@@ -75,8 +74,9 @@ std::string file_name(std::string_view model_url) {
   std::string_view rest = model_url.substr(folder.size());
   rest = rest.substr(0, std::min(rest.find('?'), rest.find('#')));
   int length = 0;
-  const std::unique_ptr<char, decltype(&curl_free)> decoded(
-      curl_easy_unescape(nullptr, rest.data(), static_cast<int>(rest.size()), &length), curl_free);
+  const std::unique_ptr<char, decltype(&::curl_free)> decoded(
+      curl().easy_unescape(nullptr, rest.data(), static_cast<int>(rest.size()), &length),
+      curl().free);
   std::string name = decoded ? std::string(decoded.get(), static_cast<std::size_t>(length)) : "";
   const bool plain = !name.empty() && name != "." && name != ".." &&
                      name.find_first_of(std::string_view("/\0", 2)) == std::string::npos;
