@@ -10,12 +10,16 @@ The package must be importable (PYTHONPATH=BUILD/python, or installed). Measured
   array touched (the bytes read from the page cache), against onnx.load + numpy_helper.to_array
   of every initializer: time and peak RSS above the process's RSS after its imports;
 - onnxmap.open alone from Python against the C++ open (rss_probe onnxmap-open), both in fresh
-  processes, both including the close.
+  processes, both including the close, the two alternating so that load from other work on the
+  machine falls on both alike: wall time, and CPU time (user + system, every thread; the C++
+  figure is the whole rss_probe process, start and exit included), which others' load disturbs
+  less.
 Prints a Markdown table of medians over N runs.
 """
 import argparse
 import os
 import pathlib
+import resource
 import statistics
 import subprocess
 import sys
@@ -25,7 +29,7 @@ SYNTH = {
     "graph-heavy": ["--layers", "20000", "--hidden", "4", "--vocab", "16"],
 }
 
-# One measurement in a fresh process; prints "ms extra_peak_rss_kib extra_anon_kib": the peak
+# One measurement in a fresh process; prints "ms extra_peak_rss_kib extra_anon_kib cpu_ms": the peak
 # RSS counts the model's mapped pages (page cache, shared and reclaimable); RssAnon, read at the
 # end, is the memory the process itself holds.
 PROBE = r"""
@@ -42,8 +46,12 @@ if mode.startswith("onnxmap"):
 else:
     import onnx
     from onnx import numpy_helper
+def cpu_ms():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
 base, base_anon = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, anon_kib()
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), cpu_ms()
 if mode == "onnxmap-open":
     onnxmap.open(path).close()
 elif mode.startswith("onnxmap"):
@@ -58,23 +66,37 @@ elif mode.startswith("onnxmap"):
 else:
     model = onnx.load(path)
     arrays = [numpy_helper.to_array(t) for t in model.graph.initializer]
-ms = (time.perf_counter() - start) * 1000
+ms, cpu = (time.perf_counter() - start) * 1000, cpu_ms() - start_cpu
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base
-print(f"{ms:.3f} {peak} {anon_kib() - base_anon}")
+print(f"{ms:.3f} {peak} {anon_kib() - base_anon} {cpu:.3f}")
 """
 
 
 def probe(mode, path):
     run = subprocess.run([sys.executable, "-c", PROBE, mode, str(path)], capture_output=True,
                          text=True, check=True)
-    ms, kib, anon = run.stdout.split()
-    return float(ms), int(kib), int(anon)
+    ms, kib, anon, cpu = run.stdout.split()
+    return float(ms), int(kib), int(anon), float(cpu)
 
 
 def cpp_open(rss_probe, path):
+    """Wall ms (rss_probe's own) and CPU ms of the whole process (its rusage as a child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run = subprocess.run([rss_probe, "onnxmap-open", str(path)], capture_output=True, text=True,
                          check=True)
-    return float(run.stdout.split()[0])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return float(run.stdout.split()[0]), cpu
+
+
+def open_ratio(rss_probe, path, runs):
+    """Python open and C++ open, alternating: medians of (wall, CPU) for each."""
+    py, cpp = [], []
+    for _ in range(runs):
+        py.append(probe("onnxmap-open", path)[::3])
+        cpp.append(cpp_open(rss_probe, path))
+    return ([statistics.median(r[i] for r in py) for i in (0, 1)],
+            [statistics.median(r[i] for r in cpp) for i in (0, 1)])
 
 
 def median_of(runs, measure):
@@ -87,8 +109,7 @@ def bench_model(name, path, rss_probe, runs):
     for mode in ("onnx", "onnxmap", "onnxmap-touch"):
         rows[mode] = median_of(runs if mode != "onnx" else max(1, runs // 2),
                                lambda: probe(mode, path))
-    py_open = statistics.median(probe("onnxmap-open", path)[0] for _ in range(runs))
-    cpp = statistics.median(cpp_open(rss_probe, path) for _ in range(runs))
+    (py_open, py_cpu), (cpp, cpp_cpu) = open_ratio(rss_probe, path, runs)
     onnx_ms, onnx_kib, onnx_anon = rows["onnx"]
     print(f"| {name} | onnx.load + numpy_helper.to_array | {onnx_ms:.0f} | {onnx_kib / 1024:.1f} "
           f"| {onnx_anon / 1024:.1f} | 1x | 1x |")
@@ -98,8 +119,9 @@ def bench_model(name, path, rss_probe, runs):
         memory = f"1/{onnx_kib / max(kib, 1):.0f} (private: 1/{onnx_anon / max(anon, 1):.0f})"
         print(f"| {name} | {label} | {ms:.1f} | {kib / 1024:.1f} | {anon / 1024:.1f} | "
               f"{onnx_ms / ms:.0f}x | {memory} |")
-    print(f"| {name} | open alone: Python {py_open:.2f} ms, C++ {cpp:.2f} ms | "
-          f"Python / C++ = {py_open / cpp:.2f} | | | | |")
+    print(f"| {name} | open alone: Python {py_open:.2f} ms, C++ {cpp:.2f} ms (CPU: "
+          f"{py_cpu:.1f} ms, {cpp_cpu:.1f} ms) | Python / C++ = {py_open / cpp:.2f} "
+          f"(CPU {py_cpu / cpp_cpu:.2f}) | | | | |")
     sys.stdout.flush()
 
 

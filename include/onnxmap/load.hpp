@@ -82,9 +82,10 @@ struct LoadStats {
 };
 
 // Loads `items` into library-owned, 4096-aligned buffers (map mode: views), calling `on_tensor`
-// for each as soon as it is complete. Tensors in typed fields are decoded. Throws onnxmap::Error
-// as bytes() or slice_rows() would for a bad item, and (io) for a read the system refuses; the
-// first error stops the load.
+// for each as soon as it is complete. Tensors in typed fields are decoded. STRING tensors have
+// no raw layout: they are delivered with no bytes (read them with Tensor::strings()). Throws
+// onnxmap::Error as bytes() or slice_rows() would for a bad item, and (io) for a read the system
+// refuses; the first error stops the load.
 ONNXMAP_API LoadStats load(std::span<const LoadItem> items, const LoadCallback& on_tensor,
                            const LoadOptions& options = {});
 // The same into `buffers[i]`, whose size must equal item i's byte count (checked before any
@@ -101,7 +102,8 @@ ONNXMAP_API void prefetch(std::span<const LoadItem> plan, const LoadOptions& opt
 [[nodiscard]] ONNXMAP_API std::vector<LoadItem> plan_all(const Model& model,
                                                          std::string_view filter = {});
 // The tensor-parallel shard of `rank` among `ranks`: rows [rows*rank/ranks, rows*(rank+1)/ranks)
-// of every tensor with a fixed-size data type and at least `ranks` rows; every other tensor whole.
+// of every tensor slice_rows can cut (raw or external data, rows of whole bytes) with at least
+// `ranks` rows; every other tensor (typed fields, STRING, fewer rows) whole.
 [[nodiscard]] ONNXMAP_API std::vector<LoadItem> plan_shard(const Model& model, unsigned rank,
                                                            unsigned ranks);
 

@@ -14,4 +14,5 @@
 #include "onnxmap/remote.hpp"
 #include "onnxmap/save.hpp"
 #include "onnxmap/schema.hpp"
+#include "onnxmap/sub_byte.hpp"
 #include "onnxmap/version.hpp"

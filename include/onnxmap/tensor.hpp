@@ -29,6 +29,9 @@ enum class TensorStorage {
   invalid,   // only with OpenOptions::collect_payload_errors: see Tensor::payload_error()
 };
 
+// "none", "raw", "external", "typed", "invalid".
+[[nodiscard]] ONNXMAP_API std::string_view to_string(TensorStorage storage) noexcept;
+
 // A tensor's bytes in the raw_data layout (little-endian, sub-byte types packed): either a view
 // into the mapped file (no copy) or a buffer decoded from the typed fields. Which one it is, is
 // part of the type, never hidden.

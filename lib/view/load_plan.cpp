@@ -30,6 +30,7 @@ ResolvedItem resolve(const LoadItem& item, LoadPlan& plan) {
   ResolvedItem out;
   out.request = &item;
   const Tensor& t = item.tensor;
+  if (t.data_type() == DataType::string) return out;  // no raw layout: delivered without bytes
   if (t.storage() == TensorStorage::typed) {
     out.source = ItemSource::typed;
     out.length = item.row_end == kAllRows ? t.byte_size()
@@ -144,10 +145,11 @@ std::vector<LoadItem> plan_shard(const Model& model, unsigned rank, unsigned ran
     const Tensor t = model.tensor_at(i);
     const auto dims = t.dims();
     const auto type = traits(static_cast<DataType>(t.data_type()));
+    // slice_rows' rules: bytes in a file (raw or external), rows of whole bytes.
+    const bool stored = t.storage() == TensorStorage::raw || t.storage() == TensorStorage::external;
     const bool sliceable =
         !dims.empty() && dims[0] >= static_cast<std::int64_t>(ranks) && type && type->bits > 0 &&
-        t.storage() != TensorStorage::none && t.storage() != TensorStorage::invalid &&
-        (t.element_count() / static_cast<std::uint64_t>(dims[0]) * type->bits) % 8 == 0;
+        stored && (t.element_count() / static_cast<std::uint64_t>(dims[0]) * type->bits) % 8 == 0;
     if (!sliceable) {
       plan.push_back({t});
       continue;

@@ -77,6 +77,17 @@ void fetch_message(const detail::ModelIndex* index, std::uint32_t record) {
 
 }  // namespace
 
+std::string_view to_string(TensorStorage storage) noexcept {
+  switch (storage) {
+    case TensorStorage::none: return "none";
+    case TensorStorage::raw: return "raw";
+    case TensorStorage::external: return "external";
+    case TensorStorage::typed: return "typed";
+    case TensorStorage::invalid: return "invalid";
+  }
+  return "invalid";
+}
+
 Tensor::Tensor(const detail::ModelIndex* index, std::uint32_t tensor)
     : MessageView(index, index->tensors[tensor].message), tensor_(tensor) {}
 

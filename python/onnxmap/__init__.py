@@ -7,12 +7,13 @@
     with onnxmap.safe_open("model.onnx", framework="pt") as f:   # as safetensors' safe_open
         shard = f.get_slice("lm_head.weight")[0:1024]            # reads only those rows
 """
-from ._onnxmap import Error, Graph, Model, ModelSummary, Node, SparseTensor, Tensor, ValueInfo
+from ._onnxmap import (Error, Function, Graph, Model, ModelSummary, Node, SparseTensor, Tensor,
+                       TrainingInfo, ValueInfo)
 from ._onnxmap import __version__
 from .files import Problem, check, convert, peek, save
 from .model import open
 from .safe_open import TensorSlice, safe_open
 
-__all__ = ["Error", "Graph", "Model", "ModelSummary", "Node", "Problem", "SparseTensor", "Tensor",
-           "TensorSlice", "ValueInfo", "check", "convert", "open", "peek", "safe_open", "save",
-           "__version__"]
+__all__ = ["Error", "Function", "Graph", "Model", "ModelSummary", "Node", "Problem",
+           "SparseTensor", "Tensor", "TensorSlice", "TrainingInfo", "ValueInfo", "check",
+           "convert", "open", "peek", "safe_open", "save", "__version__"]

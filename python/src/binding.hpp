@@ -7,6 +7,7 @@
 // reference, so the mapping is unmapped when the last array or view over it is gone, never while
 // one can still read it.
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <filesystem>
@@ -29,15 +30,24 @@ struct Held {
   View view;
 };
 
-// The open options from keyword arguments (load="map"|"read", max_depth, max_tensors,
+// The open options from keyword arguments (load="map"|"read"|"direct", max_depth, max_tensors,
 // max_messages, allow_external_outside_folder, collect_payload_errors), removed from `kwargs` as
-// they are read. New load strategies are added in load_mode() alone.
+// they are read.
 [[nodiscard]] OpenOptions take_open_options(py::dict& kwargs);
-// Moves the keyword argument `key`, when given, from `kwargs` into `value`.
+// The load mode named `name` (the library's names: parse_load_mode), else an onnxmap.Error.
+[[nodiscard]] LoadMode load_mode_named(const std::string& name);
+// Moves the keyword argument `key`, when given, from `kwargs` into `value`; a TypeError naming
+// it when its value does not fit.
 template <class T>
 void take_kwarg(py::dict& kwargs, const char* key, T& value) {
   if (!kwargs.contains(key)) return;
-  value = kwargs[key].cast<T>();
+  const py::object given = kwargs[key];
+  try {
+    value = given.cast<T>();
+  } catch (const py::cast_error&) {
+    throw py::type_error(std::string(key) + "=" + py::repr(given).cast<std::string>() +
+                         " has the wrong type");
+  }
   PyDict_DelItemString(kwargs.ptr(), key);
 }
 // Raises TypeError naming the first keyword argument left in `kwargs`.
@@ -56,12 +66,26 @@ void bind_errors(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_graph(py::module_& m);
 void bind_model(py::module_& m);
-void bind_files(py::module_& m);  // peek, check, save, convert
+void bind_files(py::module_& m);      // peek, check, save, convert
+void bind_load(py::module_& m);       // Model.load and Model.prefetch (after bind_model)
+void bind_functions(py::module_& m);  // Function, TrainingInfo
 
 // Python objects for views, shared by the parts.
 [[nodiscard]] py::object wrap_tensor(const Owner& owner, const Tensor& tensor);
+// A read-only array over `bytes` of the model `owner` keeps alive (no copy): the array holds it.
+[[nodiscard]] py::array model_bytes_array(const Owner& owner, std::span<const std::byte> bytes,
+                                          const py::dtype& dtype,
+                                          const std::vector<py::ssize_t>& shape);
 [[nodiscard]] py::object wrap_graph(const Owner& owner, const Graph& graph);
 [[nodiscard]] py::list wrap_value_infos(const Owner& owner, ViewRange<ValueInfo> infos);
+[[nodiscard]] py::list wrap_nodes(const Owner& owner, ViewRange<Node> nodes);
+[[nodiscard]] py::list wrap_functions(const Owner& owner, ViewRange<Function> functions);
+[[nodiscard]] py::list wrap_training_info(const Owner& owner, ViewRange<TrainingInfo> infos);
+// An attribute's value as onnx.helper.get_attribute_value gives it (graph.cpp).
+[[nodiscard]] py::object attribute_value(const Owner& owner, const Attribute& a);
+// Attribute name to value, in file order (a node's attributes, a function's defaults).
+[[nodiscard]] py::dict attribute_dict(const Owner& owner, ViewRange<Attribute> attributes);
+[[nodiscard]] py::list strings_list(const std::vector<std::string_view>& strings);
 [[nodiscard]] py::dict string_dict(const std::vector<StringStringEntry>& entries);
 [[nodiscard]] py::dict opset_dict(const std::vector<OperatorSetId>& opsets);  // domain: version
 

@@ -13,12 +13,6 @@ using PyNode = Held<Node>;
 using PyValueInfo = Held<ValueInfo>;
 using PySparse = Held<SparseTensor>;
 
-py::list strings_list(const std::vector<std::string_view>& strings) {
-  py::list out;
-  for (const std::string_view s : strings) out.append(py::str(s.data(), s.size()));
-  return out;
-}
-
 py::list bytes_list(const std::vector<std::string_view>& strings) {
   py::list out;
   for (const std::string_view s : strings) out.append(py::bytes(s.data(), s.size()));
@@ -34,42 +28,6 @@ py::list list_of(const Range& range, Wrap wrap) {
 
 py::object optional_tensor(const Owner& owner, const std::optional<Tensor>& t) {
   return t ? wrap_tensor(owner, *t) : py::none();
-}
-
-// An attribute's value as onnx.helper.get_attribute_value gives it: float, int, bytes, Tensor,
-// Graph, SparseTensor, the type as text, or a list of those; None when it has no type.
-py::object attribute_value(const Owner& owner, const Attribute& a) {
-  const auto tensor = [&](const Tensor& t) { return wrap_tensor(owner, t); };
-  const auto graph = [&](const Graph& g) { return wrap_graph(owner, g); };
-  const auto sparse = [&](const SparseTensor& s) { return py::cast(PySparse{owner, s}); };
-  const auto type = [](const Type& t) { return py::str(t.to_string()); };
-  switch (a.type()) {
-    case AttributeType::float32: return py::float_(a.f());
-    case AttributeType::int64: return py::int_(a.i());
-    case AttributeType::string: return py::bytes(a.s().data(), a.s().size());
-    case AttributeType::tensor: return optional_tensor(owner, a.t());
-    case AttributeType::graph: return a.g() ? graph(*a.g()) : py::object(py::none());
-    case AttributeType::floats: return py::cast(a.floats());
-    case AttributeType::ints: return py::cast(a.ints());
-    case AttributeType::strings: return bytes_list(a.strings());
-    case AttributeType::tensors: return list_of(a.tensors(), tensor);
-    case AttributeType::graphs: return list_of(a.graphs(), graph);
-    case AttributeType::sparse_tensor:
-      return a.sparse_tensor() ? sparse(*a.sparse_tensor()) : py::object(py::none());
-    case AttributeType::sparse_tensors: return list_of(a.sparse_tensors(), sparse);
-    case AttributeType::type_proto: return a.tp() ? py::object(type(*a.tp())) : py::none();
-    case AttributeType::type_protos: return list_of(a.type_protos(), type);
-    case AttributeType::undefined: break;
-  }
-  return py::none();
-}
-
-py::dict attributes(const PyNode& self) {
-  py::dict out;
-  for (const Attribute& a : self.view.attributes()) {
-    out[py::str(a.name().data(), a.name().size())] = attribute_value(self.owner, a);
-  }
-  return out;
 }
 
 // A dimension: its value, its symbolic name, or None when unknown.
@@ -125,8 +83,10 @@ void bind_node(py::module_& m) {
                              [](const PyNode& s) { return strings_list(s.view.inputs()); })
       .def_property_readonly("outputs",
                              [](const PyNode& s) { return strings_list(s.view.outputs()); })
-      .def_property_readonly("attributes", &attributes,
-                             "A dict of attribute name to value, in file order.")
+      .def_property_readonly(
+          "attributes",
+          [](const PyNode& s) { return attribute_dict(s.owner, s.view.attributes()); },
+          "A dict of attribute name to value, in file order.")
       .def("__repr__", [](const PyNode& s) {
         return "<onnxmap.Node " + std::string(s.view.op_type()) + " " + std::string(s.view.name()) +
                ">";
@@ -141,6 +101,52 @@ void bind_node(py::module_& m) {
 }
 
 }  // namespace
+
+py::list strings_list(const std::vector<std::string_view>& strings) {
+  py::list out;
+  for (const std::string_view s : strings) out.append(py::str(s.data(), s.size()));
+  return out;
+}
+
+// An attribute's value as onnx.helper.get_attribute_value gives it: float, int, bytes, Tensor,
+// Graph, SparseTensor, the type as text, or a list of those; None when it has no type.
+py::object attribute_value(const Owner& owner, const Attribute& a) {
+  const auto tensor = [&](const Tensor& t) { return wrap_tensor(owner, t); };
+  const auto graph = [&](const Graph& g) { return wrap_graph(owner, g); };
+  const auto sparse = [&](const SparseTensor& s) { return py::cast(PySparse{owner, s}); };
+  const auto type = [](const Type& t) { return py::str(t.to_string()); };
+  switch (a.type()) {
+    case AttributeType::float32: return py::float_(a.f());
+    case AttributeType::int64: return py::int_(a.i());
+    case AttributeType::string: return py::bytes(a.s().data(), a.s().size());
+    case AttributeType::tensor: return optional_tensor(owner, a.t());
+    case AttributeType::graph: return a.g() ? graph(*a.g()) : py::object(py::none());
+    case AttributeType::floats: return py::cast(a.floats());
+    case AttributeType::ints: return py::cast(a.ints());
+    case AttributeType::strings: return bytes_list(a.strings());
+    case AttributeType::tensors: return list_of(a.tensors(), tensor);
+    case AttributeType::graphs: return list_of(a.graphs(), graph);
+    case AttributeType::sparse_tensor:
+      return a.sparse_tensor() ? sparse(*a.sparse_tensor()) : py::object(py::none());
+    case AttributeType::sparse_tensors: return list_of(a.sparse_tensors(), sparse);
+    case AttributeType::type_proto: return a.tp() ? py::object(type(*a.tp())) : py::none();
+    case AttributeType::type_protos: return list_of(a.type_protos(), type);
+    case AttributeType::undefined: break;
+  }
+  return py::none();
+}
+
+py::dict attribute_dict(const Owner& owner, ViewRange<Attribute> attributes) {
+  py::dict out;
+  for (const Attribute& a : attributes) {
+    out[py::str(a.name().data(), a.name().size())] = attribute_value(owner, a);
+  }
+  return out;
+}
+
+py::list wrap_nodes(const Owner& owner, ViewRange<Node> nodes) {
+  return list_of(nodes, [&](const Node& n) { return py::cast(PyNode{owner, n}); });
+}
 
 py::list wrap_value_infos(const Owner& owner, ViewRange<ValueInfo> infos) {
   return list_of(infos, [&](const ValueInfo& v) { return py::cast(PyValueInfo{owner, v}); });
@@ -176,11 +182,7 @@ void bind_graph(py::module_& m) {
       .def_property_readonly("name", [](const PyGraph& s) { return s.view.name(); })
       .def_property_readonly("doc_string", [](const PyGraph& s) { return s.view.doc_string(); })
       .def_property_readonly("nodes",
-                             [](const PyGraph& s) {
-                               return list_of(s.view.nodes(), [&](const Node& n) {
-                                 return py::cast(PyNode{s.owner, n});
-                               });
-                             })
+                             [](const PyGraph& s) { return wrap_nodes(s.owner, s.view.nodes()); })
       .def_property_readonly(
           "inputs", [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.inputs()); })
       .def_property_readonly(

@@ -142,6 +142,16 @@ void bind_metadata(py::class_<PyModel>& c) {
                                const auto graph = model->graph();
                                return graph ? wrap_graph(model, *graph) : py::none();
                              })
+      .def_property_readonly("functions",
+                             [](const PyModel& s) {
+                               const ModelPtr model = s.get();
+                               return wrap_functions(model, model->functions());
+                             })
+      .def_property_readonly("training_info",
+                             [](const PyModel& s) {
+                               const ModelPtr model = s.get();
+                               return wrap_training_info(model, model->training_info());
+                             })
       .def_property_readonly("path", [](const PyModel& s) { return s.get()->path(); })
       .def_property_readonly("file_size", [](const PyModel& s) { return s.get()->file_size(); });
 }

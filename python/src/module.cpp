@@ -12,6 +12,8 @@ PYBIND11_MODULE(_onnxmap, m) {
   bind_errors(m);
   bind_tensor(m);
   bind_graph(m);
+  bind_functions(m);
   bind_model(m);
+  bind_load(m);
   bind_files(m);
 }

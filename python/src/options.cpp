@@ -6,22 +6,16 @@
 
 namespace onnxmap::python {
 
-namespace {
-
-// The load strategies of the library by their Python names.
-LoadMode load_mode(const std::string& name) {
-  if (name == "map") return LoadMode::map;
-  if (name == "read") return LoadMode::read;
-  raise_invalid("load must be \"map\" or \"read\", not \"" + name + "\"");
+LoadMode load_mode_named(const std::string& name) {
+  if (const auto mode = parse_load_mode(name)) return *mode;
+  raise_invalid("load mode must be \"map\", \"read\" or \"direct\", not \"" + name + "\"");
 }
-
-}  // namespace
 
 OpenOptions take_open_options(py::dict& kwargs) {
   OpenOptions options;
   std::string load = "map";
   take_kwarg(kwargs, "load", load);
-  options.load = load_mode(load);
+  options.load = load_mode_named(load);
   take_kwarg(kwargs, "max_depth", options.max_depth);
   take_kwarg(kwargs, "max_tensors", options.max_tensors);
   take_kwarg(kwargs, "max_messages", options.max_messages);

@@ -17,17 +17,6 @@ namespace {
 
 using Rows = std::pair<std::uint64_t, std::uint64_t>;
 
-std::string_view storage_name(TensorStorage storage) {
-  switch (storage) {
-    case TensorStorage::none: return "none";
-    case TensorStorage::raw: return "raw";
-    case TensorStorage::external: return "external";
-    case TensorStorage::typed: return "typed";
-    case TensorStorage::invalid: return "invalid";
-  }
-  return "invalid";
-}
-
 DataTypeTraits numpy_traits(const Tensor& t) {
   const auto found = traits(static_cast<DataType>(t.data_type()));
   if (!found) {
@@ -55,22 +44,6 @@ py::array array_over(std::unique_ptr<Keep> keep, std::span<const std::byte> byte
   return array;
 }
 
-// Sub-byte elements (4- and 2-bit types), one per byte, sign-extended for the signed types: the
-// bit patterns `onnxmap get` writes.
-std::vector<std::byte> unpack_sub_byte(std::span<const std::byte> packed, std::uint32_t bits,
-                                       bool is_signed, std::uint64_t count) {
-  std::vector<std::byte> out(count);
-  const std::uint32_t per_byte = 8 / bits;
-  const std::uint32_t mask = (1U << bits) - 1;
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const auto byte = static_cast<std::uint32_t>(packed[i / per_byte]);
-    std::uint32_t v = (byte >> (bits * (i % per_byte))) & mask;
-    if (is_signed && (v & (1U << (bits - 1))) != 0) v |= ~mask;
-    out[i] = static_cast<std::byte>(v & 0xFFU);
-  }
-  return out;
-}
-
 std::vector<py::ssize_t> shape_of(const Tensor& t) {
   const auto dims = t.dims();
   return {dims.begin(), dims.end()};
@@ -88,6 +61,19 @@ py::array string_array(const Tensor& t) {
   return shaped;
 }
 
+// Sub-byte elements (4- and 2-bit types) unpacked into a new array, one per byte (sub_byte.hpp).
+py::array unpacked_array(const Tensor& t, const TensorData& data, const py::dtype& dtype) {
+  py::array out(dtype, shape_of(t));
+  const std::span<std::byte> elements(static_cast<std::byte*>(out.mutable_data()),
+                                      static_cast<std::size_t>(out.nbytes()));
+  {
+    py::gil_scoped_release unlocked;
+    unpack_sub_byte(t.data_type(), data.bytes(), elements);
+  }
+  make_read_only(out);
+  return out;
+}
+
 // Every element of `t`: a view of the model's bytes, or a decoded copy.
 py::array whole_array(const Owner& owner, const Tensor& t) {
   const DataTypeTraits tr = numpy_traits(t);
@@ -100,13 +86,7 @@ py::array whole_array(const Owner& owner, const Tensor& t) {
   } else {
     data.emplace(t.data());  // a view: no work to release the GIL for
   }
-  if (tr.bits < 8) {
-    const bool is_signed = tr.numpy_descr[1] == 'i';
-    auto unpacked = std::make_unique<std::vector<std::byte>>(
-        unpack_sub_byte(data->bytes(), tr.bits, is_signed, t.element_count()));
-    const std::span<const std::byte> bytes(*unpacked);
-    return array_over(std::move(unpacked), bytes, dtype, shape_of(t));
-  }
+  if (tr.bits < 8) return unpacked_array(t, *data, dtype);
   if (data->is_view()) {
     return array_over(std::make_unique<Owner>(owner), data->bytes(), dtype, shape_of(t));
   }
@@ -150,16 +130,20 @@ bool is_view(const Tensor& t) {
 
 using PyTensor = Held<Tensor>;
 
+// "<onnxmap.Tensor w FLOAT[2, 3] raw>"; the dims as Python prints a list.
 std::string repr(const PyTensor& self) {
-  std::string dims;
-  for (const std::int64_t d : self.view.dims())
-    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  const auto dims = py::str(py::cast(shape_of(self.view))).cast<std::string>();
   return "<onnxmap.Tensor " + std::string(self.view.lookup_name()) + " " +
-         data_type_name(self.view.data_type()) + "[" + dims + "] " +
-         std::string(storage_name(self.view.storage())) + ">";
+         data_type_name(self.view.data_type()) + dims + " " +
+         std::string(to_string(self.view.storage())) + ">";
 }
 
 }  // namespace
+
+py::array model_bytes_array(const Owner& owner, std::span<const std::byte> bytes,
+                            const py::dtype& dtype, const std::vector<py::ssize_t>& shape) {
+  return array_over(std::make_unique<Owner>(owner), bytes, dtype, shape);
+}
 
 py::object wrap_tensor(const Owner& owner, const Tensor& tensor) {
   return py::cast(PyTensor{owner, tensor});
@@ -179,7 +163,7 @@ void bind_tensor(py::module_& m) {
           "shape", [](const PyTensor& s) { return py::tuple(py::cast(shape_of(s.view))); })
       .def_property_readonly("nbytes", [](const PyTensor& s) { return s.view.byte_size(); })
       .def_property_readonly("storage",
-                             [](const PyTensor& s) { return storage_name(s.view.storage()); })
+                             [](const PyTensor& s) { return to_string(s.view.storage()); })
       .def_property_readonly("path", [](const PyTensor& s) { return s.view.path(); })
       .def_property_readonly("is_view", [](const PyTensor& s) { return is_view(s.view); })
       .def_property_readonly("data_file", [](const PyTensor& s) { return s.view.data_file(); })

@@ -221,6 +221,49 @@ TEST_F(Load, LoadIntoCallerBuffersAndTypedFields) {
   }
 }
 
+TEST_F(Load, EveryPlanOfStringAndTypedTensorsLoads) {
+  // A 2-D raw tensor (cut by shards), a 2-D typed one and a STRING one (both whole).
+  const auto bytes = test::message([](wire::Writer& m) {
+    test::sub(m, schema::ModelProto::kGraph, [](wire::Writer& g) {
+      test::sub(g, schema::GraphProto::kInitializer,
+                test::raw_tensor("w", DataType::float32, {4, 2},
+                                 test::float_bytes({1, 2, 3, 4, 5, 6, 7, 8})));
+      test::sub(g, schema::GraphProto::kInitializer, [](wire::Writer& t) {
+        t.field_int64(schema::TensorProto::kDims, 2);
+        t.field_int64(schema::TensorProto::kDims, 1);
+        t.field_int32(schema::TensorProto::kDataType, static_cast<std::int32_t>(DataType::int64));
+        t.field_string(schema::TensorProto::kName, "typed");
+        t.field_int64(schema::TensorProto::kInt64Data, -1);
+        t.field_int64(schema::TensorProto::kInt64Data, 7);
+      });
+      test::sub(g, schema::GraphProto::kInitializer, [](wire::Writer& t) {
+        t.field_int64(schema::TensorProto::kDims, 2);
+        t.field_int32(schema::TensorProto::kDataType, static_cast<std::int32_t>(DataType::string));
+        t.field_string(schema::TensorProto::kName, "text");
+        t.field_string(schema::TensorProto::kStringData, "ab");
+        t.field_string(schema::TensorProto::kStringData, "");
+      });
+    });
+  });
+  write(at("m.onnx"), bytes);
+  const Model model = Model::open(at("m.onnx"));
+  const auto shard = plan_shard(model, 1, 2);
+  ASSERT_EQ(shard.size(), 3U);
+  EXPECT_EQ(shard[0].row_begin, 2U);
+  EXPECT_EQ(shard[1].row_end, kAllRows);
+  EXPECT_EQ(shard[2].row_end, kAllRows);
+  for (const auto& plan : {plan_all(model), shard, plan_shard(model, 0, 2)}) {
+    auto expected = expected_bytes(std::span(plan).first(2));
+    expected.emplace_back();  // STRING: no bytes
+    for (const LoadMode mode : kModes) {
+      LoadOptions options;
+      options.mode = mode;
+      EXPECT_EQ(load_all(plan, options), expected) << to_string(mode);
+      prefetch(plan, options);
+    }
+  }
+}
+
 // The error `f` throws, or "".
 template <class F>
 std::string error_of(F&& f) {

@@ -99,8 +99,8 @@ int run_get(const GetArgs& args) {
   }
   std::vector<std::byte> unpacked;
   if (t->bits < 8) {
-    const bool is_signed = type == DataType::int4 || type == DataType::int2;
-    unpacked = unpack_sub_byte(bytes, t->bits, is_signed, count);
+    unpacked.resize(count);
+    unpack_sub_byte(type, bytes, unpacked);
     bytes = unpacked;
   }
   const auto header = npy_header(t->numpy_descr, shape);

@@ -29,17 +29,6 @@ struct LsArgs {
   std::string filter;  // a glob on the name; "" keeps every tensor
 };
 
-std::string_view storage_name(TensorStorage storage) {
-  switch (storage) {
-    case TensorStorage::none: return "none";
-    case TensorStorage::raw: return "raw";
-    case TensorStorage::external: return "external";
-    case TensorStorage::typed: return "typed";
-    case TensorStorage::invalid: return "invalid";
-  }
-  return "?";
-}
-
 bool has_offset(const Tensor& t) {
   return t.storage() != TensorStorage::none && t.storage() != TensorStorage::invalid;
 }
@@ -50,7 +39,7 @@ nlohmann::json tensor_json(const Tensor& t) {
   row["dtype"] = data_type_name(t.data_type());
   row["dims"] = std::vector<std::int64_t>(t.dims().begin(), t.dims().end());
   row["bytes"] = t.byte_size();
-  row["storage"] = std::string(storage_name(t.storage()));
+  row["storage"] = std::string(to_string(t.storage()));
   row["file"] = std::string(t.data_file());
   if (has_offset(t)) row["offset"] = t.file_offset();
   row["path"] = t.path();
@@ -103,7 +92,7 @@ int run_ls(const LsArgs& args) {
   }
   Table table({"NAME", "DTYPE", "DIMS", "SIZE", "STORAGE", "OFFSET", "PATH"});
   for (const Tensor& t : tensors) {
-    std::string where(storage_name(t.storage()));
+    std::string where(to_string(t.storage()));
     if (t.storage() == TensorStorage::external) where += ":" + std::string(t.data_file());
     table.add({std::string(t.lookup_name()), data_type_name(t.data_type()), format_dims(t.dims()),
                human_bytes(t.byte_size()), where,

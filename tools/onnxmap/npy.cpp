@@ -25,19 +25,4 @@ std::vector<char> npy_header(std::string_view descr, std::span<const std::int64_
   return out;
 }
 
-std::vector<std::byte> unpack_sub_byte(std::span<const std::byte> packed, std::uint32_t bits,
-                                       bool is_signed, std::uint64_t count) {
-  std::vector<std::byte> out;
-  out.reserve(count);
-  const std::uint32_t per_byte = 8 / bits;
-  const std::uint32_t mask = (1U << bits) - 1;
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const auto byte = static_cast<std::uint32_t>(packed[i / per_byte]);
-    std::uint32_t v = (byte >> (bits * (i % per_byte))) & mask;
-    if (is_signed && (v & (1U << (bits - 1))) != 0) v |= ~mask;  // sign-extend
-    out.push_back(static_cast<std::byte>(v & 0xFFU));
-  }
-  return out;
-}
-
 }  // namespace onnxmap::cli

@@ -1,0 +1,255 @@
+// Model.load and Model.prefetch: the library's streaming loader (load.hpp) from Python. Files are
+// read with the GIL released; the callbacks run on the calling thread with the GIL held.
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <optional>
+#include <unordered_set>
+
+#include "binding.hpp"
+
+namespace onnxmap::python {
+
+namespace {
+
+using Shard = std::pair<unsigned, unsigned>;  // (rank, ranks)
+
+// What a load or prefetch works on.
+struct Selection {
+  std::optional<std::string> filter;
+  std::optional<std::vector<std::string>> names;
+  std::optional<Shard> shard;
+};
+
+// Whether `t` is the tensor Model.keys() names: the outermost tensor of a non-empty name.
+bool is_keyed(const Model& model, const Tensor& t) {
+  const std::string_view name = t.lookup_name();
+  const auto outermost = name.empty() ? std::nullopt : model.find_tensor(name);
+  return outermost && outermost->tensor_id() == t.tensor_id();
+}
+
+// The tensors of keys() whose name matches the glob `filter`, or those `names` lists, in model
+// order; with a shard, plan_shard's rows of each.
+std::vector<LoadItem> plan_of(const Model& model, const Selection& s) {
+  if (s.filter && s.names) raise_invalid("load and prefetch take filter or names, not both");
+  std::unordered_set<std::uint32_t> wanted;
+  if (s.names) {
+    for (const std::string& name : *s.names) wanted.insert(model.tensor(name).tensor_id());
+  } else {
+    for (const LoadItem& item : plan_all(model, s.filter.value_or(""))) {
+      if (is_keyed(model, item.tensor)) wanted.insert(item.tensor.tensor_id());
+    }
+  }
+  std::vector<LoadItem> plan;
+  for (LoadItem& item :
+       s.shard ? plan_shard(model, s.shard->first, s.shard->second) : plan_all(model)) {
+    if (wanted.contains(item.tensor.tensor_id())) plan.push_back(std::move(item));
+  }
+  return plan;
+}
+
+// Tensors the loader has no raw layout for (STRING) or NumPy cannot hold (an unknown type):
+// Tensor.numpy() gives the first as object arrays and names the error of the second.
+bool through_numpy(const Tensor& t) {
+  const auto tr = traits(t.data_type());
+  return !tr || t.data_type() == DataType::string;
+}
+
+LoadOptions load_options(py::dict& kwargs) {
+  LoadOptions options;
+  std::string mode(to_string(options.mode));
+  take_kwarg(kwargs, "mode", mode);
+  options.mode = load_mode_named(mode);
+  take_kwarg(kwargs, "threads", options.threads);
+  take_kwarg(kwargs, "request_bytes", options.request_bytes);
+  take_kwarg(kwargs, "max_in_flight_bytes", options.max_in_flight_bytes);
+  take_kwarg(kwargs, "max_gap_bytes", options.max_gap_bytes);
+  take_kwarg(kwargs, "release_after_callback", options.release_after_callback);
+  return options;
+}
+
+Selection selection(py::dict& kwargs) {
+  Selection s;
+  take_kwarg(kwargs, "filter", s.filter);
+  take_kwarg(kwargs, "names", s.names);
+  take_kwarg(kwargs, "shard", s.shard);
+  return s;
+}
+
+// A Python exception raised by a callback, carried through the C++ loader: the callback stores
+// it and throws CallbackFailed, which stops the load; the binding raises it again.
+struct CallbackFailed : std::exception {};
+
+// Runs `call` with the GIL held, turning a Python exception into CallbackFailed.
+template <class Call>
+void call_python(std::optional<py::error_already_set>& failure, const Call& call) {
+  const py::gil_scoped_acquire locked;
+  try {
+    call();
+  } catch (py::error_already_set& e) {
+    failure.emplace(std::move(e));
+    throw CallbackFailed();
+  }
+}
+
+std::vector<py::ssize_t> item_shape(const LoadItem& item) {
+  const auto dims = item.tensor.dims();
+  std::vector<py::ssize_t> shape(dims.begin(), dims.end());
+  if (item.row_end != kAllRows) shape[0] = static_cast<py::ssize_t>(item.row_end - item.row_begin);
+  return shape;
+}
+
+py::dtype item_dtype(const LoadItem& item) {
+  return py::dtype(std::string(traits(item.tensor.data_type())->numpy_descr));
+}
+
+std::span<std::byte> array_bytes(py::array& array) {
+  return {static_cast<std::byte*>(array.mutable_data()), static_cast<std::size_t>(array.nbytes())};
+}
+
+bool is_sub_byte(const LoadItem& item) {
+  return traits(item.tensor.data_type())->bits < 8;
+}
+
+// An array of the bytes the loader hands over in map mode: a view of the model's bytes for raw
+// and external data (valid after the callback: it holds the model), else a copy, unpacked for
+// sub-byte types (library buffers last only until the callback returns).
+py::array mapped_array(const Owner& owner, const LoadItem& item, std::span<const std::byte> bytes) {
+  const TensorStorage storage = item.tensor.storage();
+  const bool in_model = storage == TensorStorage::raw || storage == TensorStorage::external;
+  if (in_model && !is_sub_byte(item)) {
+    return model_bytes_array(owner, bytes, item_dtype(item), item_shape(item));
+  }
+  py::array copy(item_dtype(item), item_shape(item));
+  if (is_sub_byte(item)) {
+    unpack_sub_byte(item.tensor.data_type(), bytes, array_bytes(copy));
+  } else {
+    std::memcpy(array_bytes(copy).data(), bytes.data(), bytes.size());
+  }
+  return copy;
+}
+
+// Where load_into puts each item: a new NumPy array, or for sub-byte types a packed buffer that
+// is unpacked into the array before the callback.
+struct Destinations {
+  std::vector<py::object> arrays;  // dropped after each callback
+  std::vector<std::vector<std::byte>> packed;
+  std::vector<std::span<std::byte>> buffers;
+};
+
+Destinations destinations(const std::vector<LoadItem>& plan) {
+  Destinations d;
+  for (const LoadItem& item : plan) {
+    py::array array(item_dtype(item), item_shape(item));
+    if (is_sub_byte(item)) {
+      const std::uint64_t bits = traits(item.tensor.data_type())->bits;
+      d.packed.emplace_back(static_cast<std::size_t>((array.size() * bits + 7) / 8));
+      d.buffers.emplace_back(d.packed.back());
+    } else {
+      d.packed.emplace_back();
+      d.buffers.push_back(array_bytes(array));
+    }
+    d.arrays.emplace_back(std::move(array));
+  }
+  return d;
+}
+
+py::dict stats_dict(const LoadStats& s) {
+  py::dict out;
+  out["tensors"] = s.tensors;
+  out["bytes"] = s.bytes;
+  out["bytes_read"] = s.bytes_read;
+  out["requests"] = s.requests;
+  out["direct"] = s.direct;
+  return out;
+}
+
+// Tensors without a raw layout go first, through Tensor.numpy(); the rest through the loader.
+std::vector<LoadItem> deliver_through_numpy(const ModelPtr& model, std::vector<LoadItem> plan,
+                                            const py::object& callback) {
+  std::vector<LoadItem> rest;
+  for (LoadItem& item : plan) {
+    if (!through_numpy(item.tensor)) {
+      rest.push_back(std::move(item));
+      continue;
+    }
+    const std::string name(item.tensor.lookup_name());
+    callback(name, wrap_tensor(model, item.tensor).attr("numpy")());
+  }
+  return rest;
+}
+
+py::dict load_tensors(const py::handle& self, const py::object& callback, py::kwargs kwargs) {
+  py::dict args(kwargs);
+  const Selection chosen = selection(args);
+  LoadOptions options = load_options(args);
+  py::object progress = py::none();
+  take_kwarg(args, "progress", progress);
+  reject_unknown(args, "load");
+  const ModelPtr model = model_of(self);
+  const std::vector<LoadItem> plan =
+      deliver_through_numpy(model, plan_of(*model, chosen), callback);
+
+  std::optional<py::error_already_set> failure;
+  if (!progress.is_none()) {
+    options.progress = [&](const LoadProgress& p) {
+      call_python(failure, [&] { progress(p.bytes_done, p.bytes_total); });
+    };
+  }
+  Destinations into;
+  if (options.mode != LoadMode::map) into = destinations(plan);
+  const auto on_tensor = [&](const LoadedTensor& loaded) {
+    call_python(failure, [&] {
+      const LoadItem& item = plan[loaded.item];
+      py::object array;
+      if (options.mode == LoadMode::map) {
+        array = mapped_array(model, item, loaded.bytes);
+      } else {
+        array = std::move(into.arrays[loaded.item]);  // the callback owns it from here
+        if (is_sub_byte(item)) {
+          py::array unpacked = py::reinterpret_borrow<py::array>(array);
+          unpack_sub_byte(item.tensor.data_type(), loaded.bytes, array_bytes(unpacked));
+          into.packed[loaded.item] = {};
+        }
+      }
+      callback(std::string(item.tensor.lookup_name()), array);
+    });
+  };
+  LoadStats stats;
+  try {
+    const py::gil_scoped_release unlocked;
+    stats = options.mode == LoadMode::map ? load(plan, on_tensor, options)
+                                          : load_into(plan, into.buffers, on_tensor, options);
+  } catch (const CallbackFailed&) {
+    throw std::move(*failure);
+  }
+  return stats_dict(stats);
+}
+
+void prefetch_tensors(const py::handle& self, py::kwargs kwargs) {
+  py::dict args(kwargs);
+  const Selection chosen = selection(args);
+  LoadOptions options;
+  take_kwarg(args, "threads", options.threads);
+  take_kwarg(args, "request_bytes", options.request_bytes);
+  take_kwarg(args, "max_gap_bytes", options.max_gap_bytes);
+  reject_unknown(args, "prefetch");
+  const ModelPtr model = model_of(self);
+  const std::vector<LoadItem> plan = plan_of(*model, chosen);
+  const py::gil_scoped_release unlocked;
+  prefetch(plan, options);
+}
+
+}  // namespace
+
+void bind_load(py::module_& m) {
+  py::object model = m.attr("Model");
+  model.attr("_load") =
+      py::cpp_function(&load_tensors, py::name("_load"), py::is_method(model), py::arg("callback"));
+  model.attr("_prefetch") =
+      py::cpp_function(&prefetch_tensors, py::name("_prefetch"), py::is_method(model));
+}
+
+}  // namespace onnxmap::python
