@@ -10,6 +10,11 @@ namespace onnxmap::detail {
 
 namespace {
 
+// The model's bytes; null for a default-constructed view, whose span list is empty.
+const std::byte* file_of(const ModelIndex* index) noexcept {
+  return index != nullptr ? index->file.bytes().data() : nullptr;
+}
+
 // The field at `pos` (before `end`) into `field`, and the position after it: the cursor's inline
 // decoding of the common forms, wire::Reader for the rest.
 const std::byte* read_field(const std::byte* file, const std::byte* pos, const std::byte* end,
@@ -57,9 +62,9 @@ inline const std::byte* find_len_field(const std::byte* file, const std::byte* p
 
 // Calls fn(value) for every LEN occurrence of field `number` in `spans`, in wire order.
 template <class Fn>
-void for_each_string(const ModelIndex& index, const SpanList& spans, std::uint32_t number,
+void for_each_string(const ModelIndex* index, const SpanList& spans, std::uint32_t number,
                      Fn&& fn) {
-  const std::byte* const file = index.file.bytes().data();
+  const std::byte* const file = file_of(index);
   for (const Span& span : spans) {
     const std::byte* pos = file + span.offset;
     const std::byte* const end = pos + span.length;
@@ -70,8 +75,8 @@ void for_each_string(const ModelIndex& index, const SpanList& spans, std::uint32
 
 // Calls fn(field) for every field in `spans`, in wire order.
 template <class Fn>
-void for_each_field_in(const ModelIndex& index, const SpanList& spans, Fn&& fn) {
-  const std::byte* const file = index.file.bytes().data();
+void for_each_field_in(const ModelIndex* index, const SpanList& spans, Fn&& fn) {
+  const std::byte* const file = file_of(index);
   for (const Span& span : spans) {
     const std::byte* pos = file + span.offset;
     const std::byte* const end = pos + span.length;
@@ -85,7 +90,7 @@ void for_each_field_in(const ModelIndex& index, const SpanList& spans, Fn&& fn) 
 
 // Calls fn(field) for every occurrence of field `number` in `spans`, in wire order.
 template <class Fn>
-void for_each_occurrence(const ModelIndex& index, const SpanList& spans, std::uint32_t number,
+void for_each_occurrence(const ModelIndex* index, const SpanList& spans, std::uint32_t number,
                          Fn&& fn) {
   for_each_field_in(index, spans, [&](const CursorField& field) {
     if (field.number == number) fn(field);
@@ -118,19 +123,19 @@ MessageView::MessageView(const ModelIndex* index, std::uint32_t record)
 
 bool MessageView::has(std::uint32_t number) const {
   bool found = false;
-  for_each_occurrence(*index_, spans_, number, [&](const CursorField&) { found = true; });
+  for_each_occurrence(index_, spans_, number, [&](const CursorField&) { found = true; });
   return found;
 }
 
 std::string_view MessageView::string_field(std::uint32_t number) const {
   std::string_view value;
-  for_each_string(*index_, spans_, number, [&](std::string_view v) { value = v; });
+  for_each_string(index_, spans_, number, [&](std::string_view v) { value = v; });
   return value;
 }
 
 std::optional<std::uint64_t> MessageView::varint_field(std::uint32_t number) const {
   std::optional<std::uint64_t> value;
-  for_each_occurrence(*index_, spans_, number, [&](const CursorField& f) {
+  for_each_occurrence(index_, spans_, number, [&](const CursorField& f) {
     if (f.type == wire::WireType::varint) value = f.value;
   });
   return value;
@@ -138,7 +143,7 @@ std::optional<std::uint64_t> MessageView::varint_field(std::uint32_t number) con
 
 std::optional<std::uint32_t> MessageView::fixed32_field(std::uint32_t number) const {
   std::optional<std::uint32_t> value;
-  for_each_occurrence(*index_, spans_, number, [&](const CursorField& f) {
+  for_each_occurrence(index_, spans_, number, [&](const CursorField& f) {
     if (f.type == wire::WireType::i32) value = static_cast<std::uint32_t>(f.value);
   });
   return value;
@@ -146,14 +151,14 @@ std::optional<std::uint32_t> MessageView::fixed32_field(std::uint32_t number) co
 
 std::vector<std::string_view> MessageView::strings_field(std::uint32_t number) const {
   std::vector<std::string_view> values;
-  for_each_string(*index_, spans_, number, [&](std::string_view v) { values.push_back(v); });
+  for_each_string(index_, spans_, number, [&](std::string_view v) { values.push_back(v); });
   return values;
 }
 
 std::vector<std::int64_t> MessageView::int64s_field(std::uint32_t number) const {
   std::vector<std::int64_t> values;
-  const std::byte* const file = index_->file.bytes().data();
-  for_each_occurrence(*index_, spans_, number, [&](const CursorField& f) {
+  const std::byte* const file = file_of(index_);
+  for_each_occurrence(index_, spans_, number, [&](const CursorField& f) {
     (void)wire::for_each_varint(wire_field(file, f),
                                 [&](std::uint64_t v) { values.push_back(wire::as_int64(v)); });
   });
@@ -162,8 +167,8 @@ std::vector<std::int64_t> MessageView::int64s_field(std::uint32_t number) const 
 
 std::vector<float> MessageView::floats_field(std::uint32_t number) const {
   std::vector<float> values;
-  const std::byte* const file = index_->file.bytes().data();
-  for_each_occurrence(*index_, spans_, number, [&](const CursorField& f) {
+  const std::byte* const file = file_of(index_);
+  for_each_occurrence(index_, spans_, number, [&](const CursorField& f) {
     (void)wire::for_each_fixed32(wire_field(file, f),
                                  [&](std::uint32_t v) { values.push_back(wire::as_float(v)); });
   });
@@ -178,13 +183,13 @@ Names MessageView::names_field(std::uint32_t number) const {
   } else {
     spans = spans_;
   }
-  return Names(index_->file.bytes().data(), std::move(spans), number);
+  return Names(file_of(index_), std::move(spans), number);
 }
 
 SpanList MessageView::message_field(std::uint32_t number) const {
   SpanList spans;
-  const std::byte* const file = index_->file.bytes().data();
-  for_each_occurrence(*index_, spans_, number, [&](const CursorField& f) {
+  const std::byte* const file = file_of(index_);
+  for_each_occurrence(index_, spans_, number, [&](const CursorField& f) {
     if (f.type == wire::WireType::len) spans.push_back(f.payload_span(file));
   });
   return spans;
@@ -192,8 +197,8 @@ SpanList MessageView::message_field(std::uint32_t number) const {
 
 std::vector<SpanList> MessageView::messages_field(std::uint32_t number) const {
   std::vector<SpanList> values;
-  const std::byte* const file = index_->file.bytes().data();
-  for_each_occurrence(*index_, spans_, number, [&](const CursorField& f) {
+  const std::byte* const file = file_of(index_);
+  for_each_occurrence(index_, spans_, number, [&](const CursorField& f) {
     if (f.type == wire::WireType::len) values.push_back(SpanList{f.payload_span(file)});
   });
   return values;
@@ -201,7 +206,7 @@ std::vector<SpanList> MessageView::messages_field(std::uint32_t number) const {
 
 std::uint32_t MessageView::last_of(std::uint32_t a, std::uint32_t b) const {
   std::uint32_t last = 0;
-  for_each_field_in(*index_, spans_, [&](const CursorField& f) {
+  for_each_field_in(index_, spans_, [&](const CursorField& f) {
     if (f.number == a || f.number == b) last = f.number;
   });
   return last;

@@ -133,6 +133,7 @@ TEST(Model, NodeNamesAreALazyRange) {
   EXPECT_EQ(constant.inputs().size(), 0U);
   const Names none = constant.inputs();
   EXPECT_TRUE(none.begin() == none.end());
+  EXPECT_EQ(Type().denotation(), "");  // a default view reads nothing
 }
 
 TEST(Model, TensorLookup) {
