@@ -108,8 +108,8 @@ class ONNXMAP_API Attribute : public detail::MessageView {
 
 class ONNXMAP_API Node : public detail::MessageView {
  public:
-  [[nodiscard]] std::vector<std::string_view> inputs() const;
-  [[nodiscard]] std::vector<std::string_view> outputs() const;
+  [[nodiscard]] Names inputs() const;
+  [[nodiscard]] Names outputs() const;
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] std::string_view op_type() const;
   [[nodiscard]] std::string_view domain() const;
@@ -161,9 +161,9 @@ class ONNXMAP_API Function : public detail::MessageView {
   [[nodiscard]] std::string_view domain() const;
   [[nodiscard]] std::string_view overload() const;
   [[nodiscard]] std::string_view doc_string() const;
-  [[nodiscard]] std::vector<std::string_view> inputs() const;
-  [[nodiscard]] std::vector<std::string_view> outputs() const;
-  [[nodiscard]] std::vector<std::string_view> attribute_names() const;
+  [[nodiscard]] Names inputs() const;
+  [[nodiscard]] Names outputs() const;
+  [[nodiscard]] Names attribute_names() const;
   [[nodiscard]] ViewRange<Attribute> attribute_defaults() const;
   [[nodiscard]] ViewRange<Node> nodes() const;
   [[nodiscard]] std::vector<OperatorSetId> opset_imports() const;

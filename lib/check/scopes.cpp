@@ -238,7 +238,7 @@ class ScopeChecker {
       }
       ++it->second.nodes;
     }
-    const auto inputs = node.inputs();
+    const std::vector<std::string_view> inputs = node.inputs();
     for (std::size_t j = 0; j < inputs.size(); ++j) {
       if (inputs[j].empty()) continue;  // an optional input left out
       const Lookup found = look_up(scope, inputs[j]);
@@ -276,7 +276,7 @@ class ScopeChecker {
         check_graph(graphs[i], attr_path + ".graphs[" + std::to_string(i) + "]", inner, imports);
       }
     }
-    const auto outputs = node.outputs();
+    const std::vector<std::string_view> outputs = node.outputs();
     for (std::size_t j = 0; j < outputs.size(); ++j) {
       if (outputs[j].empty()) continue;  // an optional output left out
       const Lookup found = look_up(scope, outputs[j], true);
@@ -303,7 +303,7 @@ class ScopeChecker {
   void check_function(const Function& function, const std::string& path) {
     Imports imports(function.opset_imports());
     Scope scope;
-    const auto inputs = function.inputs();
+    const std::vector<std::string_view> inputs = function.inputs();
     for (std::uint32_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i].empty()) continue;
       const auto [it, added] = scope.defined.emplace(inputs[i], Definition{Origin::input, i});
@@ -316,7 +316,7 @@ class ScopeChecker {
       }
     }
     check_nodes(function.nodes(), path, scope, imports);
-    const auto outputs = function.outputs();
+    const std::vector<std::string_view> outputs = function.outputs();
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       check_output(outputs[i], path + ".output[" + std::to_string(i) + "]", function.offset(),
                    scope);

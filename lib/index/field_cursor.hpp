@@ -218,6 +218,30 @@ void for_each_field(const std::byte* file, Span span, Fn&& fn) {
   for_each_message_field(file, span, ~std::uint64_t{0}, true, fn);
 }
 
+// Steps over whole fields from `pos` until at least `bytes` bytes are passed or `end` is reached,
+// counting them in `fields`; returns the position reached. Malformed bytes throw onnxmap::Error
+// (wire::Reader's). Its own function, so that the position stays in a register: cutting a graph
+// of 540 000 fields into runs steps over every one of them on one thread.
+[[nodiscard]] inline const std::byte* step_fields(const std::byte* file, const std::byte* pos,
+                                                  const std::byte* end, std::uint64_t bytes,
+                                                  std::uint64_t& fields) {
+  const std::byte* const stop = static_cast<std::uint64_t>(end - pos) > bytes ? pos + bytes : end;
+  std::uint64_t count = 0;
+  while (pos < stop) {
+    ++count;
+    // Most fields of a graph are short nodes: one-byte tag and length.
+    const std::byte* next = cursor_detail::skip_short_len(pos, end, 0);
+    if (next == nullptr) {
+      CursorField field;
+      next = cursor_detail::decode_common_field(pos, end, field);
+      if (next == nullptr) next = read_field_general(file, pos, end).next;
+    }
+    pos = next;
+  }
+  fields += count;
+  return pos;
+}
+
 // Steps over the message at `span` when for_each_message_field(file, span, mask, fn) would never
 // call fn and every field has the common form: returns true then. Returns false, having decided
 // nothing, for anything else, malformed bytes included: it never throws, so that the pass can

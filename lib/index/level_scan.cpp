@@ -132,17 +132,6 @@ void LevelScanner::try_plain(std::uint32_t id, const Span& span) {
   }
 }
 
-void LevelScanner::set_span(std::uint32_t id, const Span& span) {
-  MessageRecord& record = out_.records[id];
-  record.offset = span.offset;
-  if (span.length < MessageRecord::kLongLength) {
-    record.length = static_cast<std::uint32_t>(span.length);
-  } else {
-    record.length = MessageRecord::kLongLength;
-    out_.long_lengths.emplace_back(id, span.length);
-  }
-}
-
 void LevelScanner::sort_children(std::uint32_t first, std::uint32_t end) {
   std::vector<std::uint32_t*> merge_ids;
   merge_ids.reserve(merges_.size());

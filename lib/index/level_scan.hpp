@@ -48,7 +48,17 @@ class LevelScanner {
   void scan_record(const Piece& piece);
   void prefetch_ahead(std::uint32_t id) const noexcept;
   void try_plain(std::uint32_t id, const Span& span);
-  void set_span(std::uint32_t id, const Span& span);
+  // Inline: every child of every record passes here.
+  void set_span(std::uint32_t id, const Span& span) {
+    MessageRecord& record = out_.records[id];
+    record.offset = span.offset;
+    if (span.length < MessageRecord::kLongLength) {
+      record.length = static_cast<std::uint32_t>(span.length);
+    } else {
+      record.length = MessageRecord::kLongLength;
+      out_.long_lengths.emplace_back(id, span.length);
+    }
+  }
   void sort_children(std::uint32_t first, std::uint32_t end);
   void file_merged_spans();
 

@@ -127,11 +127,11 @@ std::vector<Type> Attribute::type_protos() const {
 
 // --- Node --------------------------------------------------------------------------------------
 using NP = schema::NodeProto;
-std::vector<std::string_view> Node::inputs() const {
-  return strings_field(NP::kInput);
+Names Node::inputs() const {
+  return names_field(NP::kInput);
 }
-std::vector<std::string_view> Node::outputs() const {
-  return strings_field(NP::kOutput);
+Names Node::outputs() const {
+  return names_field(NP::kOutput);
 }
 std::string_view Node::name() const {
   return string_field(NP::kName);
@@ -217,14 +217,14 @@ std::string_view Function::overload() const {
 std::string_view Function::doc_string() const {
   return string_field(FP::kDocString);
 }
-std::vector<std::string_view> Function::inputs() const {
-  return strings_field(FP::kInput);
+Names Function::inputs() const {
+  return names_field(FP::kInput);
 }
-std::vector<std::string_view> Function::outputs() const {
-  return strings_field(FP::kOutput);
+Names Function::outputs() const {
+  return names_field(FP::kOutput);
 }
-std::vector<std::string_view> Function::attribute_names() const {
-  return strings_field(FP::kAttribute);
+Names Function::attribute_names() const {
+  return names_field(FP::kAttribute);
 }
 ViewRange<Attribute> Function::attribute_defaults() const {
   return range<Attribute>(index_, children(FP::kAttributeProto));

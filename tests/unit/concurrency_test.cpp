@@ -58,7 +58,7 @@ TEST(Concurrency, SixteenThreadsShareOneModel) {
         if (rows.size() != 2U * (i + 1) * 4 || first != static_cast<float>(i)) ++failures;
         if (model.tensor("typed").data().bytes().size() != 24) ++failures;
         const Node node = model.graph()->nodes()[static_cast<std::size_t>(i)];
-        if (node.inputs().at(0) != w.name()) ++failures;
+        if (node.inputs().to_vector().at(0) != w.name()) ++failures;
       }
     });
   }

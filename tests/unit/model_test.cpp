@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "model_builder.hpp"
 #include "onnxmap/model.hpp"
@@ -95,6 +96,44 @@ TEST(Model, GraphNodesAndValueInfos) {
   EXPECT_EQ((*shape)[0].param, "N");
   EXPECT_EQ((*shape)[1].value, 2);
   EXPECT_EQ(graph.initializers().size(), 1U);
+}
+
+// Names decodes while iterating: every form of field is stepped over (two-byte tags and lengths,
+// scalars, unknown fields), and empty names and empty lists come out as they are.
+TEST(Model, NodeNamesAreALazyRange) {
+  const std::string long_name(200, 'n');
+  const Model model = Model::from_bytes(message([&](wire::Writer& m) {
+    sub(m, MP::kGraph, [&](wire::Writer& g) {
+      sub(g, GP::kNode, [&](wire::Writer& n) {
+        n.field_string(NP::kInput, "a");
+        n.field_fixed32(99, 7);
+        n.field_string(NP::kOutput, "y");
+        n.field_string(NP::kInput, long_name);
+        n.field_int64(50, 1);
+        n.field_string(NP::kInput, "");
+        n.field_string(NP::kOpType, "Sum");
+        n.field_string(NP::kInput, "c");
+      });
+      sub(g, GP::kNode, [](wire::Writer& n) { n.field_string(NP::kOpType, "Constant"); });
+    });
+  }));
+  const Node sum = model.graph()->nodes()[0];
+  const std::vector<std::string_view> expected{"a", long_name, "", "c"};
+  EXPECT_EQ(sum.inputs(), expected);
+  EXPECT_EQ(sum.inputs().size(), 4U);
+  EXPECT_FALSE(sum.inputs().empty());
+  std::vector<std::string_view> walked;
+  const Names inputs = sum.inputs();
+  for (auto it = inputs.begin(); it != inputs.end();) walked.push_back(*it++);
+  EXPECT_EQ(walked, expected);
+  EXPECT_EQ(sum.outputs().to_vector(), (std::vector<std::string_view>{"y"}));
+  EXPECT_EQ(sum.op_type(), "Sum");
+  const Node constant = model.graph()->nodes()[1];
+  EXPECT_TRUE(constant.inputs().empty());
+  EXPECT_EQ(constant.inputs().size(), 0U);
+  const Names none = constant.inputs();
+  EXPECT_TRUE(none.begin() == none.end());
+  EXPECT_EQ(Type().denotation(), "");  // a default view reads nothing
 }
 
 TEST(Model, TensorLookup) {

@@ -26,10 +26,9 @@ std::string name_text(std::string_view name) {
   return name.empty() ? std::string("\"\"") : std::string(name);
 }
 
-template <class Names>
 std::string names_text(const Names& names) {
   std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + name_text(names[i]);
+  for (const std::string_view name : names) out += (out.empty() ? "" : ", ") + name_text(name);
   return out;
 }
 

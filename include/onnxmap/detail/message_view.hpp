@@ -3,7 +3,9 @@
 // a getter is called. Internal; users see the named views in views.hpp and tensor.hpp and the
 // ranges of them (ViewRange), and never construct a view themselves.
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -16,6 +18,7 @@ namespace onnxmap {
 
 template <class View>
 class ViewRange;
+class Names;
 
 namespace detail {
 
@@ -44,6 +47,7 @@ class ONNXMAP_API MessageView {
   [[nodiscard]] std::optional<std::uint32_t> fixed32_field(std::uint32_t number) const;
   // Repeated fields, packed or not, in wire order.
   [[nodiscard]] std::vector<std::string_view> strings_field(std::uint32_t number) const;
+  [[nodiscard]] Names names_field(std::uint32_t number) const;
   [[nodiscard]] std::vector<std::int64_t> int64s_field(std::uint32_t number) const;
   [[nodiscard]] std::vector<float> floats_field(std::uint32_t number) const;
   // A singular leaf message (all occurrences, merged), and repeated leaf messages.
@@ -109,6 +113,67 @@ class ViewRange {
   const detail::ModelData* index_;
   std::uint32_t first_;
   std::uint32_t last_;
+};
+
+// The values of a repeated string field (a node's inputs or outputs, a function's inputs, ...)
+// as a forward range of string_view into the model's bytes, decoded while iterating: getting and
+// walking it allocates nothing. size() walks the field; to_vector() (or converting
+// to std::vector) copies the views out. Valid while the model lives.
+class ONNXMAP_API Names {
+ public:
+  class iterator {
+   public:
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using iterator_category = std::forward_iterator_tag;
+    iterator() = default;
+    std::string_view operator*() const noexcept { return value_; }
+    iterator& operator++() {
+      owner_->find_next(*this);
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      owner_->find_next(*this);
+      return old;
+    }
+    bool operator==(const iterator& other) const noexcept {
+      return pos_ == other.pos_ && span_ == other.span_;
+    }
+
+   private:
+    friend class Names;
+    const Names* owner_ = nullptr;
+    std::size_t span_ = 0;            // the span being read
+    const std::byte* pos_ = nullptr;  // where the search for the next value starts; null at end
+    std::string_view value_;
+  };
+
+  [[nodiscard]] iterator begin() const;
+  [[nodiscard]] iterator end() const noexcept {
+    iterator it;
+    it.owner_ = this;
+    it.span_ = spans_.size();
+    return it;
+  }
+  [[nodiscard]] std::size_t size() const;
+  [[nodiscard]] bool empty() const { return begin() == end(); }
+  [[nodiscard]] std::vector<std::string_view> to_vector() const;
+  operator std::vector<std::string_view>() const { return to_vector(); }  // NOLINT: implicit
+  friend bool operator==(const Names& names, const std::vector<std::string_view>& values) {
+    return names.to_vector() == values;
+  }
+
+ private:
+  friend class detail::MessageView;
+  Names(const std::byte* file, detail::SpanList spans, std::uint32_t number)
+      : file_(file), spans_(std::move(spans)), number_(number) {}
+  // Moves `it` to the next value of the field after its position, or to end().
+  void find_next(iterator& it) const;
+
+  const std::byte* file_ = nullptr;
+  detail::SpanList spans_;
+  std::uint32_t number_ = 0;
 };
 
 namespace detail {
