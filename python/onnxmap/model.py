@@ -9,18 +9,19 @@ _DEFAULT_MAX_MESSAGES = 1 << 26
 
 def open_options(load="map", max_depth=64, max_tensors=_DEFAULT_MAX_TENSORS,
                  max_messages=_DEFAULT_MAX_MESSAGES, allow_external_outside_folder=False,
-                 collect_payload_errors=False):
+                 collect_payload_errors=False, cache="", http_timeout=30, http_ca=""):
     """The keyword arguments of open(), peek(), check() and convert() that say how a model is
-    opened, as the C++ Options name them."""
+    opened, as the C++ Options name them (the http ones as RemoteOptions does)."""
     return dict(load=load, max_depth=max_depth, max_tensors=max_tensors,
                 max_messages=max_messages,
                 allow_external_outside_folder=allow_external_outside_folder,
-                collect_payload_errors=collect_payload_errors)
+                collect_payload_errors=collect_payload_errors, cache=os.fspath(cache),
+                http_timeout=http_timeout, http_ca=os.fspath(http_ca))
 
 
 def open(path, *, load="map", max_depth=64, max_tensors=_DEFAULT_MAX_TENSORS,
          max_messages=_DEFAULT_MAX_MESSAGES, allow_external_outside_folder=False,
-         collect_payload_errors=False):
+         collect_payload_errors=False, cache="", http_timeout=30, http_ca=""):
     """Opens the ONNX model at `path` and returns an onnxmap.Model (also a context manager).
 
     load: "map" maps the file (pages are read when touched); "read" copies it into memory (safe
@@ -29,11 +30,15 @@ def open(path, *, load="map", max_depth=64, max_tensors=_DEFAULT_MAX_TENSORS,
     C++ Options: max_depth, max_tensors, max_messages, allow_external_outside_folder (external
     data outside the model's folder), collect_payload_errors (open a model whose payloads are
     bad; those tensors have storage "invalid"). The GIL is released while the file is indexed.
-    Raises onnxmap.Error for an unreadable or malformed file.
+    `path` may be an http:// or https:// URL: the metadata is fetched at open and each tensor's
+    bytes when touched; cache (a folder) keeps the fetched metadata for the next open,
+    http_timeout is in seconds, http_ca a PEM file of certificates to trust, and a bearer token
+    is taken from the environment variable ONNXMAP_HTTP_TOKEN.
+    Raises onnxmap.Error for an unreadable or malformed file (kind "http" for a server's fault).
     """
     return _onnxmap._open(os.fspath(path), **open_options(
         load, max_depth, max_tensors, max_messages, allow_external_outside_folder,
-        collect_payload_errors))
+        collect_payload_errors, cache, http_timeout, http_ca))
 
 
 def _given(**options):

@@ -21,6 +21,13 @@ OpenOptions take_open_options(py::dict& kwargs) {
   take_kwarg(kwargs, "max_messages", options.max_messages);
   take_kwarg(kwargs, "allow_external_outside_folder", options.allow_external_outside_folder);
   take_kwarg(kwargs, "collect_payload_errors", options.collect_payload_errors);
+  std::string cache;
+  std::string ca;
+  take_kwarg(kwargs, "cache", cache);
+  take_kwarg(kwargs, "http_timeout", options.remote.timeout_seconds);
+  take_kwarg(kwargs, "http_ca", ca);
+  options.remote.cache_dir = cache;
+  options.remote.ca_file = ca;
   return options;
 }
 

@@ -99,3 +99,13 @@ def test_server_failures_are_http_errors(server, mode, phrase):
         onnxmap.open(url)
     assert error.value.kind == "http" and error.value.file == url
     assert phrase in str(error.value)
+
+
+def test_cache_makes_the_second_open_one_request(server, tmp_path):
+    url = server.url("external_one_file.onnx")
+    with onnxmap.open(url, cache=tmp_path / "cache") as first:
+        keys = list(first.keys())
+    server.clear()
+    with onnxmap.open(url, cache=tmp_path / "cache", http_timeout=5) as second:
+        assert list(second.keys()) == keys
+    assert len(server.requests()) == 1
