@@ -210,9 +210,17 @@ class IndexBuilder {
     };
     const std::size_t first = chunks.size();
     std::uint64_t fields = 0;
+    // Stepping reads every field's tag, which maps the page-cache folio around it: the payloads
+    // passed are trimmed as the scan trims them (index/payload_trim.hpp), or a graph of large
+    // tensors would keep megabytes of payload pages mapped.
+    PayloadTrimmer trim(index_.file);
+    const auto passed = [&](const std::byte* field, const std::byte* next) {
+      const auto at = static_cast<std::uint64_t>(field - file);
+      trim.passed(at, Span{at, static_cast<std::uint64_t>(next - field)}, false);
+    };
     try {
       while (pos != end) {
-        pos = step_fields(file, pos, end, target, fields);
+        pos = step_fields(file, pos, end, target, fields, passed);
         if (pos != end) {
           chunks.push_back(run(pos));
           start = pos;
@@ -221,6 +229,7 @@ class IndexBuilder {
     } catch (const Error&) {
       // The rest, malformed, is the last run.
     }
+    trim.finish();
     chunks.push_back(run(end));
     const bool few_fields = index_.options.index_threads == 0 && fields < kMinParallelRecords;
     if (chunks.size() - first == 1 || few_fields) {

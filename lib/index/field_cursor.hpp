@@ -219,12 +219,15 @@ void for_each_field(const std::byte* file, Span span, Fn&& fn) {
 }
 
 // Steps over whole fields from `pos` until at least `bytes` bytes are passed or `end` is reached,
-// counting them in `fields`; returns the position reached. Malformed bytes throw onnxmap::Error
+// counting them in `fields`; returns the position reached, and calls on_long(field, next) for
+// each field that is not a short one (a one-byte tag and length), so that the caller can trim
+// the payload pages its read may have mapped. Malformed bytes throw onnxmap::Error
 // (wire::Reader's). Its own function, so that the position stays in a register: cutting a graph
 // of 540 000 fields into runs steps over every one of them on one thread.
-[[nodiscard]] inline const std::byte* step_fields(const std::byte* file, const std::byte* pos,
-                                                  const std::byte* end, std::uint64_t bytes,
-                                                  std::uint64_t& fields) {
+template <class OnLong>
+[[nodiscard]] const std::byte* step_fields(const std::byte* file, const std::byte* pos,
+                                           const std::byte* end, std::uint64_t bytes,
+                                           std::uint64_t& fields, OnLong&& on_long) {
   const std::byte* const stop = static_cast<std::uint64_t>(end - pos) > bytes ? pos + bytes : end;
   std::uint64_t count = 0;
   while (pos < stop) {
@@ -235,6 +238,7 @@ void for_each_field(const std::byte* file, Span span, Fn&& fn) {
       CursorField field;
       next = cursor_detail::decode_common_field(pos, end, field);
       if (next == nullptr) next = read_field_general(file, pos, end).next;
+      on_long(pos, next);
     }
     pos = next;
   }
