@@ -104,6 +104,17 @@ struct ModelData {
   [[nodiscard]] std::span<const std::byte> bytes(const Span& span) const noexcept {
     return file.bytes().subspan(span.offset, span.length);
   }
+  // The mapped file holding a raw or external payload (nullptr for other storage), and the
+  // location of that file as the model names it ("" for the model file itself).
+  [[nodiscard]] const MappedFile* payload_file(const TensorRecord& r) const noexcept {
+    if (r.storage == Storage::raw) return &file;
+    if (r.storage == Storage::external) return &data_files[r.data_file].file;
+    return nullptr;
+  }
+  [[nodiscard]] std::string_view payload_location(const TensorRecord& r) const noexcept {
+    return r.storage == Storage::external ? std::string_view(data_files[r.data_file].location)
+                                          : std::string_view();
+  }
   // What the index knows of a record, for code outside the pass (views, the writer): use these
   // rather than MessageRecord's members, whose layout is the index's business.
   [[nodiscard]] MessageKind kind(std::uint32_t record) const noexcept {

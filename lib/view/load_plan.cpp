@@ -18,12 +18,7 @@ namespace {
 PlanFile payload_file(const Tensor& t) {
   const ModelIndex* index = ViewAccess::index(t);
   const TensorRecord& r = index->tensors[t.tensor_id()];
-  if (r.storage == Storage::raw) return {&index->file, index->fetcher.get(), {}};
-  if (r.storage == Storage::external) {
-    const DataFile& data = index->data_files[r.data_file];
-    return {&data.file, index->fetcher.get(), data.location};
-  }
-  return {};
+  return {index->payload_file(r), index->fetcher.get(), index->payload_location(r)};
 }
 
 ResolvedItem resolve(const LoadItem& item, LoadPlan& plan) {

@@ -19,13 +19,6 @@ const detail::TensorRecord& record_of(const detail::ModelIndex* index, std::uint
   return index->tensors[tensor];
 }
 
-// The file holding a raw or external payload; null for other storage.
-const MappedFile* payload_file(const detail::ModelIndex* index, const detail::TensorRecord& r) {
-  if (r.storage == detail::Storage::raw) return &index->file;
-  if (r.storage == detail::Storage::external) return &index->data_files[r.data_file].file;
-  return nullptr;
-}
-
 // Payloads this large are advised for sequential reading on access (MappedFile::
 // advise_sequential): a cold first touch then reads ahead in large chunks, not page by page.
 constexpr std::uint64_t kSequentialAdviceBytes = std::uint64_t{2} << 20U;
@@ -47,13 +40,9 @@ void advise_slice(const MappedFile* file, std::uint64_t offset, std::uint64_t le
 // Raw and external payloads as they lie in the mapped files; empty for other storage.
 std::span<const std::byte> stored_payload(const detail::ModelIndex* index,
                                           const detail::TensorRecord& r) {
-  if (r.storage == detail::Storage::raw) {
-    return index->file.bytes().subspan(r.payload_offset, r.payload_length);
-  }
-  if (r.storage == detail::Storage::external) {
-    return index->data_files[r.data_file].file.bytes().subspan(r.payload_offset, r.payload_length);
-  }
-  return {};
+  const MappedFile* file = index->payload_file(r);
+  return file != nullptr ? file->bytes().subspan(r.payload_offset, r.payload_length)
+                         : std::span<const std::byte>();
 }
 
 // A model opened by URL fetches [offset, offset + length) of the payload into its mirror before
@@ -62,10 +51,7 @@ void fetch_payload(const detail::ModelIndex* index, const detail::TensorRecord& 
                    std::uint64_t offset, std::uint64_t length) {
   const detail::PayloadFetcher* fetcher = index->fetcher.get();
   if (fetcher == nullptr || length == 0) return;
-  const std::string_view location = r.storage == detail::Storage::external
-                                        ? std::string_view(index->data_files[r.data_file].location)
-                                        : std::string_view();
-  fetcher->fetch(location, r.payload_offset + offset, length);
+  fetcher->fetch(index->payload_location(r), r.payload_offset + offset, length);
 }
 
 // Typed fields live in the TensorProto itself: the whole message is fetched.
@@ -160,7 +146,7 @@ std::span<const std::byte> Tensor::bytes() const {
     fetch_payload(index_, r, 0, r.payload_length);
   }
   const auto view = payload_view();
-  advise_access(payload_file(index_, r), r.payload_offset, view.size());
+  advise_access(index_->payload_file(r), r.payload_offset, view.size());
   return view;
 }
 
@@ -205,9 +191,9 @@ std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t
   const auto offset = static_cast<std::uint64_t>(rows.data() - payload_view().data());
   fetch_payload(index_, r, offset, rows.size());
   if (rows.size() == r.payload_length) {
-    advise_access(payload_file(index_, r), r.payload_offset, rows.size());
+    advise_access(index_->payload_file(r), r.payload_offset, rows.size());
   } else {
-    advise_slice(payload_file(index_, r), r.payload_offset + offset, rows.size());
+    advise_slice(index_->payload_file(r), r.payload_offset + offset, rows.size());
   }
   return rows;
 }
@@ -237,7 +223,7 @@ std::span<const std::byte> Tensor::rows_view(std::uint64_t begin, std::uint64_t 
 
 void Tensor::prefetch() const {
   const auto& r = record_of(index_, tensor_);
-  if (const MappedFile* file = payload_file(index_, r)) {
+  if (const MappedFile* file = index_->payload_file(r)) {
     fetch_payload(index_, r, 0, r.payload_length);
     file->read_ahead(r.payload_offset, r.payload_length);
     advise_access(file, r.payload_offset, r.payload_length);
@@ -246,9 +232,8 @@ void Tensor::prefetch() const {
 
 void Tensor::release() const {
   const auto& r = record_of(index_, tensor_);
-  if (r.storage == detail::Storage::raw) index_->file.release(r.payload_offset, r.payload_length);
-  if (r.storage == detail::Storage::external) {
-    index_->data_files[r.data_file].file.release(r.payload_offset, r.payload_length);
+  if (const MappedFile* file = index_->payload_file(r)) {
+    file->release(r.payload_offset, r.payload_length);
   }
 }
 
