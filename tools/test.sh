@@ -24,10 +24,10 @@ build_and_test() {
 status=0
 build_and_test build-test "" || status=1
 # Sanitized builds: -Db_lundef=false is what meson needs to link with the sanitizer runtimes. The
-# Python package is tested in the plain build only (a sanitized extension needs its runtime
-# preloaded into python).
+# ASan build runs the Python suite too, with the runtime preloaded into python
+# (python/tests/meson.build).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  build_and_test build-asan "-Db_sanitize=address,undefined -Db_lundef=false -Dpython=disabled" \
+  build_and_test build-asan "-Db_sanitize=address,undefined -Db_lundef=false" \
   || status=1
 # ThreadSanitizer over the tests that share one model between threads.
 TSAN_OPTIONS=halt_on_error=1 \

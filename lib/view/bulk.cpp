@@ -134,7 +134,8 @@ void read_into(std::span<const Tensor> tensors, std::span<const std::span<std::b
   }
   io::run_parallel(typed.size(), options.threads, [&](std::size_t k) {
     const TensorData data = tensors[typed[k]].data();
-    std::memcpy(buffers[typed[k]].data(), data.bytes().data(), data.bytes().size());
+    if (!data.bytes().empty())  // an empty tensor's span may be null: memcpy must not see it
+      std::memcpy(buffers[typed[k]].data(), data.bytes().data(), data.bytes().size());
   });
   const auto work = plan_work(tensors, file_order(tensors), options.chunk_bytes);
   io::run_parallel(work.size(), options.threads, [&](std::size_t w) {

@@ -141,7 +141,8 @@ void Engine::deliver_in_memory(std::size_t i) {
   if (item.source == ItemSource::typed)
     bytes = decoded.emplace(item.request->tensor.data()).bytes();
   if (!buffers_.empty()) {
-    std::memcpy(buffers_[i].data(), bytes.data(), bytes.size());
+    // An empty tensor's span may be null: memcpy must not see it.
+    if (!bytes.empty()) std::memcpy(buffers_[i].data(), bytes.data(), bytes.size());
     bytes = buffers_[i];
   }
   deliver(i, bytes);

@@ -125,7 +125,7 @@ py::array mapped_array(const Owner& owner, const LoadItem& item, std::span<const
   py::array copy(item_dtype(item), item_shape(item));
   if (is_sub_byte(item)) {
     unpack_sub_byte(item.tensor.data_type(), bytes, array_bytes(copy));
-  } else {
+  } else if (!bytes.empty()) {  // an empty tensor's span may be null: memcpy must not see it
     std::memcpy(array_bytes(copy).data(), bytes.data(), bytes.size());
   }
   return copy;

@@ -32,6 +32,12 @@ TEST(Bulk, ReadIntoCopiesEveryTensorInChunks) {
         t.field_int64(schema::TensorProto::kInt64Data, -1);
         t.field_int64(schema::TensorProto::kInt64Data, 7);
       });
+      sub(g, schema::GraphProto::kInitializer, [](wire::Writer& t) {
+        // Empty and typed: its decoded bytes are an empty span whose pointer may be null.
+        t.field_int64(schema::TensorProto::kDims, 0);
+        t.field_int32(schema::TensorProto::kDataType, static_cast<std::int32_t>(DataType::int64));
+        t.field_string(schema::TensorProto::kName, "empty");
+      });
     });
   });
   const Model model = Model::from_bytes(bytes);

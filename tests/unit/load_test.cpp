@@ -195,6 +195,12 @@ TEST_F(Load, LoadIntoCallerBuffersAndTypedFields) {
         t.field_int64(schema::TensorProto::kInt64Data, -1);
         t.field_int64(schema::TensorProto::kInt64Data, 7);
       });
+      test::sub(g, schema::GraphProto::kInitializer, [](wire::Writer& t) {
+        // Empty and typed: its decoded bytes are an empty span whose pointer may be null.
+        t.field_int64(schema::TensorProto::kDims, 0);
+        t.field_int32(schema::TensorProto::kDataType, static_cast<std::int32_t>(DataType::int64));
+        t.field_string(schema::TensorProto::kName, "empty");
+      });
     });
   });
   write(at("m.onnx"), bytes);
@@ -216,7 +222,7 @@ TEST_F(Load, LoadIntoCallerBuffersAndTypedFields) {
       EXPECT_EQ(load_all(plan, options), expected);
     }
     std::vector<std::byte> small(4);
-    const std::vector<std::span<std::byte>> wrong{small, small};
+    const std::vector<std::span<std::byte>> wrong{small, small, small};
     EXPECT_THROW((void)load_into(plan, wrong, {}), Error);
   }
 }
