@@ -6,33 +6,36 @@ cd "$(dirname "$0")/.."
 source tools/setup.sh
 onnxmap_install_deps
 
-# build_and_test DIR "MESON OPTIONS" [MESON TEST ARGS...]: configures once, builds, runs tests.
+# build_and_test DIR "MESON OPTIONS" "NINJA TARGETS" [MESON TEST ARGS...]: configures once,
+# builds the targets (all when empty), runs tests.
 build_and_test() {
   local dir=$1
   local options=$2
-  shift 2
+  local targets=$3
+  shift 3
   if [ ! -f "$dir/build.ninja" ]; then
     # shellcheck disable=SC2086  # options are words on purpose
     meson setup "$dir" --buildtype=debugoptimized -Dwerror=true $options >/dev/null
   fi
-  ninja -C "$dir" --quiet
+  # shellcheck disable=SC2086
+  ninja -C "$dir" --quiet $targets
   rm -f "$dir/python/tests/pytest.xml"  # the pytest report of this run only
   echo "== meson test ($dir)"
-  meson test -C "$dir" --print-errorlogs --num-processes 2 "$@"
+  meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 "$@"
 }
 
 status=0
-build_and_test build-test "" || status=1
+build_and_test build-test "" "" || status=1
 # Sanitized builds: -Db_lundef=false is what meson needs to link with the sanitizer runtimes. The
 # ASan build runs the Python suite too, with the runtime preloaded into python
 # (python/tests/meson.build).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  build_and_test build-asan "-Db_sanitize=address,undefined -Db_lundef=false" \
-  || status=1
-# ThreadSanitizer over the tests that share one model between threads.
+  build_and_test build-asan "-Db_sanitize=address,undefined -Db_lundef=false" "" || status=1
+# ThreadSanitizer over the tests that run threads (shared models, the parallel pass, the loaders):
+# only their program is built.
 TSAN_OPTIONS=halt_on_error=1 \
-  build_and_test build-tsan "-Db_sanitize=thread -Db_lundef=false -Dbench=disabled -Dpython=disabled" unit \
-  --test-args=--gtest_filter=Concurrency.*:Bulk.* || status=1
+  build_and_test build-tsan "-Db_sanitize=thread -Db_lundef=false -Dbench=disabled -Dpython=disabled" \
+  tests/unit_tests unit --test-args=--gtest_filter=Concurrency.*:Bulk.*:IndexThreads*:Load.* || status=1
 
 # One closing line over all runs, read from meson's JSON logs; the meson test "python" counts as
 # the pytest cases its JUnit report lists.

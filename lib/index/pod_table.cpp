@@ -4,11 +4,13 @@
 #include <cstring>
 #include <new>
 
-// Under AddressSanitizer the tables live in malloc'd memory, where it can see overflows.
-#if defined(__SANITIZE_ADDRESS__)
+// Under AddressSanitizer and ThreadSanitizer the tables live in malloc'd memory: ASan sees
+// overflows there, and TSan does not follow mremap (memory it moves keeps the old owner's
+// history, and another thread's table mapped there later reads as a race).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define ONNXMAP_TABLES_IN_MAPPINGS 0
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define ONNXMAP_TABLES_IN_MAPPINGS 0
 #endif
 #endif
