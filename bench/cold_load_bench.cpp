@@ -169,39 +169,6 @@ std::uint64_t touch_model(const fs::path& path, bool shard, bool prefetch_first)
   return bytes;
 }
 
-// The shard through slice_rows with strided read-ahead done by the caller: before reading a
-// slice, slice_rows() (which advises its rows MADV_WILLNEED, no read) is called on the next
-// items until `window` bytes of slices are advised ahead. The measure of that idea before the
-// library takes it over.
-std::uint64_t touch_shard_ahead(const fs::path& path, std::uint64_t window) {
-  const onnxmap::Model model = onnxmap::Model::open(path);
-  std::vector<onnxmap::LoadItem> plan;
-  for (const auto& item : onnxmap::plan_shard(model, 3, 8)) {
-    if (item.tensor.storage() != onnxmap::TensorStorage::typed) plan.push_back(item);
-  }
-  const auto rows = [&](std::size_t i) {
-    const auto& item = plan[i];
-    return item.row_end == onnxmap::kAllRows ? item.tensor.bytes()
-                                             : item.tensor.slice_rows(item.row_begin, item.row_end);
-  };
-  std::uint64_t bytes = 0;
-  std::uint64_t sum = 0;
-  std::size_t advised = 0;  // items [0, advised) have been advised
-  std::uint64_t ahead = 0;  // bytes of items [i + 1, advised)
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    if (advised <= i)
-      advised = i + 1;  // this item's own advice comes with its slice_rows
-    else
-      ahead -= rows(i).size();
-    while (advised < plan.size() && ahead < window) ahead += rows(advised++).size();
-    const auto view = rows(i);
-    sum += sum_all(view);
-    bytes += view.size();
-  }
-  g_sink = g_sink + sum;
-  return bytes;
-}
-
 std::uint64_t one_tensor(const fs::path& path, const std::string& name, bool prefetch_first) {
   const onnxmap::Model model = onnxmap::Model::open(path);
   const onnxmap::Tensor t = model.tensor(name);
@@ -269,10 +236,6 @@ int main(int argc, char** argv) {
   add("shard 3/8, slice_rows + read", [&] { return touch_model(path, true, false); });
   add("shard 3/8, prefetch(plan) + slice_rows + read",
       [&] { return touch_model(path, true, true); });
-  add("shard 3/8, slice_rows + read, 16 MiB advised ahead by the caller",
-      [&] { return touch_shard_ahead(path, std::uint64_t{16} << 20U); });
-  add("shard 3/8, slice_rows + read, 64 MiB advised ahead by the caller",
-      [&] { return touch_shard_ahead(path, std::uint64_t{64} << 20U); });
   // --only TEXT keeps the cases whose name holds TEXT (and the limit, the first case).
   if (!only.empty()) {
     std::vector<Case> kept;
