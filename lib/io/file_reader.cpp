@@ -32,6 +32,28 @@ Error short_file(const std::filesystem::path& path, std::uint64_t end) {
       path, "the file ends before byte " + std::to_string(end) + " (did it shrink while open?)");
 }
 
+std::atomic<DirectRefusal> g_refusal{DirectRefusal::none};
+std::atomic<std::uint64_t> g_refused{0};
+
+// open(O_DIRECT) and pread() on an O_DIRECT descriptor, through the test seam.
+int open_direct(const char* path) {
+  if (g_refusal.load(std::memory_order_relaxed) == DirectRefusal::refuse_open) {
+    g_refused.fetch_add(1, std::memory_order_relaxed);
+    errno = EINVAL;
+    return -1;
+  }
+  return ::open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
+}
+
+ssize_t pread_direct(int fd, std::span<std::byte> dst, std::uint64_t offset) {
+  if (g_refusal.load(std::memory_order_relaxed) == DirectRefusal::refuse_read) {
+    g_refused.fetch_add(1, std::memory_order_relaxed);
+    errno = EINVAL;
+    return -1;
+  }
+  return ::pread(fd, dst.data(), dst.size(), static_cast<off_t>(offset));
+}
+
 // The unit of a whole-file read: large enough for the device to stream, small enough to spread
 // over a few threads.
 constexpr std::uint64_t kWholeFileChunk = std::uint64_t{16} << 20U;
@@ -59,7 +81,7 @@ FileReader::FileReader(const std::filesystem::path& path, LoadMode mode) : path_
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
   // tmpfs and some network file systems refuse O_DIRECT (EINVAL): reads are buffered there.
-  if (mode == LoadMode::direct) direct_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  if (mode == LoadMode::direct) direct_fd_ = open_direct(path.c_str());
 }
 
 FileReader FileReader::reopen(LoadMode mode) const {
@@ -72,8 +94,7 @@ FileReader FileReader::reopen(LoadMode mode) const {
   if (!own_description) out.fd_ = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);  // no /proc: share it
   if (out.fd_ < 0) throw io_error(path_, std::string("cannot open: ") + std::strerror(errno));
   if (own_description) (void)::posix_fadvise(out.fd_, 0, 0, POSIX_FADV_RANDOM);
-  if (mode == LoadMode::direct)
-    out.direct_fd_ = ::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  if (mode == LoadMode::direct) out.direct_fd_ = open_direct(self.c_str());
   return out;
 }
 
@@ -81,6 +102,7 @@ FileReader::FileReader(FileReader&& other) noexcept
     : path_(std::move(other.path_)),
       fd_(std::exchange(other.fd_, -1)),
       direct_fd_(std::exchange(other.direct_fd_, -1)),
+      direct_refused_(other.direct_refused_.load()),
       size_(other.size_) {}
 
 FileReader& FileReader::operator=(FileReader&& other) noexcept {
@@ -89,6 +111,7 @@ FileReader& FileReader::operator=(FileReader&& other) noexcept {
     path_ = std::move(other.path_);
     fd_ = std::exchange(other.fd_, -1);
     direct_fd_ = std::exchange(other.direct_fd_, -1);
+    direct_refused_ = other.direct_refused_.load();
     size_ = other.size_;
   }
   return *this;
@@ -110,17 +133,18 @@ std::uint64_t FileReader::staging_size(std::uint64_t offset, std::uint64_t lengt
 
 std::span<const std::byte> FileReader::read(std::uint64_t offset, std::uint64_t length,
                                             std::span<std::byte> staging) const {
-  if (direct_fd_ >= 0) {
+  if (is_direct()) {
     const std::uint64_t begin = align_down(offset);
     const std::uint64_t want = offset + length - begin;
     const auto window = staging.first(static_cast<std::size_t>(staging_size(offset, length)));
-    // EINVAL: an alignment the device wants larger than kDirectAlign; read buffered instead.
-    const ssize_t got =
-        ::pread(direct_fd_, window.data(), window.size(), static_cast<off_t>(begin));
+    const ssize_t got = pread_direct(direct_fd_, window, begin);
     if (got >= 0 && static_cast<std::uint64_t>(got) >= want) {
       return window.subspan(static_cast<std::size_t>(offset - begin),
                             static_cast<std::size_t>(length));
     }
+    // EINVAL: the device wants a larger alignment than kDirectAlign, or the file system takes
+    // O_DIRECT opens but not reads. Every read of this reader is buffered from now on.
+    if (got < 0 && errno == EINVAL) direct_refused_.store(true, std::memory_order_relaxed);
     if (got < 0 && errno != EINVAL && errno != EINTR) {
       throw io_error(path_, std::string("cannot read: ") + std::strerror(errno));
     }
@@ -159,6 +183,11 @@ AlignedBuffer read_whole_file(const FileReader& reader, std::uint64_t size, unsi
     if (got.data() != window.data()) std::memmove(window.data(), got.data(), got.size());
   });
   return out;
+}
+
+std::uint64_t set_direct_refusal_for_tests(DirectRefusal refusal) noexcept {
+  g_refusal.store(refusal, std::memory_order_relaxed);
+  return g_refused.exchange(0, std::memory_order_relaxed);
 }
 
 void run_parallel(std::size_t count, unsigned threads,

@@ -3,6 +3,7 @@
 // (O_DIRECT, bypassing it), with the fallback where the file system refuses O_DIRECT. The
 // building block of the read and direct load modes and of the bulk loader.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -67,8 +68,12 @@ class FileReader {
   [[nodiscard]] static std::uint64_t staging_size(std::uint64_t offset,
                                                   std::uint64_t length) noexcept;
 
-  // Whether reads go around the page cache (false where O_DIRECT was refused).
-  [[nodiscard]] bool is_direct() const noexcept { return direct_fd_ >= 0; }
+  // Whether reads go around the page cache: false where the O_DIRECT open was refused, and from
+  // the first direct read the system refused (EINVAL) on, whose request and all later ones are
+  // read buffered.
+  [[nodiscard]] bool is_direct() const noexcept {
+    return direct_fd_ >= 0 && !direct_refused_.load(std::memory_order_relaxed);
+  }
   [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
   [[nodiscard]] int fd() const noexcept { return fd_; }
@@ -79,8 +84,16 @@ class FileReader {
   std::filesystem::path path_;
   int fd_ = -1;         // buffered, always open
   int direct_fd_ = -1;  // O_DIRECT, in direct mode where the file system allows it
+  mutable std::atomic<bool> direct_refused_{false};
   std::uint64_t size_ = 0;
 };
+
+// A seam for tests: every file system of a test machine may accept O_DIRECT, so a test makes the
+// system's refusal happen here instead, failing the O_DIRECT open() (refuse_open) or every
+// O_DIRECT pread() (refuse_read) with EINVAL as a refusing file system or device does. Returns
+// how many opens or reads were refused since the previous call. Process-wide; tests only.
+enum class DirectRefusal : std::uint8_t { none, refuse_open, refuse_read };
+std::uint64_t set_direct_refusal_for_tests(DirectRefusal refusal) noexcept;
 
 // Reads exactly dst.size() bytes at `offset` of `fd` (retrying short reads and EINTR); returns
 // the count read, less only at the end of the file. Throws onnxmap::Error (io) naming `path`.

@@ -155,10 +155,13 @@ void MappedFile::read_ahead(std::uint64_t offset, std::uint64_t length) const no
   if (!mapped_ || offset >= bytes_.size() || length == 0) return;
   length = std::min<std::uint64_t>(length, bytes_.size() - offset);
   try {
+    // A description of its own, advised POSIX_FADV_RANDOM: the kernel reads no further than
+    // asked (a rank's slice, not the next rank's rows), and the map's read-ahead state is kept.
+    const io::FileReader exact = reader_->reopen(LoadMode::read);
     const io::AlignedBuffer scratch(static_cast<std::size_t>(std::min(length, kReadAheadChunk)));
     for (std::uint64_t at = offset; at < offset + length; at += kReadAheadChunk) {
       const std::uint64_t n = std::min(kReadAheadChunk, offset + length - at);
-      (void)io::pread_full(reader_->fd(), at, scratch.span().first(static_cast<std::size_t>(n)),
+      (void)io::pread_full(exact.fd(), at, scratch.span().first(static_cast<std::size_t>(n)),
                            path_);
     }
   } catch (...) {  // NOLINT(bugprone-empty-catch): advice; the touch reports a real problem

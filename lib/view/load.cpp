@@ -76,10 +76,8 @@ class Engine {
 
 LoadStats Engine::run() {
   const LoadMode read_mode = options_.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
-  stats_.direct = !plan_.files.empty();
   for (const detail::PlanFile& file : plan_.files) {
     readers_.push_back(file.file->reader()->reopen(read_mode));
-    stats_.direct = stats_.direct && readers_.back().is_direct();
   }
   progress_.tensors_total = plan_.items.size();
   for (const auto& item : plan_.items) progress_.bytes_total += item.length;
@@ -121,6 +119,9 @@ LoadStats Engine::run() {
   changed_.notify_all();
   pool.clear();  // joins
   if (failure_) std::rethrow_exception(failure_);
+  // After the reads: a reader whose direct reads were refused midway read buffered.
+  stats_.direct = !readers_.empty() && std::all_of(readers_.begin(), readers_.end(),
+                                                   [](const auto& r) { return r.is_direct(); });
   return stats_;
 }
 

@@ -10,6 +10,7 @@ import threading
 import numpy as np
 import onnx
 import pytest
+from onnx import numpy_helper
 
 import onnxmap
 from conftest import FIXTURE_MODELS, assert_same_array, corpus_params, judge_array
@@ -259,3 +260,27 @@ def test_prefetch_takes_load_selections(fixtures):
         model.prefetch()
     with pytest.raises(onnxmap.Error, match="closed"):
         model.load(print)
+
+
+def test_cold_slice_rows_reads_its_rows_only(tmp_path):
+    # A cold slice of 64 KiB or more is read into the page cache before it is handed out, and
+    # nothing past it: the other ranks' rows stay on the disk.
+    # 64 rows of 512 KiB, and a slice of 12 MiB: more than one 8 MiB read, where the kernel's
+    # read-ahead for a sequential reader would run past the slice.
+    weights = np.arange(64 << 17, dtype=np.float32).reshape(64, 1 << 17)
+    tensor = numpy_helper.from_array(weights, "w")
+    model = onnx.helper.make_model(onnx.helper.make_graph([], "g", [], [], initializer=[tensor]))
+    onnx.save(model, str(tmp_path / "m.onnx"), save_as_external_data=True, location="m.data")
+    data = tmp_path / "m.data"
+    evict(data)
+    with onnxmap.open(tmp_path / "m.onnx") as m:
+        w = m["w"]
+        row = w.nbytes // 64
+        assert resident_pages(data, w.file_offset, w.nbytes) == 0
+        rows = w.slice_rows(24, 48)
+        begin, end = w.file_offset + 24 * row, w.file_offset + 48 * row
+        assert resident_pages(data, begin, end - begin) == (end - begin) // mmap.PAGESIZE
+        assert resident_pages(data, w.file_offset, 24 * row - mmap.PAGESIZE) == 0
+        assert resident_pages(data, end + mmap.PAGESIZE, w.file_offset + w.nbytes - end -
+                              mmap.PAGESIZE) == 0
+        assert np.array_equal(rows, weights[24:48])
