@@ -6,8 +6,8 @@ import json
 import pathlib
 import subprocess
 import sys
-import time
 import urllib.parse
+import urllib.request
 
 import numpy as np
 import onnx
@@ -28,13 +28,19 @@ class RangeServer:
     def url(self, name, mode="ok"):
         return "http://127.0.0.1:%d/%s/%s" % (self.port, mode, urllib.parse.quote(name))
 
+    def wait_quiet(self):
+        """Until every request the server is answering is logged (it logs after answering)."""
+        no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        no_proxy.open(f"http://127.0.0.1:{self.port}/quiet/", timeout=60).close()
+
     def requests(self):
-        time.sleep(0.05)  # the server logs after the answer is sent
+        self.wait_quiet()
         if not self.log_path.exists():
             return []
         return [json.loads(line) for line in self.log_path.read_text().splitlines()]
 
     def clear(self):
+        self.wait_quiet()
         self.log_path.write_text("")
 
 

@@ -12,6 +12,8 @@ The first path segment picks a behaviour, the rest names a file under --root:
   /to-http/PATH       redirects to http://127.0.0.1:HTTP_PORT/ok/PATH (a downgrade under TLS)
   /missing/PATH       404
   /hang/PATH          never answers (the client must time out)
+  /quiet/             204 once every request being answered (but /hang/ ones) is logged; not
+                      logged itself. A test asks it before reading or clearing the log.
   /auth/PATH          like ok, but 401 unless "Authorization: Bearer $TOKEN" (--token)
 --latency-ms adds a delay before every answer. Every request is logged to --log as one JSON
 line: method, path, range, status, bytes of body sent, and the client's port (its connection).
@@ -36,10 +38,22 @@ LOCK = threading.Lock()
 COUNTS = {}
 
 
+# Requests being answered and not yet logged (/hang/ ones left out: they never finish).
+ANSWERING = threading.Condition()
+ANSWERING_COUNT = 0
+
+
 def log(entry):
     with LOCK:
         with open(ARGS.log, "a") as f:
             f.write(json.dumps(entry) + "\n")
+
+
+def count_answering(change):
+    global ANSWERING_COUNT
+    with ANSWERING:
+        ANSWERING_COUNT += change
+        ANSWERING.notify_all()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -55,10 +69,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_GET(self):
-        if ARGS.latency_ms:
-            time.sleep(ARGS.latency_ms / 1000.0)
         parts = self.path.split("/", 2)
         mode, rel = (parts[1], parts[2]) if len(parts) == 3 else ("", "")
+        if mode == "quiet":
+            with ANSWERING:
+                ANSWERING.wait_for(lambda: ANSWERING_COUNT == 0, timeout=30)
+            return self.status({"sent": 0}, 204)
+        counted = mode != "hang"
+        if counted:
+            count_answering(+1)
+        try:
+            self.answer_and_log(mode, rel)
+        finally:
+            if counted:
+                count_answering(-1)
+
+    def answer_and_log(self, mode, rel):
+        if ARGS.latency_ms:
+            time.sleep(ARGS.latency_ms / 1000.0)
         entry = {"method": "GET", "path": self.path, "range": self.headers.get("Range"),
                  "port": self.client_address[1], "status": 0, "sent": 0,
                  "auth": self.headers.get("Authorization") is not None}

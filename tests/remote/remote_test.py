@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+import urllib.request
 
 import numpy as np
 import onnx
@@ -47,11 +48,17 @@ class Server:
     def url(self, mode, name, scheme="http"):
         return "%s://127.0.0.1:%d/%s/%s" % (scheme, self.port, mode, urllib.parse.quote(name))
 
+    def wait_quiet(self):
+        """Until every request the server is answering is logged (it logs after answering)."""
+        no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        no_proxy.open("http://127.0.0.1:%d/quiet/" % self.port, timeout=60).close()
+
     def clear(self):
+        self.wait_quiet()
         self.log_path.write_text("")
 
     def log(self):
-        time.sleep(0.05)  # the server logs after the answer is sent
+        self.wait_quiet()
         return [json.loads(line) for line in self.log_path.read_text().splitlines()]
 
     def stop(self):
