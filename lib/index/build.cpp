@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "index/chunk_feed.hpp"
+#include "index/level_append.hpp"
 #include "index/level_scan.hpp"
 #include "index/model_index.hpp"
 #include "index/tensor_table.hpp"
@@ -144,7 +145,7 @@ class IndexBuilder {
     index_.dims = std::move(out[0].dims);
     index_.payload_errors = std::move(out[0].payload_errors);
     out[0].payload_errors.clear();
-    append_all(whole, out);
+    level_weight_ = append_level(index_, whole, out, threads_);
   }
 
   // Cuts the level into chunks on this thread while the pool scans those already cut, then
@@ -170,8 +171,8 @@ class IndexBuilder {
     if (messages > index_.options.max_messages || tensors > index_.options.max_tensors) {
       return false;
     }
-    append_all(level.feed.chunks(), level.feed.outputs());
-    sort_split_records(level.feed.chunks(), level.feed.outputs(), end);
+    level_weight_ = append_level(index_, level.feed.chunks(), level.feed.outputs(), threads_);
+    sort_split_records(index_, level.feed.chunks(), level.feed.outputs(), end);
     return true;
   }
 
@@ -320,112 +321,6 @@ class IndexBuilder {
       emit(level, run(end));
     } else {
       emit(level, {id, id + 1});
-    }
-  }
-
-  // Runs work(0) .. work(count - 1) on up to threads_ threads, this one included.
-  template <class Work>
-  void on_pool(std::size_t count, const Work& work) const {
-    std::atomic<std::size_t> next{0};
-    const auto run = [&] {
-      for (std::size_t i = next++; i < count; i = next++) work(i);
-    };
-    std::vector<std::thread> pool;
-    for (std::size_t i = 1; i < threads_ && i < count; ++i) pool.emplace_back(run);
-    run();
-    for (std::thread& thread : pool) thread.join();
-  }
-
-  // Where each output's records, tensors and dims go in the index's tables.
-  struct Bases {
-    std::uint32_t records;
-    std::uint32_t tensors;
-    std::uint32_t dims;
-  };
-
-  // Appends the outputs of a level, in order: their children get ids after every record so far,
-  // and each scanned record learns where its children begin. The tables grow once, and the
-  // outputs are copied into them on the pool.
-  void append_all(const std::deque<Chunk>& chunks, std::deque<LevelOutput>& outputs) {
-    std::vector<Bases> bases(outputs.size());
-    Bases next{static_cast<std::uint32_t>(index_.messages.size()),
-               static_cast<std::uint32_t>(index_.tensors.size()),
-               static_cast<std::uint32_t>(index_.dims.size())};
-    for (std::size_t c = 0; c < outputs.size(); ++c) {
-      bases[c] = next;
-      next.records += static_cast<std::uint32_t>(outputs[c].records.size());
-      next.tensors += static_cast<std::uint32_t>(outputs[c].tensors.size());
-      next.dims += static_cast<std::uint32_t>(outputs[c].dims.size());
-    }
-    index_.messages.grow_to(next.records);
-    index_.tensors.grow_to(next.tensors);
-    index_.dims.grow_to(next.dims);
-    on_pool(outputs.size(), [&](std::size_t c) {
-      // A chunk that goes on with the previous chunk's split record leaves that record alone.
-      const bool continues =
-          c > 0 && chunks[c].split && chunks[c - 1].split && chunks[c - 1].begin == chunks[c].begin;
-      copy_output(chunks[c], outputs[c], bases[c], next.records, continues);
-    });
-    level_weight_ = 0;
-    for (std::size_t c = 0; c < outputs.size(); ++c) {
-      LevelOutput& out = outputs[c];
-      level_weight_ += out.weight;
-      for (const auto& [id, length] : out.long_lengths) {
-        index_.long_lengths.emplace_back(bases[c].records + id, length);
-      }
-      for (auto& [id, spans] : out.merged_spans) {
-        index_.merged_spans.emplace_back(bases[c].records + id, std::move(spans));
-      }
-      for (PayloadError& error : out.payload_errors) {
-        error.tensor += bases[c].tensors;
-        index_.payload_errors.push_back(std::move(error));
-      }
-    }
-  }
-
-  // `level_end`: where the new level ends, and its records' children begin until it is scanned.
-  void copy_output(const Chunk& chunk, const LevelOutput& out, const Bases& bases,
-                   std::uint32_t level_end, bool continues) {
-    for (std::uint32_t id = chunk.begin; id < chunk.end && !continues; ++id) {
-      MessageRecord& record = index_.messages[id];
-      record.first_child = bases.records + out.first_child[id - chunk.begin];
-      record.plain = 0;
-    }
-    MessageRecord* const children = index_.messages.begin() + bases.records;
-    std::copy(out.records.begin(), out.records.end(), children);
-    for (std::size_t i = 0; i < out.records.size(); ++i) children[i].first_child = level_end;
-    TensorRecord* tensor = index_.tensors.begin() + bases.tensors;
-    for (TensorRecord t : out.tensors) {
-      t.dims_begin += bases.dims;
-      *tensor++ = t;
-    }
-    std::copy(out.dims.begin(), out.dims.end(), index_.dims.begin() + bases.dims);
-  }
-
-  // A record split across pieces got its children in wire order; put them in field order.
-  // Each run's scan says whether its children came in field order; the runs' ends tell the rest.
-  void sort_split_records(const std::deque<Chunk>& chunks, const std::deque<LevelOutput>& outputs,
-                          std::uint32_t level_end) {
-    auto& messages = index_.messages;
-    for (std::size_t c = 0; c < chunks.size();) {
-      const std::uint32_t id = chunks[c].begin;
-      if (!chunks[c].split) {
-        ++c;
-        continue;
-      }
-      bool in_order = true;
-      std::uint64_t last_number = 0;
-      for (; c < chunks.size() && chunks[c].split && chunks[c].begin == id; ++c) {
-        const LevelOutput& out = outputs[c];
-        if (out.records.size() == 0) continue;
-        in_order = in_order && !out.unsorted && out.records[0].field_number >= last_number;
-        last_number = out.records[out.records.size() - 1].field_number;
-      }
-      if (in_order) continue;
-      const std::uint32_t first = messages[id].first_child;
-      const std::uint32_t end = id + 1 < level_end ? messages[id + 1].first_child
-                                                   : static_cast<std::uint32_t>(messages.size());
-      sort_records(messages, first, end, index_.long_lengths, {});
     }
   }
 
