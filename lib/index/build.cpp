@@ -3,16 +3,19 @@
 // contiguous: level 0 is the root, and scanning the records of level n (index/level_scan.hpp)
 // appends level n + 1. A level's records are cut into pieces (a very large message, such as a
 // graph of 360 000 nodes, into runs of its fields) and the pieces into chunks; with more than
-// one thread the chunks are scanned on a pool into outputs of their own, which are appended in
-// file order, so the index is the same for any number of threads. A level where anything goes
-// wrong (an error, a limit, an external data file to open) is scanned again on one thread,
-// which reports exactly what the serial pass reports.
+// one thread the chunks are scanned on a pool, as they are cut, into outputs of their own, which
+// are appended in file order, so the index is the same for any number of threads. A level where
+// anything goes wrong (an error, a limit, an external data file to open) is scanned again on one
+// thread, which reports exactly what the serial pass reports.
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <string>
 #include <thread>
 
+#include "index/chunk_feed.hpp"
+#include "index/level_append.hpp"
 #include "index/level_scan.hpp"
 #include "index/model_index.hpp"
 #include "index/tensor_table.hpp"
@@ -26,7 +29,7 @@ namespace {
 constexpr std::uint64_t kParallelMinBytes = std::uint64_t{4} << 20U;
 // Chunks per thread, so that uneven chunks even out; and the smallest chunk worth a task when
 // the thread count was picked for the file.
-constexpr std::uint64_t kChunksPerThread = 4;
+constexpr std::uint64_t kChunksPerThread = 16;
 constexpr std::uint64_t kMinChunkBytes = std::uint64_t{256} << 10U;
 // When the count is picked for the file, a level is scanned on the pool only if it has this many
 // records or a record this many fields: below, the work (about 100 ns a record) is not worth
@@ -86,12 +89,13 @@ class IndexBuilder {
       record.length = MessageRecord::kLongLength;
       index_.long_lengths.emplace_back(0, index_.file.size());
     }
+    // Until a level is appended, its records' children are taken to begin where the level ends
+    // (copy_output sets it): parent() and path() then work for every record, from any thread.
+    record.first_child = 1;
+    level_weight_ = scan_weight(record);
     std::uint32_t begin = 0;
     std::uint32_t end = 1;
     for (int depth = 0; begin < end; ++depth) {
-      // Until the level is appended, its records' children are taken to begin where the level
-      // ends: parent() and path() then work for every record of the level, from any thread.
-      for (std::uint32_t id = begin; id < end; ++id) index_.messages[id].first_child = end;
       index_level(begin, end, depth);
       begin = end;
       end = static_cast<std::uint32_t>(index_.messages.size());
@@ -100,31 +104,38 @@ class IndexBuilder {
   }
 
  private:
-  // One task's work: whole records [begin, end), or when `split` one run of the fields of
-  // record `begin`.
-  struct Chunk {
-    std::uint32_t begin;
-    std::uint32_t end;
-    bool split = false;
-    Span span{};
+  // The state of a level scanned on the pool: chunks cut on this thread are held back until the
+  // level proves worth the pool, then the workers start and take them as they are cut.
+  struct PoolLevel {
+    explicit PoolLevel(int level_depth) : depth(level_depth) {}
+    int depth;
+    ChunkFeed feed;
+    std::vector<Chunk> held;
+    bool worth = false;  // the pool pays for this level once it has two chunks
+    std::vector<std::thread> workers;
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::atomic<bool> needs_serial{false};
+  };
+
+  // Ends the workers of a level however its cutting ends.
+  struct JoinWorkers {
+    PoolLevel& level;
+    explicit JoinWorkers(PoolLevel& pool_level) : level(pool_level) {}
+    JoinWorkers(const JoinWorkers&) = delete;
+    JoinWorkers& operator=(const JoinWorkers&) = delete;
+    ~JoinWorkers() {
+      level.feed.close();
+      for (std::thread& worker : level.workers) worker.join();
+    }
   };
 
   void index_level(std::uint32_t begin, std::uint32_t end, int depth) {
-    if (threads_ > 1 && !serial_only_) {
-      const std::vector<Chunk> chunks = make_chunks(begin, end);
-      if (chunks.size() > 1) {
-        std::vector<LevelOutput> outputs(chunks.size());
-        if (scan_parallel(chunks, depth, outputs)) {
-          append_all(chunks, outputs);
-          sort_split_records(chunks, end);
-          return;
-        }
-      }
-    }
+    if (threads_ > 1 && !serial_only_ && scan_on_pool(begin, end, depth)) return;
     // One output: the tensor tables are scanned into in place (moved there and back), so that
     // only the new records are copied.
-    const std::vector<Chunk> whole{{begin, end}};
-    std::vector<LevelOutput> out(1);
+    const std::deque<Chunk> whole{{begin, end}};
+    std::deque<LevelOutput> out(1);
     out[0].tensors = std::move(index_.tensors);
     out[0].dims = std::move(index_.dims);
     out[0].payload_errors = std::move(index_.payload_errors);
@@ -134,7 +145,74 @@ class IndexBuilder {
     index_.dims = std::move(out[0].dims);
     index_.payload_errors = std::move(out[0].payload_errors);
     out[0].payload_errors.clear();
-    append_all(whole, out);
+    level_weight_ = append_level(index_, whole, out, threads_);
+  }
+
+  // Cuts the level into chunks on this thread while the pool scans those already cut, then
+  // scans with the pool. False when the level must be scanned on one thread: it was not worth
+  // the pool, a worker failed (an error, or NeedsSerial), or the level passes a limit the
+  // workers could only check against what precedes their own chunk.
+  bool scan_on_pool(std::uint32_t begin, std::uint32_t end, int depth) {
+    PoolLevel level(depth);
+    {
+      const JoinWorkers join(level);
+      if (!cut_level(begin, end, level)) return false;
+      level.feed.close();
+      scan_from_feed(level);
+    }
+    if (level.needs_serial) serial_only_ = true;  // the levels below would ask again
+    if (level.failed) return false;
+    std::uint64_t messages = index_.messages.size();
+    std::uint64_t tensors = index_.tensors.size();
+    for (const LevelOutput& out : level.feed.outputs()) {
+      messages += out.records.size();
+      tensors += out.tensors.size();
+    }
+    if (messages > index_.options.max_messages || tensors > index_.options.max_tensors) {
+      return false;
+    }
+    level_weight_ = append_level(index_, level.feed.chunks(), level.feed.outputs(), threads_);
+    sort_split_records(index_, level.feed.chunks(), level.feed.outputs(), end);
+    return true;
+  }
+
+  // A chunk for the pool: held until the level is worth the pool and has two chunks, when the
+  // workers start with the held chunks.
+  void emit(PoolLevel& level, const Chunk& chunk) {
+    if (!level.workers.empty()) {
+      level.feed.push(chunk);
+      return;
+    }
+    level.held.push_back(chunk);
+    if (!level.worth || level.held.size() < 2) return;
+    for (const Chunk& held : level.held) level.feed.push(held);
+    level.held.clear();
+    for (unsigned i = 1; i < threads_; ++i) {
+      level.workers.emplace_back([this, &level] { scan_from_feed(level); });
+    }
+  }
+
+  // Scans the chunks of the feed as they come, until it is closed and drained.
+  void scan_from_feed(PoolLevel& level) {
+    Chunk chunk{};
+    LevelOutput* out = nullptr;
+    for (std::size_t i = level.next++; level.feed.take(i, chunk, out); i = level.next++) {
+      if (level.failed) continue;
+      // Each chunk has a trimmer of its own: unmapping is per range of the file.
+      PayloadTrimmer trim(index_.file);
+      PassContext ctx{index_.file.bytes().data(), index_.options, scope_, trim};
+      try {
+        LevelScanner scanner(index_, ctx, level.depth, refuse_, index_.messages.size(),
+                             index_.tensors.size(), *out);
+        scan_chunk(scanner, chunk, *out);
+      } catch (const NeedsSerial&) {
+        level.needs_serial = true;
+        level.failed = true;
+      } catch (...) {
+        level.failed = true;
+      }
+      trim.finish();
+    }
   }
 
   void scan_chunk(LevelScanner& scanner, const Chunk& chunk, LevelOutput& out) const {
@@ -148,55 +226,54 @@ class IndexBuilder {
     }
   }
 
-  // The scan's cost of a record, in bytes walked: a plain record (stepped over when it was added,
-  // most nodes of a graph) costs about what a few bytes of walking cost.
-  [[nodiscard]] static std::uint64_t weight(const MessageRecord& record) noexcept {
-    constexpr std::uint64_t kPlainWeight = 8;
-    return record.plain != 0 ? kPlainWeight : record.length;  // kLongLength: large enough
+  [[nodiscard]] bool can_split(const MessageRecord& record) const noexcept {
+    return splittable_[record.kind] && record.merged == 0 && record.plain == 0;
   }
 
-  // The level as chunks of about the same weight; a record heavier than that, of a splittable
-  // kind, is cut into runs of its fields, one chunk each.
-  [[nodiscard]] std::vector<Chunk> make_chunks(std::uint32_t begin, std::uint32_t end) const {
+  // Cuts the level into chunks of about the same weight, emitted as they are cut; a record
+  // heavier than that, of a splittable kind, is cut into runs of its fields, one chunk each.
+  // False, having started no worker, when the level is not worth the pool.
+  bool cut_level(std::uint32_t begin, std::uint32_t end, PoolLevel& level) {
     const MessageRecord* const records = index_.messages.begin();
-    std::uint64_t total = 0;
-    for (std::uint32_t id = begin; id < end; ++id) total += weight(records[id]);
-    const std::uint64_t min_chunk = index_.options.index_threads != 0 ? 1 : kMinChunkBytes;
-    const std::uint64_t target = std::max(total / (threads_ * kChunksPerThread), min_chunk);
-    std::vector<Chunk> chunks;
+    const bool auto_threads = index_.options.index_threads == 0;
+    const std::uint64_t min_chunk = auto_threads ? kMinChunkBytes : 1;
+    const std::uint64_t target = std::max(level_weight_ / (threads_ * kChunksPerThread), min_chunk);
+    // A level of a few records, none split (an LLM's few hundred tensors), is not worth a thread.
+    level.worth = !auto_threads || end - begin >= kMinParallelRecords;
+    if (!level.worth && std::none_of(records + begin, records + end, [&](const MessageRecord& r) {
+          return scan_weight(r) > target && can_split(r);
+        })) {
+      return false;
+    }
     std::uint32_t run = begin;  // the start of the run of whole records not yet in a chunk
     std::uint64_t bytes = 0;
     for (std::uint32_t id = begin; id < end; ++id) {
       const MessageRecord& record = records[id];
-      const std::uint64_t record_weight = weight(record);
-      if (record_weight > target && splittable_[record.kind] && record.merged == 0 &&
-          record.plain == 0) {
-        if (run < id) chunks.push_back({run, id});
-        split(id, index_.span(id), target, chunks);
+      const std::uint64_t record_weight = scan_weight(record);
+      if (record_weight > target && can_split(record)) {
+        if (run < id) emit(level, {run, id});
+        split(id, index_.span(id), target, level);
         run = id + 1;
         bytes = 0;
+        if (level.failed) break;
         continue;
       }
       bytes += record_weight;
       if (bytes >= target) {
-        chunks.push_back({run, id + 1});
+        emit(level, {run, id + 1});
         run = id + 1;
         bytes = 0;
+        if (level.failed) break;
       }
     }
-    if (run < end) chunks.push_back({run, end});
-    // A level of a few records, none split (an LLM's few hundred tensors), is not worth a thread.
-    const bool any_split =
-        std::any_of(chunks.begin(), chunks.end(), [](const Chunk& chunk) { return chunk.split; });
-    if (index_.options.index_threads == 0 && end - begin < kMinParallelRecords && !any_split) {
-      return {{begin, end}};
-    }
-    return chunks;
+    if (run < end) emit(level, {run, end});
+    return !level.workers.empty();
   }
 
   // Cuts record `id` into runs of whole fields of about `target` bytes, stepping over lengths.
-  // Malformed bytes end the cutting: the rest is one run, whose scan reports the problem.
-  void split(std::uint32_t id, Span span, std::uint64_t target, std::vector<Chunk>& chunks) const {
+  // Its runs are held until it proves to have enough fields to be worth cutting, else it stays
+  // whole. Malformed bytes end the cutting: the rest is one run, whose scan reports the problem.
+  void split(std::uint32_t id, Span span, std::uint64_t target, PoolLevel& level) {
     const std::byte* file = index_.file.bytes().data();
     const std::byte* pos = file + span.offset;
     const std::byte* const end = pos + span.length;
@@ -208,8 +285,10 @@ class IndexBuilder {
           true,
           {static_cast<std::uint64_t>(start - file), static_cast<std::uint64_t>(stop - start)}};
     };
-    const std::size_t first = chunks.size();
+    std::vector<Chunk> held;
+    bool cut = false;  // the record's runs go to the pool
     std::uint64_t fields = 0;
+    const std::uint64_t min_fields = index_.options.index_threads == 0 ? kMinParallelRecords : 0;
     // Stepping reads every field's tag, which maps the page-cache folio around it: the payloads
     // passed are trimmed as the scan trims them (index/payload_trim.hpp), or a graph of large
     // tensors would keep megabytes of payload pages mapped.
@@ -219,150 +298,29 @@ class IndexBuilder {
       trim.passed(at, Span{at, static_cast<std::uint64_t>(next - field)}, false);
     };
     try {
-      while (pos != end) {
+      while (pos != end && !level.failed) {
         pos = step_fields(file, pos, end, target, fields, passed);
-        if (pos != end) {
-          chunks.push_back(run(pos));
-          start = pos;
+        if (pos == end) break;
+        if (cut) {
+          emit(level, run(pos));
+        } else {
+          held.push_back(run(pos));
+        }
+        start = pos;
+        if (!cut && fields >= min_fields) {
+          cut = true;
+          level.worth = true;
+          for (const Chunk& chunk : held) emit(level, chunk);
         }
       }
     } catch (const Error&) {
       // The rest, malformed, is the last run.
     }
     trim.finish();
-    chunks.push_back(run(end));
-    const bool few_fields = index_.options.index_threads == 0 && fields < kMinParallelRecords;
-    if (chunks.size() - first == 1 || few_fields) {
-      chunks.resize(first);
-      chunks.push_back({id, id + 1});
-    }
-  }
-
-  // Scans the chunks on the pool. False when the level must be scanned again on one thread: a
-  // worker failed (an error, or NeedsSerial), or the level passes a limit the workers could
-  // only check against what precedes their own chunk.
-  bool scan_parallel(const std::vector<Chunk>& chunks, int depth,
-                     std::vector<LevelOutput>& outputs) {
-    std::atomic<bool> failed{false};
-    std::atomic<bool> needs_serial{false};
-    const OpenDataFile refuse = [](std::string_view) -> DataFileRef { throw NeedsSerial{}; };
-    on_pool(chunks.size(), [&](std::size_t c) {
-      if (failed) return;
-      // Each chunk has a trimmer of its own: unmapping is per range of the file.
-      PayloadTrimmer trim(index_.file);
-      PassContext ctx{index_.file.bytes().data(), index_.options, scope_, trim};
-      try {
-        LevelScanner scanner(index_, ctx, depth, refuse, index_.messages.size(),
-                             index_.tensors.size(), outputs[c]);
-        scan_chunk(scanner, chunks[c], outputs[c]);
-      } catch (const NeedsSerial&) {
-        needs_serial = true;
-        failed = true;
-      } catch (...) {
-        failed = true;
-      }
-      trim.finish();
-    });
-    if (needs_serial) serial_only_ = true;  // the levels below would ask again
-    if (failed) return false;
-    std::uint64_t messages = index_.messages.size();
-    std::uint64_t tensors = index_.tensors.size();
-    for (const LevelOutput& out : outputs) {
-      messages += out.records.size();
-      tensors += out.tensors.size();
-    }
-    return messages <= index_.options.max_messages && tensors <= index_.options.max_tensors;
-  }
-
-  // Runs work(0) .. work(count - 1) on up to threads_ threads, this one included.
-  template <class Work>
-  void on_pool(std::size_t count, const Work& work) const {
-    std::atomic<std::size_t> next{0};
-    const auto run = [&] {
-      for (std::size_t i = next++; i < count; i = next++) work(i);
-    };
-    std::vector<std::thread> pool;
-    for (std::size_t i = 1; i < threads_ && i < count; ++i) pool.emplace_back(run);
-    run();
-    for (std::thread& thread : pool) thread.join();
-  }
-
-  // Where each output's records, tensors and dims go in the index's tables.
-  struct Bases {
-    std::uint32_t records;
-    std::uint32_t tensors;
-    std::uint32_t dims;
-  };
-
-  // Appends the outputs of a level, in order: their children get ids after every record so far,
-  // and each scanned record learns where its children begin. The tables grow once, and the
-  // outputs are copied into them on the pool.
-  void append_all(const std::vector<Chunk>& chunks, std::vector<LevelOutput>& outputs) {
-    std::vector<Bases> bases(outputs.size());
-    Bases next{static_cast<std::uint32_t>(index_.messages.size()),
-               static_cast<std::uint32_t>(index_.tensors.size()),
-               static_cast<std::uint32_t>(index_.dims.size())};
-    for (std::size_t c = 0; c < outputs.size(); ++c) {
-      bases[c] = next;
-      next.records += static_cast<std::uint32_t>(outputs[c].records.size());
-      next.tensors += static_cast<std::uint32_t>(outputs[c].tensors.size());
-      next.dims += static_cast<std::uint32_t>(outputs[c].dims.size());
-    }
-    index_.messages.grow_to(next.records);
-    index_.tensors.grow_to(next.tensors);
-    index_.dims.grow_to(next.dims);
-    on_pool(outputs.size(), [&](std::size_t c) {
-      // A chunk that goes on with the previous chunk's split record leaves that record alone.
-      const bool continues =
-          c > 0 && chunks[c].split && chunks[c - 1].split && chunks[c - 1].begin == chunks[c].begin;
-      copy_output(chunks[c], outputs[c], bases[c], continues);
-    });
-    for (std::size_t c = 0; c < outputs.size(); ++c) {
-      LevelOutput& out = outputs[c];
-      for (const auto& [id, length] : out.long_lengths) {
-        index_.long_lengths.emplace_back(bases[c].records + id, length);
-      }
-      for (auto& [id, spans] : out.merged_spans) {
-        index_.merged_spans.emplace_back(bases[c].records + id, std::move(spans));
-      }
-      for (PayloadError& error : out.payload_errors) {
-        error.tensor += bases[c].tensors;
-        index_.payload_errors.push_back(std::move(error));
-      }
-    }
-  }
-
-  void copy_output(const Chunk& chunk, const LevelOutput& out, const Bases& bases, bool continues) {
-    for (std::uint32_t id = chunk.begin; id < chunk.end && !continues; ++id) {
-      MessageRecord& record = index_.messages[id];
-      record.first_child = bases.records + out.first_child[id - chunk.begin];
-      record.plain = 0;
-    }
-    std::copy(out.records.begin(), out.records.end(), index_.messages.begin() + bases.records);
-    TensorRecord* tensor = index_.tensors.begin() + bases.tensors;
-    for (TensorRecord t : out.tensors) {
-      t.dims_begin += bases.dims;
-      *tensor++ = t;
-    }
-    std::copy(out.dims.begin(), out.dims.end(), index_.dims.begin() + bases.dims);
-  }
-
-  // A record split across pieces got its children in wire order; put them in field order.
-  void sort_split_records(const std::vector<Chunk>& chunks, std::uint32_t level_end) {
-    auto& messages = index_.messages;
-    std::uint32_t sorted = kNone;
-    for (const Chunk& chunk : chunks) {
-      if (!chunk.split || chunk.begin == sorted) continue;
-      sorted = chunk.begin;
-      const std::uint32_t first = messages[chunk.begin].first_child;
-      const std::uint32_t end = chunk.begin + 1 < level_end
-                                    ? messages[chunk.begin + 1].first_child
-                                    : static_cast<std::uint32_t>(messages.size());
-      const bool in_order = std::is_sorted(messages.begin() + first, messages.begin() + end,
-                                           [](const MessageRecord& a, const MessageRecord& b) {
-                                             return a.field_number < b.field_number;
-                                           });
-      if (!in_order) sort_records(messages, first, end, index_.long_lengths, {});
+    if (cut) {
+      emit(level, run(end));
+    } else {
+      emit(level, {id, id + 1});
     }
   }
 
@@ -372,8 +330,10 @@ class IndexBuilder {
   PayloadTrimmer trim_;  // the serial scan's
   PassContext ctx_;      // the serial scan's
   OpenDataFile open_;
+  const OpenDataFile refuse_ = [](std::string_view) -> DataFileRef { throw NeedsSerial{}; };
   std::array<bool, schema::kMessageKindCount> splittable_{};
   bool serial_only_ = false;
+  std::uint64_t level_weight_ = 0;  // of the level being indexed: the sum of its scan_weight()s
 };
 
 }  // namespace

@@ -51,6 +51,7 @@ void LevelScanner::scan_record(const Piece& piece) {
   // A split record's children are put in field order once all its pieces are in the index.
   const auto end = static_cast<std::uint32_t>(out_.records.size());
   if (!sorted_ && piece.whole) sort_children(first_child_, end);
+  if (!sorted_ && !piece.whole) out_.unsorted = true;
   if (!merges_.empty()) file_merged_spans();
 }
 
@@ -105,6 +106,7 @@ void LevelScanner::child(const CursorField& field, const FieldAction& action, in
   record.kind = static_cast<std::uint64_t>(action.message);
   set_span(id, span);
   if (action.repeated && action.message != MessageKind::TensorProto) try_plain(id, span);
+  out_.weight += scan_weight(out_.records[id]);
 }
 
 // Steps over the message just added, while its bytes are in the cache (its parent's scan has

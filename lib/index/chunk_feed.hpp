@@ -1,0 +1,66 @@
+#pragma once
+// Hands the chunks of one level of the indexing pass from the thread that cuts them to the
+// threads that scan them, as they are cut: cutting a large graph into runs steps over every one
+// of its fields, which the pool scans the first runs during instead of waiting for.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+
+#include "index/level_output.hpp"
+
+namespace onnxmap::detail {
+
+// One task's work: whole records [begin, end), or when `split` one run of the fields of record
+// `begin`.
+struct Chunk {
+  std::uint32_t begin;
+  std::uint32_t end;
+  bool split = false;
+  Span span{};
+};
+
+class ChunkFeed {
+ public:
+  // The cutting thread adds a chunk, with an empty output for its scan.
+  void push(const Chunk& chunk) {
+    {
+      const std::lock_guard lock(mutex_);
+      chunks_.push_back(chunk);
+      outputs_.emplace_back();
+    }
+    ready_.notify_one();
+  }
+  // No more chunks: takers past the last one return false.
+  void close() {
+    {
+      const std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    ready_.notify_all();
+  }
+  // Waits for chunk `i`; false when the feed closed before it. `out` is chunk i's output, which
+  // only its taker writes (a deque's elements stay in place as it grows).
+  bool take(std::size_t i, Chunk& chunk, LevelOutput*& out) {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [&] { return i < chunks_.size() || closed_; });
+    if (i >= chunks_.size()) return false;
+    chunk = chunks_[i];
+    out = &outputs_[i];
+    return true;
+  }
+
+  // Once every taker is done.
+  [[nodiscard]] std::deque<Chunk>& chunks() noexcept { return chunks_; }
+  [[nodiscard]] std::deque<LevelOutput>& outputs() noexcept { return outputs_; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Chunk> chunks_;
+  std::deque<LevelOutput> outputs_;
+  bool closed_ = false;
+};
+
+}  // namespace onnxmap::detail
