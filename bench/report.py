@@ -160,7 +160,7 @@ for m in models:
           f"{fmt_ms(floor, '-')} | {over_limit(open_ms, floor)} | {fmt_ms(pb)} | "
           f"{fmt_ms(py_ms)} | {speed_up(open_ms, pb)} | {speed_up(open_ms, py_ms)} |")
 
-print("\nThe indexing pass on 1 and 2 threads (Options::index_threads; default: every core "
+print("\nThe indexing pass on 1 and 2 threads (Options::index_threads; default: one thread, 0: every core "
       "for files of 4 MiB or more):\n")
 print("| model | 1 thread ms | 2 threads ms | 2 threads / 1 thread speed-up | default ms |")
 print("|---|---|---|---|---|")

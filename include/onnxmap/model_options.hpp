@@ -39,10 +39,11 @@ struct OpenOptions {
   // report all problems of a file, not just the first.
   bool collect_payload_errors = false;
   // Threads of the indexing pass. 0 picks: every core for the parts of a model file of 4 MiB or
-  // more where it pays (levels of the message tree with 16384 records or more, such as the
+  // more with many records (levels of the message tree with 16384 records or more, such as the
   // nodes of a large graph), one elsewhere. The index, its errors and its limits are the same
-  // for any number.
-  unsigned index_threads = 0;
+  // for any number. One by default: on the 2-core machines measured so far, the parallel pass
+  // opened a metadata-heavy model slower in wall time than one thread (README, "Benchmarks").
+  unsigned index_threads = 1;
   // For a model opened by URL (remote_options.hpp); unused for files.
   RemoteOptions remote{};
 };
