@@ -110,7 +110,7 @@ class IndexBuilder {
     explicit PoolLevel(int level_depth) : depth(level_depth) {}
     int depth;
     ChunkFeed feed;
-    std::vector<Chunk> held;
+    std::vector<LevelChunk> held;
     bool worth = false;  // the pool pays for this level once it has two chunks
     std::vector<std::thread> workers;
     std::atomic<std::size_t> next{0};
@@ -134,7 +134,7 @@ class IndexBuilder {
     if (threads_ > 1 && !serial_only_ && scan_on_pool(begin, end, depth)) return;
     // One output: the tensor tables are scanned into in place (moved there and back), so that
     // only the new records are copied.
-    const std::deque<Chunk> whole{{begin, end}};
+    const std::deque<LevelChunk> whole{{begin, end}};
     std::deque<LevelOutput> out(1);
     out[0].tensors = std::move(index_.tensors);
     out[0].dims = std::move(index_.dims);
@@ -178,14 +178,14 @@ class IndexBuilder {
 
   // A chunk for the pool: held until the level is worth the pool and has two chunks, when the
   // workers start with the held chunks.
-  void emit(PoolLevel& level, const Chunk& chunk) {
+  void emit(PoolLevel& level, const LevelChunk& chunk) {
     if (!level.workers.empty()) {
       level.feed.push(chunk);
       return;
     }
     level.held.push_back(chunk);
     if (!level.worth || level.held.size() < 2) return;
-    for (const Chunk& held : level.held) level.feed.push(held);
+    for (const LevelChunk& held : level.held) level.feed.push(held);
     level.held.clear();
     for (unsigned i = 1; i < threads_; ++i) {
       level.workers.emplace_back([this, &level] { scan_from_feed(level); });
@@ -194,7 +194,7 @@ class IndexBuilder {
 
   // Scans the chunks of the feed as they come, until it is closed and drained.
   void scan_from_feed(PoolLevel& level) {
-    Chunk chunk{};
+    LevelChunk chunk{};
     LevelOutput* out = nullptr;
     for (std::size_t i = level.next++; level.feed.take(i, chunk, out); i = level.next++) {
       if (level.failed) continue;
@@ -215,7 +215,7 @@ class IndexBuilder {
     }
   }
 
-  void scan_chunk(LevelScanner& scanner, const Chunk& chunk, LevelOutput& out) const {
+  void scan_chunk(LevelScanner& scanner, const LevelChunk& chunk, LevelOutput& out) const {
     if (chunk.split) {
       scanner.scan({chunk.begin, chunk.span, false});
       return;
@@ -279,13 +279,13 @@ class IndexBuilder {
     const std::byte* const end = pos + span.length;
     const std::byte* start = pos;
     const auto run = [&](const std::byte* stop) {
-      return Chunk{
+      return LevelChunk{
           id,
           id + 1,
           true,
           {static_cast<std::uint64_t>(start - file), static_cast<std::uint64_t>(stop - start)}};
     };
-    std::vector<Chunk> held;
+    std::vector<LevelChunk> held;
     bool cut = false;  // the record's runs go to the pool
     std::uint64_t fields = 0;
     const std::uint64_t min_fields = index_.options.index_threads == 0 ? kMinParallelRecords : 0;
@@ -310,7 +310,7 @@ class IndexBuilder {
         if (!cut && fields >= min_fields) {
           cut = true;
           level.worth = true;
-          for (const Chunk& chunk : held) emit(level, chunk);
+          for (const LevelChunk& chunk : held) emit(level, chunk);
         }
       }
     } catch (const Error&) {

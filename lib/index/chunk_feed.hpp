@@ -14,7 +14,7 @@ namespace onnxmap::detail {
 
 // One task's work: whole records [begin, end), or when `split` one run of the fields of record
 // `begin`.
-struct Chunk {
+struct LevelChunk {
   std::uint32_t begin;
   std::uint32_t end;
   bool split = false;
@@ -24,7 +24,7 @@ struct Chunk {
 class ChunkFeed {
  public:
   // The cutting thread adds a chunk, with an empty output for its scan.
-  void push(const Chunk& chunk) {
+  void push(const LevelChunk& chunk) {
     {
       const std::lock_guard lock(mutex_);
       chunks_.push_back(chunk);
@@ -42,7 +42,7 @@ class ChunkFeed {
   }
   // Waits for chunk `i`; false when the feed closed before it. `out` is chunk i's output, which
   // only its taker writes (a deque's elements stay in place as it grows).
-  bool take(std::size_t i, Chunk& chunk, LevelOutput*& out) {
+  bool take(std::size_t i, LevelChunk& chunk, LevelOutput*& out) {
     std::unique_lock lock(mutex_);
     ready_.wait(lock, [&] { return i < chunks_.size() || closed_; });
     if (i >= chunks_.size()) return false;
@@ -52,13 +52,13 @@ class ChunkFeed {
   }
 
   // Once every taker is done.
-  [[nodiscard]] std::deque<Chunk>& chunks() noexcept { return chunks_; }
+  [[nodiscard]] std::deque<LevelChunk>& chunks() noexcept { return chunks_; }
   [[nodiscard]] std::deque<LevelOutput>& outputs() noexcept { return outputs_; }
 
  private:
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<Chunk> chunks_;
+  std::deque<LevelChunk> chunks_;
   std::deque<LevelOutput> outputs_;
   bool closed_ = false;
 };

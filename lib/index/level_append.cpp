@@ -34,8 +34,8 @@ struct Bases {
 // `level_end`: where the new level ends, and its records' children begin until it is scanned
 // (parent() and path() then work for every record of the level, from any thread). `continues`:
 // the chunk goes on with the previous chunk's split record, which it leaves alone.
-void copy_output(ModelIndex& index, const Chunk& chunk, const LevelOutput& out, const Bases& bases,
-                 std::uint32_t level_end, bool continues) {
+void copy_output(ModelIndex& index, const LevelChunk& chunk, const LevelOutput& out,
+                 const Bases& bases, std::uint32_t level_end, bool continues) {
   for (std::uint32_t id = chunk.begin; id < chunk.end && !continues; ++id) {
     MessageRecord& record = index.messages[id];
     record.first_child = bases.records + out.first_child[id - chunk.begin];
@@ -54,7 +54,7 @@ void copy_output(ModelIndex& index, const Chunk& chunk, const LevelOutput& out, 
 
 }  // namespace
 
-std::uint64_t append_level(ModelIndex& index, const std::deque<Chunk>& chunks,
+std::uint64_t append_level(ModelIndex& index, const std::deque<LevelChunk>& chunks,
                            std::deque<LevelOutput>& outputs, unsigned threads) {
   std::vector<Bases> bases(outputs.size());
   Bases next{static_cast<std::uint32_t>(index.messages.size()),
@@ -93,7 +93,7 @@ std::uint64_t append_level(ModelIndex& index, const std::deque<Chunk>& chunks,
 }
 
 // Each run's scan says whether its children came in field order; the runs' ends tell the rest.
-void sort_split_records(ModelIndex& index, const std::deque<Chunk>& chunks,
+void sort_split_records(ModelIndex& index, const std::deque<LevelChunk>& chunks,
                         const std::deque<LevelOutput>& outputs, std::uint32_t level_end) {
   auto& messages = index.messages;
   for (std::size_t c = 0; c < chunks.size();) {
