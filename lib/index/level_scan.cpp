@@ -19,7 +19,7 @@ LevelScanner::LevelScanner(const ModelIndex& index, PassContext& ctx, int depth,
   plain_credit_.fill(kPlainCredit);
 }
 
-void LevelScanner::scan(const Piece& piece) {
+void LevelScanner::scan(const ScanPiece& piece) {
   out_.first_child.push_back(static_cast<std::uint32_t>(out_.records.size()));
   // Stepped over when it was added: it holds nothing to record or check.
   if (index_.messages[piece.record].plain != 0) return;
@@ -31,7 +31,7 @@ void LevelScanner::scan(const Piece& piece) {
   }
 }
 
-void LevelScanner::scan_record(const Piece& piece) {
+void LevelScanner::scan_record(const ScanPiece& piece) {
   const std::uint32_t id = piece.record;
   const MessageKind kind = index_.kind(id);
   if (kind == MessageKind::TensorProto && !ctx_.metadata()) {

@@ -15,7 +15,7 @@ namespace onnxmap::detail {
 
 // A record's bytes, or a run of whole fields of them: the pass may split a large message (a
 // graph of 360 000 nodes) into pieces scanned on different threads.
-struct Piece {
+struct ScanPiece {
   std::uint32_t record = 0;
   Span span;
   bool whole = true;  // the record's every span, not a run of its fields
@@ -30,7 +30,7 @@ class LevelScanner {
                std::uint64_t messages_before, std::uint64_t tensors_before, LevelOutput& out);
 
   // Scans one piece; throws onnxmap::Error naming the file and the record's path.
-  void scan(const Piece& piece);
+  void scan(const ScanPiece& piece);
 
   // walk_fields' handler for structural messages.
   [[nodiscard]] static std::uint64_t own_fields() noexcept { return 0; }
@@ -45,7 +45,7 @@ class LevelScanner {
     Span span;
   };
 
-  void scan_record(const Piece& piece);
+  void scan_record(const ScanPiece& piece);
   void prefetch_ahead(std::uint32_t id) const noexcept;
   void try_plain(std::uint32_t id, const Span& span);
   // Inline: every child of every record passes here.

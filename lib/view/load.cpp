@@ -206,7 +206,7 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
   }
   const detail::Request& r = plan_.requests[next_request_];
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const detail::Piece& piece = plan_.pieces[p];
+    const detail::ReadPiece& piece = plan_.pieces[p];
     if (piece.item_offset != 0) continue;
     ItemState& state = states_[piece.item];
     const std::uint64_t length = plan_.items[piece.item].length;
@@ -233,7 +233,7 @@ bool Engine::read_in_place(const detail::Request& r, std::span<std::byte> stagin
   std::size_t count = 0;
   std::uint64_t at = r.begin;
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const detail::Piece& piece = plan_.pieces[p];
+    const detail::ReadPiece& piece = plan_.pieces[p];
     const std::span<std::byte> target = states_[piece.item].target;
     if (target.empty() || piece.offset < at) return false;  // map mode, or overlapping items
     if (piece.offset > at) vectors[count++] = {staging.data(), piece.offset - at};  // a gap
@@ -253,7 +253,7 @@ void Engine::read_request(const detail::Request& r, std::span<std::byte> staging
   const std::span<const std::byte> got =
       in_place ? std::span<const std::byte>() : reader.read(r.begin, r.end - r.begin, staging);
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const detail::Piece& piece = plan_.pieces[p];
+    const detail::ReadPiece& piece = plan_.pieces[p];
     const std::span<std::byte> target = states_[piece.item].target;
     if (target.empty() || in_place) continue;  // map mode: the read filled the page cache
     std::memcpy(target.data() + piece.item_offset, got.data() + (piece.offset - r.begin),
@@ -265,7 +265,7 @@ void Engine::read_request(const detail::Request& r, std::span<std::byte> staging
   ++stats_.requests;
   bool completed = false;
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const detail::Piece& piece = plan_.pieces[p];
+    const detail::ReadPiece& piece = plan_.pieces[p];
     states_[piece.item].remaining -= piece.length;
     if (states_[piece.item].remaining == 0) {
       complete_.push_back(piece.item);

@@ -33,7 +33,7 @@ struct ResolvedItem {
 };
 
 // One piece of an item inside a request.
-struct Piece {
+struct ReadPiece {
   std::size_t item;
   std::uint64_t offset;  // in the file
   std::uint64_t length;
@@ -60,7 +60,7 @@ struct LoadPlan {
   std::vector<PlanFile> files;
   std::vector<ResolvedItem> items;
   std::vector<Request> requests;
-  std::vector<Piece> pieces;
+  std::vector<ReadPiece> pieces;
   std::uint64_t largest_request = 0;
 };
 
