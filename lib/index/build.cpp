@@ -107,9 +107,10 @@ class IndexBuilder {
   // The state of a level scanned on the pool: chunks cut on this thread are held back until the
   // level proves worth the pool, then the workers start and take them as they are cut.
   struct PoolLevel {
-    explicit PoolLevel(int level_depth) : depth(level_depth) {}
+    PoolLevel(int level_depth, unsigned threads) : depth(level_depth), outputs(threads) {}
     int depth;
     ChunkFeed feed;
+    std::vector<LevelOutput> outputs;  // one per thread, this one's first
     std::vector<LevelChunk> held;
     bool worth = false;  // the pool pays for this level once it has two chunks
     std::vector<std::thread> workers;
@@ -132,20 +133,18 @@ class IndexBuilder {
 
   void index_level(std::uint32_t begin, std::uint32_t end, int depth) {
     if (threads_ > 1 && !serial_only_ && scan_on_pool(begin, end, depth)) return;
-    // One output: the tensor tables are scanned into in place (moved there and back), so that
-    // only the new records are copied.
-    const std::deque<LevelChunk> whole{{begin, end}};
-    std::deque<LevelOutput> out(1);
-    out[0].tensors = std::move(index_.tensors);
-    out[0].dims = std::move(index_.dims);
-    out[0].payload_errors = std::move(index_.payload_errors);
-    LevelScanner scanner(index_, ctx_, depth, open_, index_.messages.size(), 0, out[0]);
-    scan_chunk(scanner, whole[0], out[0]);
-    index_.tensors = std::move(out[0].tensors);
-    index_.dims = std::move(out[0].dims);
-    index_.payload_errors = std::move(out[0].payload_errors);
-    out[0].payload_errors.clear();
-    level_weight_ = append_level(index_, whole, out, threads_);
+    // Straight into the index's tables, nothing to copy: the children are appended to its
+    // records, and the tensor tables are moved into the output and back.
+    LevelOutput out;
+    out.tensors = std::move(index_.tensors);
+    out.dims = std::move(index_.dims);
+    out.payload_errors = std::move(index_.payload_errors);
+    LevelScanner scanner(index_, ctx_, depth, open_, 0, 0, out, index_.messages);
+    scan_chunk(scanner, {begin, end}, out);
+    index_.tensors = std::move(out.tensors);
+    index_.dims = std::move(out.dims);
+    index_.payload_errors = std::move(out.payload_errors);
+    level_weight_ = finish_level_in_place(index_, begin, end, out);
   }
 
   // Cuts the level into chunks on this thread while the pool scans those already cut, then
@@ -153,26 +152,26 @@ class IndexBuilder {
   // the pool, a worker failed (an error, or NeedsSerial), or the level passes a limit the
   // workers could only check against what precedes their own chunk.
   bool scan_on_pool(std::uint32_t begin, std::uint32_t end, int depth) {
-    PoolLevel level(depth);
+    PoolLevel level(depth, threads_);
     {
       const JoinWorkers join(level);
       if (!cut_level(begin, end, level)) return false;
       level.feed.close();
-      scan_from_feed(level);
+      scan_from_feed(level, level.outputs[0]);
     }
     if (level.needs_serial) serial_only_ = true;  // the levels below would ask again
     if (level.failed) return false;
     std::uint64_t messages = index_.messages.size();
     std::uint64_t tensors = index_.tensors.size();
-    for (const LevelOutput& out : level.feed.outputs()) {
+    for (const LevelOutput& out : level.outputs) {
       messages += out.records.size();
       tensors += out.tensors.size();
     }
     if (messages > index_.options.max_messages || tensors > index_.options.max_tensors) {
       return false;
     }
-    level_weight_ = append_level(index_, level.feed.chunks(), level.feed.outputs(), threads_);
-    sort_split_records(index_, level.feed.chunks(), level.feed.outputs(), end);
+    level_weight_ = append_level(index_, level.feed.chunks(), level.feed.results(), threads_);
+    sort_split_records(index_, level.feed.chunks(), level.feed.results(), end);
     return true;
   }
 
@@ -188,23 +187,28 @@ class IndexBuilder {
     for (const LevelChunk& held : level.held) level.feed.push(held);
     level.held.clear();
     for (unsigned i = 1; i < threads_; ++i) {
-      level.workers.emplace_back([this, &level] { scan_from_feed(level); });
+      level.workers.emplace_back([this, &level, i] { scan_from_feed(level, level.outputs[i]); });
     }
   }
 
-  // Scans the chunks of the feed as they come, until it is closed and drained.
-  void scan_from_feed(PoolLevel& level) {
+  // Scans the chunks of the feed as they come into `out`, this thread's output, until the feed
+  // is closed and drained.
+  void scan_from_feed(PoolLevel& level, LevelOutput& out) {
     LevelChunk chunk{};
-    LevelOutput* out = nullptr;
-    for (std::size_t i = level.next++; level.feed.take(i, chunk, out); i = level.next++) {
+    ChunkResult* result = nullptr;
+    for (std::size_t i = level.next++; level.feed.take(i, chunk, result); i = level.next++) {
       if (level.failed) continue;
       // Each chunk has a trimmer of its own: unmapping is per range of the file.
       PayloadTrimmer trim(index_.file);
       PassContext ctx{index_.file.bytes().data(), index_.options, scope_, trim};
       try {
+        // The limits are checked against what precedes the chunk in its output (earlier chunks
+        // of this level): a lower bound, made exact once the level is scanned.
+        result->start(out);
         LevelScanner scanner(index_, ctx, level.depth, refuse_, index_.messages.size(),
-                             index_.tensors.size(), *out);
-        scan_chunk(scanner, chunk, *out);
+                             index_.tensors.size(), out, out.records);
+        scan_chunk(scanner, chunk, out);
+        result->finish();
       } catch (const NeedsSerial&) {
         level.needs_serial = true;
         level.failed = true;
@@ -220,7 +224,10 @@ class IndexBuilder {
       scanner.scan({chunk.begin, chunk.span, false});
       return;
     }
-    out.first_child.reserve(chunk.end - chunk.begin);
+    std::vector<std::uint32_t>& first_child = out.first_child;
+    const std::size_t needed = first_child.size() + (chunk.end - chunk.begin);
+    if (first_child.capacity() < needed)
+      first_child.reserve(std::max(needed, 2 * first_child.capacity()));
     for (std::uint32_t id = chunk.begin; id < chunk.end; ++id) {
       scanner.scan({id, index_.span(id), true});
     }

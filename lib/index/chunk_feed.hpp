@@ -23,12 +23,12 @@ struct LevelChunk {
 
 class ChunkFeed {
  public:
-  // The cutting thread adds a chunk, with an empty output for its scan.
+  // The cutting thread adds a chunk, with an empty result for its scan.
   void push(const LevelChunk& chunk) {
     {
       const std::lock_guard lock(mutex_);
       chunks_.push_back(chunk);
-      outputs_.emplace_back();
+      results_.emplace_back();
     }
     ready_.notify_one();
   }
@@ -40,26 +40,26 @@ class ChunkFeed {
     }
     ready_.notify_all();
   }
-  // Waits for chunk `i`; false when the feed closed before it. `out` is chunk i's output, which
-  // only its taker writes (a deque's elements stay in place as it grows).
-  bool take(std::size_t i, LevelChunk& chunk, LevelOutput*& out) {
+  // Waits for chunk `i`; false when the feed closed before it. `result` is chunk i's, which only
+  // its taker writes (a deque's elements stay in place as it grows).
+  bool take(std::size_t i, LevelChunk& chunk, ChunkResult*& result) {
     std::unique_lock lock(mutex_);
     ready_.wait(lock, [&] { return i < chunks_.size() || closed_; });
     if (i >= chunks_.size()) return false;
     chunk = chunks_[i];
-    out = &outputs_[i];
+    result = &results_[i];
     return true;
   }
 
   // Once every taker is done.
   [[nodiscard]] std::deque<LevelChunk>& chunks() noexcept { return chunks_; }
-  [[nodiscard]] std::deque<LevelOutput>& outputs() noexcept { return outputs_; }
+  [[nodiscard]] std::deque<ChunkResult>& results() noexcept { return results_; }
 
  private:
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<LevelChunk> chunks_;
-  std::deque<LevelOutput> outputs_;
+  std::deque<ChunkResult> results_;
   bool closed_ = false;
 };
 

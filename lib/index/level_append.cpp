@@ -34,67 +34,97 @@ struct Bases {
 // `level_end`: where the new level ends, and its records' children begin until it is scanned
 // (parent() and path() then work for every record of the level, from any thread). `continues`:
 // the chunk goes on with the previous chunk's split record, which it leaves alone.
-void copy_output(ModelIndex& index, const LevelChunk& chunk, const LevelOutput& out,
+void copy_output(ModelIndex& index, const LevelChunk& chunk, const ChunkResult& result,
                  const Bases& bases, std::uint32_t level_end, bool continues) {
+  const LevelOutput& out = *result.out;
+  const OutputMarks& from = result.begin;
+  const OutputMarks& to = result.end;
   for (std::uint32_t id = chunk.begin; id < chunk.end && !continues; ++id) {
     MessageRecord& record = index.messages[id];
-    record.first_child = bases.records + out.first_child[id - chunk.begin];
+    record.first_child =
+        bases.records + out.first_child[from.first_child + id - chunk.begin] - from.records;
     record.plain = 0;
   }
   MessageRecord* const children = index.messages.begin() + bases.records;
-  std::copy(out.records.begin(), out.records.end(), children);
-  for (std::size_t i = 0; i < out.records.size(); ++i) children[i].first_child = level_end;
+  std::copy(out.records.begin() + from.records, out.records.begin() + to.records, children);
+  for (std::uint32_t i = 0; i < to.records - from.records; ++i) children[i].first_child = level_end;
   TensorRecord* tensor = index.tensors.begin() + bases.tensors;
-  for (TensorRecord t : out.tensors) {
-    t.dims_begin += bases.dims;
-    *tensor++ = t;
+  for (std::uint32_t t = from.tensors; t < to.tensors; ++t) {
+    *tensor = out.tensors[t];
+    tensor->dims_begin = tensor->dims_begin - from.dims + bases.dims;
+    ++tensor;
   }
-  std::copy(out.dims.begin(), out.dims.end(), index.dims.begin() + bases.dims);
+  std::copy(out.dims.begin() + from.dims, out.dims.begin() + to.dims,
+            index.dims.begin() + bases.dims);
+}
+
+// The chunk's long lengths, merged spans and payload errors, renumbered for the index.
+void append_lists(ModelIndex& index, const ChunkResult& result, const Bases& bases) {
+  LevelOutput& out = *result.out;
+  const OutputMarks& from = result.begin;
+  const OutputMarks& to = result.end;
+  for (std::uint32_t i = from.long_lengths; i < to.long_lengths; ++i) {
+    const auto& [id, length] = out.long_lengths[i];
+    index.long_lengths.emplace_back(id - from.records + bases.records, length);
+  }
+  for (std::uint32_t i = from.merged_spans; i < to.merged_spans; ++i) {
+    auto& [id, spans] = out.merged_spans[i];
+    index.merged_spans.emplace_back(id - from.records + bases.records, std::move(spans));
+  }
+  for (std::uint32_t i = from.payload_errors; i < to.payload_errors; ++i) {
+    PayloadError& error = out.payload_errors[i];
+    error.tensor = error.tensor - from.tensors + bases.tensors;
+    index.payload_errors.push_back(std::move(error));
+  }
 }
 
 }  // namespace
 
 std::uint64_t append_level(ModelIndex& index, const std::deque<LevelChunk>& chunks,
-                           std::deque<LevelOutput>& outputs, unsigned threads) {
-  std::vector<Bases> bases(outputs.size());
+                           const std::deque<ChunkResult>& results, unsigned threads) {
+  std::vector<Bases> bases(results.size());
   Bases next{static_cast<std::uint32_t>(index.messages.size()),
              static_cast<std::uint32_t>(index.tensors.size()),
              static_cast<std::uint32_t>(index.dims.size())};
-  for (std::size_t c = 0; c < outputs.size(); ++c) {
+  std::uint64_t weight = 0;
+  for (std::size_t c = 0; c < results.size(); ++c) {
+    const ChunkResult& result = results[c];
     bases[c] = next;
-    next.records += static_cast<std::uint32_t>(outputs[c].records.size());
-    next.tensors += static_cast<std::uint32_t>(outputs[c].tensors.size());
-    next.dims += static_cast<std::uint32_t>(outputs[c].dims.size());
+    next.records += result.end.records - result.begin.records;
+    next.tensors += result.end.tensors - result.begin.tensors;
+    next.dims += result.end.dims - result.begin.dims;
+    weight += result.end.weight - result.begin.weight;
   }
   index.messages.grow_to(next.records);
   index.tensors.grow_to(next.tensors);
   index.dims.grow_to(next.dims);
-  on_threads(threads, outputs.size(), [&](std::size_t c) {
+  on_threads(threads, results.size(), [&](std::size_t c) {
     const bool continues =
         c > 0 && chunks[c].split && chunks[c - 1].split && chunks[c - 1].begin == chunks[c].begin;
-    copy_output(index, chunks[c], outputs[c], bases[c], next.records, continues);
+    copy_output(index, chunks[c], results[c], bases[c], next.records, continues);
   });
-  std::uint64_t weight = 0;
-  for (std::size_t c = 0; c < outputs.size(); ++c) {
-    LevelOutput& out = outputs[c];
-    weight += out.weight;
-    for (const auto& [id, length] : out.long_lengths) {
-      index.long_lengths.emplace_back(bases[c].records + id, length);
-    }
-    for (auto& [id, spans] : out.merged_spans) {
-      index.merged_spans.emplace_back(bases[c].records + id, std::move(spans));
-    }
-    for (PayloadError& error : out.payload_errors) {
-      error.tensor += bases[c].tensors;
-      index.payload_errors.push_back(std::move(error));
-    }
-  }
+  for (std::size_t c = 0; c < results.size(); ++c) append_lists(index, results[c], bases[c]);
   return weight;
+}
+
+std::uint64_t finish_level_in_place(ModelIndex& index, std::uint32_t begin, std::uint32_t end,
+                                    LevelOutput& out) {
+  auto& messages = index.messages;
+  for (std::uint32_t id = begin; id < end; ++id) {
+    messages[id].first_child = out.first_child[id - begin];
+    messages[id].plain = 0;
+  }
+  const auto level_end = static_cast<std::uint32_t>(messages.size());
+  for (std::uint32_t id = end; id < level_end; ++id) messages[id].first_child = level_end;
+  index.long_lengths.insert(index.long_lengths.end(), out.long_lengths.begin(),
+                            out.long_lengths.end());
+  for (auto& entry : out.merged_spans) index.merged_spans.push_back(std::move(entry));
+  return out.weight;
 }
 
 // Each run's scan says whether its children came in field order; the runs' ends tell the rest.
 void sort_split_records(ModelIndex& index, const std::deque<LevelChunk>& chunks,
-                        const std::deque<LevelOutput>& outputs, std::uint32_t level_end) {
+                        const std::deque<ChunkResult>& results, std::uint32_t level_end) {
   auto& messages = index.messages;
   for (std::size_t c = 0; c < chunks.size();) {
     const std::uint32_t id = chunks[c].begin;
@@ -105,10 +135,12 @@ void sort_split_records(ModelIndex& index, const std::deque<LevelChunk>& chunks,
     bool in_order = true;
     std::uint64_t last_number = 0;
     for (; c < chunks.size() && chunks[c].split && chunks[c].begin == id; ++c) {
-      const LevelOutput& out = outputs[c];
-      if (out.records.size() == 0) continue;
-      in_order = in_order && !out.unsorted && out.records[0].field_number >= last_number;
-      last_number = out.records[out.records.size() - 1].field_number;
+      const ChunkResult& result = results[c];
+      if (result.records() == 0) continue;
+      const MessageRecord* const records = result.out->records.begin();
+      in_order =
+          in_order && !result.unsorted && records[result.begin.records].field_number >= last_number;
+      last_number = records[result.end.records - 1].field_number;
     }
     if (in_order) continue;
     const std::uint32_t first = messages[id].first_child;

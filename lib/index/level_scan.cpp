@@ -8,19 +8,21 @@ namespace onnxmap::detail {
 
 LevelScanner::LevelScanner(const ModelIndex& index, PassContext& ctx, int depth,
                            const OpenDataFile& open, std::uint64_t messages_before,
-                           std::uint64_t tensors_before, LevelOutput& out)
+                           std::uint64_t tensors_before, LevelOutput& out,
+                           PodTable<MessageRecord>& records)
     : index_(index),
       ctx_(ctx),
       depth_(depth),
       open_(open),
       messages_before_(messages_before),
       tensors_before_(tensors_before),
-      out_(out) {
+      out_(out),
+      records_(records) {
   plain_credit_.fill(kPlainCredit);
 }
 
 void LevelScanner::scan(const ScanPiece& piece) {
-  out_.first_child.push_back(static_cast<std::uint32_t>(out_.records.size()));
+  out_.first_child.push_back(static_cast<std::uint32_t>(records_.size()));
   // Stepped over when it was added: it holds nothing to record or check.
   if (index_.messages[piece.record].plain != 0) return;
   prefetch_ahead(piece.record);
@@ -39,7 +41,7 @@ void LevelScanner::scan_record(const ScanPiece& piece) {
     index_tensor(index_, ctx_, id, depth_, open_, tensors_before_, out_);
     return;
   }
-  first_child_ = static_cast<std::uint32_t>(out_.records.size());
+  first_child_ = static_cast<std::uint32_t>(records_.size());
   sorted_ = true;
   singles_.clear();
   merges_.clear();
@@ -49,7 +51,7 @@ void LevelScanner::scan_record(const ScanPiece& piece) {
     walk_fields(ctx_, piece.span, kind, depth_, false, *this);
   }
   // A split record's children are put in field order once all its pieces are in the index.
-  const auto end = static_cast<std::uint32_t>(out_.records.size());
+  const auto end = static_cast<std::uint32_t>(records_.size());
   if (!sorted_ && piece.whole) sort_children(first_child_, end);
   if (!sorted_ && !piece.whole) out_.unsorted = true;
   if (!merges_.empty()) file_merged_spans();
@@ -70,12 +72,12 @@ void LevelScanner::prefetch_ahead(std::uint32_t id) const noexcept {
 void LevelScanner::child(const CursorField& field, const FieldAction& action, int depth) {
   const Span span = field.payload_span(ctx_.file);
   const std::uint32_t number = field.number;
-  const auto id = static_cast<std::uint32_t>(out_.records.size());
+  const auto id = static_cast<std::uint32_t>(records_.size());
   if (!action.repeated) {
     // A singular message given again is merged into the first, as protobuf does.
     for (const auto& [seen_number, record] : singles_) {
       if (seen_number == number) {
-        out_.records[record].merged = 1;
+        records_[record].merged = 1;
         merges_.push_back({record, span});
         return;
       }
@@ -93,20 +95,20 @@ void LevelScanner::child(const CursorField& field, const FieldAction& action, in
         "more than max_messages (" + std::to_string(ctx_.options.max_messages) + ") messages",
         span.offset);
   }
-  if (id > first_child_ && number < out_.records[id - 1].field_number) sorted_ = false;
+  if (id > first_child_ && number < records_[id - 1].field_number) sorted_ = false;
   // The table grows into memory the kernel has just zeroed, out of the cache: ask for the lines
   // a few records on, so that the appends do not wait for each one in turn.
-  if (id + 16 < out_.records.capacity()) __builtin_prefetch(&out_.records[id + 16], 1);
+  if (id + 16 < records_.capacity()) __builtin_prefetch(&records_[id + 16], 1);
   // The parent's fields a couple of KiB on, which the scan reads next.
   if (span.offset + span.length + 2048 < index_.file.size()) {
     __builtin_prefetch(ctx_.file + span.offset + span.length + 2048);
   }
-  MessageRecord& record = out_.records.emplace_back();
+  MessageRecord& record = records_.emplace_back();
   record.field_number = number;
   record.kind = static_cast<std::uint64_t>(action.message);
   set_span(id, span);
   if (action.repeated && action.message != MessageKind::TensorProto) try_plain(id, span);
-  out_.weight += scan_weight(out_.records[id]);
+  out_.weight += scan_weight(records_[id]);
 }
 
 // Steps over the message just added, while its bytes are in the cache (its parent's scan has
@@ -115,7 +117,7 @@ void LevelScanner::child(const CursorField& field, const FieldAction& action, in
 // singular message may be merged with a later one. A kind whose messages keep turning out to
 // need the scan (attributes, a type) stops being tried, as the step is then wasted work.
 void LevelScanner::try_plain(std::uint32_t id, const Span& span) {
-  const auto kind = static_cast<std::size_t>(out_.records[id].kind);
+  const auto kind = static_cast<std::size_t>(records_[id].kind);
   int& credit = plain_credit_[kind];
   if (credit <= 0) return;
   const std::uint64_t mask =
@@ -125,7 +127,7 @@ void LevelScanner::try_plain(std::uint32_t id, const Span& span) {
     return;
   }
   credit = std::min(credit + 1, kPlainCredit);
-  out_.records[id].plain = 1;
+  records_[id].plain = 1;
   // The step read up to the message's end, which may have faulted a page in.
   if (span.length > 0) {
     const std::uint64_t last = span.offset + span.length - 1;
@@ -138,7 +140,7 @@ void LevelScanner::sort_children(std::uint32_t first, std::uint32_t end) {
   std::vector<std::uint32_t*> merge_ids;
   merge_ids.reserve(merges_.size());
   for (Merge& merge : merges_) merge_ids.push_back(&merge.record);
-  sort_records(out_.records, first, end, out_.long_lengths, std::move(merge_ids));
+  sort_records(records_, first, end, out_.long_lengths, std::move(merge_ids));
 }
 
 // Every merged record gets its spans in wire order; the output's merged_spans stays sorted by
@@ -148,7 +150,7 @@ void LevelScanner::file_merged_spans() {
                    [](const Merge& a, const Merge& b) { return a.record < b.record; });
   for (std::size_t i = 0; i < merges_.size();) {
     const std::uint32_t record = merges_[i].record;
-    const MessageRecord& first = out_.records[record];
+    const MessageRecord& first = records_[record];
     std::uint64_t length = first.length;
     if (first.length == MessageRecord::kLongLength) {
       for (const auto& [id, long_length] : out_.long_lengths) {

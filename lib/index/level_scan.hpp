@@ -24,10 +24,13 @@ struct ScanPiece {
 class LevelScanner {
  public:
   // `index` is read (records of this and earlier levels) and, when `open_data_file` opens files,
-  // its data_files grow. `messages_before` and `tensors_before` count what precedes `out` in
-  // the index, for the limits.
+  // its data_files grow. The children go to `records`: `out.records`, or on one thread the
+  // index's own table, which then grows as the level is read (the scan only ever indexes into
+  // it, never holds a pointer). `messages_before` and `tensors_before` count what precedes
+  // `records` and `out.tensors` in the index, for the limits.
   LevelScanner(const ModelIndex& index, PassContext& ctx, int depth, const OpenDataFile& open,
-               std::uint64_t messages_before, std::uint64_t tensors_before, LevelOutput& out);
+               std::uint64_t messages_before, std::uint64_t tensors_before, LevelOutput& out,
+               PodTable<MessageRecord>& records);
 
   // Scans one piece; throws onnxmap::Error naming the file and the record's path.
   void scan(const ScanPiece& piece);
@@ -50,7 +53,7 @@ class LevelScanner {
   void try_plain(std::uint32_t id, const Span& span);
   // Inline: every child of every record passes here.
   void set_span(std::uint32_t id, const Span& span) {
-    MessageRecord& record = out_.records[id];
+    MessageRecord& record = records_[id];
     record.offset = span.offset;
     if (span.length < MessageRecord::kLongLength) {
       record.length = static_cast<std::uint32_t>(span.length);
@@ -69,6 +72,7 @@ class LevelScanner {
   std::uint64_t messages_before_;
   std::uint64_t tensors_before_;
   LevelOutput& out_;
+  PodTable<MessageRecord>& records_;
   // Per record: its first child's local id, whether the children arrived in field order, the
   // singular message fields seen (field number, local record id), and merges into them.
   std::uint32_t first_child_ = 0;
