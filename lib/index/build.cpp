@@ -1,12 +1,13 @@
 // The one indexing pass, from build_index() to the tables. The record table is filled breadth
 // first, one level of the message tree at a time, so that every message's children are
 // contiguous: level 0 is the root, and scanning the records of level n (index/level_scan.hpp)
-// appends level n + 1. A level's records are cut into pieces (a very large message, such as a
-// graph of 360 000 nodes, into runs of its fields) and the pieces into chunks; with more than
-// one thread the chunks are scanned on a pool, as they are cut, into outputs of their own, which
-// are appended in file order, so the index is the same for any number of threads. A level where
-// anything goes wrong (an error, a limit, an external data file to open) is scanned again on one
-// thread, which reports exactly what the serial pass reports.
+// appends level n + 1. On one thread a level's children go straight into the index's tables.
+// With more, a level's records are cut into chunks (a very large message, such as a graph of
+// 360 000 nodes, into runs of its fields), scanned on a pool as they are cut, each thread into
+// an output of its own (index/level_output.hpp), and the chunks' parts appended in file order,
+// so the index is the same for any number of threads. A level where anything goes wrong (an
+// error, a limit, an external data file to open) is scanned again on one thread, which reports
+// exactly what the serial pass reports.
 
 #include <algorithm>
 #include <atomic>
