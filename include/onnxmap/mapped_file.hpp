@@ -16,7 +16,8 @@ namespace onnxmap {
 
 namespace io {
 class FileReader;
-}
+class LazyReopen;
+}  // namespace io
 
 class MappedFile {
  public:
@@ -38,7 +39,9 @@ class MappedFile {
   // the bytes are there: touching them afterwards costs no disk read. Page faults on this map
   // read 4 KiB at a time (it is advised for random access, so that opening reads only
   // metadata), which is slow on a cold file. No-op for copied files; errors are ignored (it is
-  // advice: a file that shrank faults on the next touch).
+  // advice: a file that shrank faults on the next touch). The reads go through a second
+  // descriptor of the file, opened on the first call and kept while the file is; any number of
+  // threads may call it at once.
   void read_ahead(std::uint64_t offset, std::uint64_t length) const noexcept;
   // Advises the kernel that [offset, offset+length) will be read in order (MADV_SEQUENTIAL), so
   // a fault there reads ahead in large chunks instead of one page. Each 2 MiB of the file is
@@ -62,6 +65,8 @@ class MappedFile {
   std::span<const std::byte> bytes_;
   bool mapped_ = false;
   std::shared_ptr<const io::FileReader> reader_;
+  // The descriptor read_ahead reads through, opened on its first call.
+  std::shared_ptr<const io::LazyReopen> read_ahead_reader_;
   // One flag per 2 MiB of a mapped file: advised sequential already.
   std::shared_ptr<std::atomic<std::uint8_t>[]> advised_;
 };

@@ -98,6 +98,14 @@ FileReader FileReader::reopen(LoadMode mode) const {
   return out;
 }
 
+const FileReader& LazyReopen::get() const {
+  if (const FileReader* ready = ready_.load(std::memory_order_acquire)) return *ready;
+  const std::lock_guard lock(opening_);
+  if (!reader_) reader_.emplace(source_->reopen(LoadMode::read));
+  ready_.store(&*reader_, std::memory_order_release);
+  return *reader_;
+}
+
 FileReader::FileReader(FileReader&& other) noexcept
     : path_(std::move(other.path_)),
       fd_(std::exchange(other.fd_, -1)),

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <span>
 
 #include "onnxmap/load_mode.hpp"
@@ -86,6 +88,22 @@ class FileReader {
   int direct_fd_ = -1;  // O_DIRECT, in direct mode where the file system allows it
   mutable std::atomic<bool> direct_refused_{false};
   std::uint64_t size_ = 0;
+};
+
+// A reopen (FileReader::reopen, LoadMode::read) of `source`, made on first use and kept for this
+// object's lifetime, so a caller that reads ahead again and again opens one descriptor, not one per
+// call. Any number of threads may call get() at once.
+class LazyReopen {
+ public:
+  explicit LazyReopen(std::shared_ptr<const FileReader> source) : source_(std::move(source)) {}
+  // The reopened reader. Throws onnxmap::Error (io) when the open fails; the next call tries again.
+  [[nodiscard]] const FileReader& get() const;
+
+ private:
+  std::shared_ptr<const FileReader> source_;
+  mutable std::mutex opening_;
+  mutable std::optional<FileReader> reader_;               // written once, under opening_
+  mutable std::atomic<const FileReader*> ready_{nullptr};  // &*reader_ once it is open
 };
 
 // A seam for tests: every file system of a test machine may accept O_DIRECT, so a test makes the

@@ -130,6 +130,9 @@ MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
         file.bytes_.data(),
         [size](const std::byte* p) { ::munmap(const_cast<std::byte*>(p), size); });
     file.mapped_ = true;
+    // Opened on the first read_ahead, not here: most mapped files (a model's many external data
+    // files) are never read ahead, and each would hold a second descriptor for nothing.
+    file.read_ahead_reader_ = std::make_shared<io::LazyReopen>(reader);
     file.reader_ = std::move(reader);
     const auto granules = static_cast<std::size_t>((size + kAdviceGranule - 1) / kAdviceGranule);
     file.advised_.reset(new std::atomic<std::uint8_t>[granules]());
@@ -157,7 +160,7 @@ void MappedFile::read_ahead(std::uint64_t offset, std::uint64_t length) const no
   try {
     // A description of its own, advised POSIX_FADV_RANDOM: the kernel reads no further than
     // asked (a rank's slice, not the next rank's rows), and the map's read-ahead state is kept.
-    const io::FileReader exact = reader_->reopen(LoadMode::read);
+    const io::FileReader& exact = read_ahead_reader_->get();
     const io::AlignedBuffer scratch(static_cast<std::size_t>(std::min(length, kReadAheadChunk)));
     for (std::uint64_t at = offset; at < offset + length; at += kReadAheadChunk) {
       const std::uint64_t n = std::min(kReadAheadChunk, offset + length - at);
