@@ -8,8 +8,8 @@
 #                                                  entropic scheduler costs ~40% of each run)
 #
 # Seeds: the onnx backend corpus in ../shared/corpus beside the checkout (skipped with a message
-# when absent) and the fixtures python3-onnx writes. Each target keeps its own growing corpus in
-# build-fuzz/corpus/TARGET between runs.
+# when absent), the fixtures python3-onnx writes and the inputs kept in tests/fuzz/regressions/.
+# Each target keeps its own growing corpus in build-fuzz/corpus/TARGET between runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/setup.sh
@@ -33,6 +33,7 @@ if [ ! -d "$seeds" ]; then
   mkdir -p "$seeds/fixtures" "$seeds/models" "$seeds/tensors" "$seeds/external"
   /usr/bin/python3 tests/conformance/make_fixtures.py "$seeds/fixtures" >/dev/null
   find "$seeds/fixtures" -name '*.onnx' -exec cp {} "$seeds/models/" \;
+  cp tests/fuzz/regressions/fuzz_save_roundtrip/*.onnx "$seeds/models/"
   corpus=../shared/corpus/onnx-backend
   if [ -d "$corpus" ]; then
     n=0
