@@ -209,7 +209,7 @@ class IndexBuilder {
         LevelScanner scanner(index_, ctx, level.depth, refuse_, index_.messages.size(),
                              index_.tensors.size(), out, out.records);
         scan_chunk(scanner, chunk, out);
-        result->finish();
+        result->finish(scanner.unsorted());
       } catch (const NeedsSerial&) {
         level.needs_serial = true;
         level.failed = true;
@@ -225,10 +225,7 @@ class IndexBuilder {
       scanner.scan({chunk.begin, chunk.span, false});
       return;
     }
-    std::vector<std::uint32_t>& first_child = out.first_child;
-    const std::size_t needed = first_child.size() + (chunk.end - chunk.begin);
-    if (first_child.capacity() < needed)
-      first_child.reserve(std::max(needed, 2 * first_child.capacity()));
+    if (out.first_child.empty()) out.first_child.reserve(chunk.end - chunk.begin);
     for (std::uint32_t id = chunk.begin; id < chunk.end; ++id) {
       scanner.scan({id, index_.span(id), true});
     }

@@ -24,7 +24,6 @@ struct LevelOutput {
   std::vector<PayloadError> payload_errors;  // sorted by tensor id
   std::vector<std::uint32_t> first_child;    // per piece scanned: its first child's id
   std::uint64_t weight = 0;                  // the records' scan_weight()s, summed
-  bool unsorted = false;  // a run of a split record's fields had children out of field order
 };
 
 // How far each table of an output is filled: a chunk's part lies between the marks taken before
@@ -58,15 +57,14 @@ struct ChunkResult {
   OutputMarks end;
   bool unsorted = false;  // the chunk, a run of a split record, had children out of field order
 
-  // Around the chunk's scan into `output`.
+  // Around the chunk's scan into `output`; `scan_unsorted` is LevelScanner::unsorted().
   void start(LevelOutput& output) noexcept {
     out = &output;
-    output.unsorted = false;
     begin = marks_of(output);
   }
-  void finish() noexcept {
+  void finish(bool scan_unsorted) noexcept {
     end = marks_of(*out);
-    unsorted = out->unsorted;
+    unsorted = scan_unsorted;
   }
   [[nodiscard]] std::uint32_t records() const noexcept { return end.records - begin.records; }
 };

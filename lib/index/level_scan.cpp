@@ -53,7 +53,7 @@ void LevelScanner::scan_record(const ScanPiece& piece) {
   // A split record's children are put in field order once all its pieces are in the index.
   const auto end = static_cast<std::uint32_t>(records_.size());
   if (!sorted_ && piece.whole) sort_children(first_child_, end);
-  if (!sorted_ && !piece.whole) out_.unsorted = true;
+  if (!sorted_ && !piece.whole) unsorted_ = true;
   if (!merges_.empty()) file_merged_spans();
 }
 

@@ -34,6 +34,9 @@ class LevelScanner {
 
   // Scans one piece; throws onnxmap::Error naming the file and the record's path.
   void scan(const ScanPiece& piece);
+  // A run of a split record's fields scanned so far had children out of field order (whole
+  // records put their own children in order).
+  [[nodiscard]] bool unsorted() const noexcept { return unsorted_; }
 
   // walk_fields' handler for structural messages.
   [[nodiscard]] static std::uint64_t own_fields() noexcept { return 0; }
@@ -77,6 +80,7 @@ class LevelScanner {
   // singular message fields seen (field number, local record id), and merges into them.
   std::uint32_t first_child_ = 0;
   bool sorted_ = true;
+  bool unsorted_ = false;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> singles_;
   std::vector<Merge> merges_;
   // Per message kind, how many more failed try_plain steps it is worth.

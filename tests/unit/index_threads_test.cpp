@@ -157,6 +157,15 @@ TEST(IndexThreads, FieldsOutOfOrderAndMergedMessages) {
     }
     return false;
   }));
+  // One initializer among the nodes: out of order inside one run, whose ends are in order.
+  for (const std::size_t at : {700UL, 1000UL, 1300UL}) {
+    expect_same(big_model(2000, [at](std::size_t i, wire::Writer& g) {
+      if (i == at) {
+        sub(g, GP::kInitializer, raw_tensor("mid", DataType::uint8, {1}, {std::byte{1}}));
+      }
+      return false;
+    }));
+  }
   // The model's graph given twice (merged, as protobuf does), around other fields.
   const std::vector<std::byte> one = big_model(500);
   std::vector<std::byte> twice = one;
