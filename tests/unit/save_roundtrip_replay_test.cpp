@@ -8,27 +8,16 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "fuzz/save_roundtrip.hpp"
+#include "temp_folder.hpp"
 
 namespace onnxmap::fuzz {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<std::byte> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::vector<char> chars((std::istreambuf_iterator<char>(in)),
-                                std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(chars.size());
-  std::transform(chars.begin(), chars.end(), out.begin(),
-                 [](char c) { return static_cast<std::byte>(c); });
-  return out;
-}
 
 // The kept inputs, sorted; meson test names their folder in ONNXMAP_FUZZ_REGRESSIONS.
 std::vector<fs::path> kept_inputs() {
@@ -43,14 +32,16 @@ std::vector<fs::path> kept_inputs() {
   return out;
 }
 
-TEST(SaveRoundTripReplay, KeptInputs) {
+class SaveRoundTripReplay : public test::TempFolder {};
+
+TEST_F(SaveRoundTripReplay, KeptInputs) {
   if (std::getenv("ONNXMAP_FUZZ_REGRESSIONS") == nullptr) {
     GTEST_SKIP() << "ONNXMAP_FUZZ_REGRESSIONS is not set (meson test sets it)";
   }
   const std::vector<fs::path> inputs = kept_inputs();
   ASSERT_GE(inputs.size(), 4U) << "the kept inputs are missing";
   for (const fs::path& path : inputs) {
-    const std::vector<std::byte> input = read_file(path);
+    const std::vector<std::byte> input = read(path);
     ASSERT_FALSE(input.empty()) << path.filename();
     EXPECT_EQ(compare_save_roundtrip(input, input.size()).mismatch, "")
         << path.filename() << ", as the fuzzer ran it";
