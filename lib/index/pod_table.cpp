@@ -4,23 +4,6 @@
 #include <cstring>
 #include <new>
 
-// Under AddressSanitizer and ThreadSanitizer the tables live in malloc'd memory: ASan sees
-// overflows there, and TSan does not follow mremap (memory it moves keeps the old owner's
-// history, and another thread's table mapped there later reads as a race).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define ONNXMAP_TABLES_IN_MAPPINGS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define ONNXMAP_TABLES_IN_MAPPINGS 0
-#endif
-#endif
-#if !defined(ONNXMAP_TABLES_IN_MAPPINGS) && defined(__linux__)
-#define ONNXMAP_TABLES_IN_MAPPINGS 1
-#endif
-#if !defined(ONNXMAP_TABLES_IN_MAPPINGS)
-#define ONNXMAP_TABLES_IN_MAPPINGS 0
-#endif
-
 #if ONNXMAP_TABLES_IN_MAPPINGS
 #include <sys/mman.h>
 #include <unistd.h>
@@ -39,6 +22,19 @@ std::size_t page_rounded(std::size_t bytes) {
 
 }  // namespace
 
+// A metadata-heavy model's index fills tens of MB; page by page, that is a fault per 4 KiB. Tables
+// past kHugeFrom live in huge pages where the system allows them on request, and a table that
+// outgrows kSmallBytes goes straight to kHugeFrom, in a fresh mapping: a huge page can only back
+// a 2 MiB block that no small page was touched in, so a table that grew through it page by page
+// would keep paying a fault per 4 KiB of its first 2 MiB. At most kHugeFrom - kSmallBytes of it
+// may stay unused, and only tables that are already past kSmallBytes pay that.
+constexpr std::size_t kSmallBytes = std::size_t{256} << 10U;
+constexpr std::size_t kHugeFrom = std::size_t{2} << 20U;
+
+std::size_t table_growth_bytes(std::size_t bytes) noexcept {
+  return bytes > kSmallBytes && bytes < kHugeFrom ? kHugeFrom : bytes;
+}
+
 void* table_resize(void* data, std::size_t old_bytes, std::size_t new_bytes) {
   const std::size_t old_size = page_rounded(old_bytes);
   const std::size_t new_size = page_rounded(new_bytes);
@@ -47,15 +43,20 @@ void* table_resize(void* data, std::size_t old_bytes, std::size_t new_bytes) {
     table_free(data, old_bytes);
     return nullptr;
   }
-  void* moved = data == nullptr ? ::mmap(nullptr, new_size, PROT_READ | PROT_WRITE,
-                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                                : ::mremap(data, old_size, new_size, MREMAP_MAYMOVE);
+  const bool to_huge = new_size >= kHugeFrom && old_size < kHugeFrom;
+  void* moved = data == nullptr || to_huge
+                    ? ::mmap(nullptr, new_size, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                    : ::mremap(data, old_size, new_size, MREMAP_MAYMOVE);
   if (moved == MAP_FAILED) throw std::bad_alloc();
-  // Large tables in huge pages where the system allows them on request: a metadata-heavy
-  // model's index fills tens of MB, a page fault per 4 KiB of it otherwise.
-  constexpr std::size_t kHugeFrom = std::size_t{4} << 20U;
-  if (new_size >= kHugeFrom && old_size < kHugeFrom)
+  if (to_huge) {
+    // Before the copy touches it, so that its first block is a huge page too.
     (void)::madvise(moved, new_size, MADV_HUGEPAGE);
+    if (data != nullptr) {
+      std::memcpy(moved, data, old_size);
+      table_free(data, old_bytes);
+    }
+  }
   return moved;
 }
 
@@ -64,6 +65,10 @@ void table_free(void* data, std::size_t bytes) noexcept {
 }
 
 #else
+
+std::size_t table_growth_bytes(std::size_t bytes) noexcept {
+  return bytes;
+}
 
 void* table_resize(void* data, std::size_t /*old_bytes*/, std::size_t new_bytes) {
   if (new_bytes == 0) {

@@ -1,20 +1,44 @@
 #pragma once
 // A growable array of trivially copyable records for the index's big tables. On Linux its storage
-// is an anonymous mapping that grows and shrinks with mremap: pages are moved, never copied, so a
+// is an anonymous mapping that grows and shrinks with mremap: pages are moved, not copied, so a
 // table is never held twice while it grows (std::vector's doubling copies everything and briefly
-// needs three times the memory), and trimming the slack after the pass copies nothing either.
-// Elsewhere it falls back to realloc.
+// needs three times the memory), and trimming the slack after the pass copies nothing either. The
+// one copy is of at most 256 KiB, when a table moves into huge pages (pod_table.cpp). Elsewhere
+// it falls back to realloc.
 
 #include <cstddef>
 #include <cstdint>
 #include <new>
 #include <type_traits>
 
+// Under AddressSanitizer and ThreadSanitizer the tables live in malloc'd memory: ASan sees
+// overflows there, and TSan does not follow mremap (memory it moves keeps the old owner's
+// history, and another thread's table mapped there later reads as a race).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ONNXMAP_TABLES_IN_MAPPINGS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ONNXMAP_TABLES_IN_MAPPINGS 0
+#endif
+#endif
+#if !defined(ONNXMAP_TABLES_IN_MAPPINGS) && defined(__linux__)
+#define ONNXMAP_TABLES_IN_MAPPINGS 1
+#endif
+#if !defined(ONNXMAP_TABLES_IN_MAPPINGS)
+#define ONNXMAP_TABLES_IN_MAPPINGS 0
+#endif
+
 namespace onnxmap::detail {
+
+// Whether tables live in anonymous mappings (else in malloc'd memory).
+inline constexpr bool kTablesInMappings = ONNXMAP_TABLES_IN_MAPPINGS != 0;
 
 // Storage primitives, in pod_table.cpp. Sizes are in bytes; a null pointer holds nothing.
 [[nodiscard]] void* table_resize(void* data, std::size_t old_bytes, std::size_t new_bytes);
 void table_free(void* data, std::size_t bytes) noexcept;
+// The capacity, in bytes, a growing table that needs `bytes` is given: at least `bytes`, and more
+// where the storage makes that cheaper (see pod_table.cpp).
+[[nodiscard]] std::size_t table_growth_bytes(std::size_t bytes) noexcept;
 
 template <class T>
 class PodTable {
@@ -70,7 +94,7 @@ class PodTable {
     if (count > capacity_) {
       std::size_t capacity = capacity_ < 64 ? 64 : capacity_;
       while (capacity < count) capacity *= 2;
-      resize_storage(capacity);
+      resize_storage(grown(capacity));
     }
     size_ = count;
   }
@@ -89,7 +113,10 @@ class PodTable {
   }
 
  private:
-  void grow() { resize_storage(capacity_ < 64 ? 64 : capacity_ * 2); }
+  void grow() { resize_storage(grown(capacity_ < 64 ? 64 : capacity_ * 2)); }
+  [[nodiscard]] static std::size_t grown(std::size_t capacity) noexcept {
+    return table_growth_bytes(capacity * sizeof(T)) / sizeof(T);
+  }
   void resize_storage(std::size_t capacity) {
     data_ = static_cast<T*>(table_resize(data_, capacity_ * sizeof(T), capacity * sizeof(T)));
     capacity_ = capacity;
