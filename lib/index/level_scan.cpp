@@ -14,10 +14,13 @@ LevelScanner::LevelScanner(const ModelIndex& index, PassContext& ctx, int depth,
       ctx_(ctx),
       depth_(depth),
       open_(open),
-      messages_before_(messages_before),
       tensors_before_(tensors_before),
       out_(out),
-      records_(records) {
+      records_(records),
+      max_depth_(ctx.options.max_depth),
+      message_room_(ctx.options.max_messages > messages_before
+                        ? ctx.options.max_messages - messages_before
+                        : 0) {
   plain_credit_.fill(kPlainCredit);
 }
 
@@ -42,6 +45,7 @@ void LevelScanner::scan_record(const ScanPiece& piece) {
     return;
   }
   first_child_ = static_cast<std::uint32_t>(records_.size());
+  last_number_ = 0;
   sorted_ = true;
   singles_.clear();
   merges_.clear();
@@ -84,18 +88,18 @@ void LevelScanner::child(const CursorField& field, const FieldAction& action, in
     }
     singles_.emplace_back(number, id);
   }
-  if (depth > ctx_.options.max_depth) {
+  if (depth > max_depth_) {
     throw Error(ErrorKind::depth_limit,
-                "messages nested deeper than max_depth " + std::to_string(ctx_.options.max_depth),
-                span.offset);
+                "messages nested deeper than max_depth " + std::to_string(max_depth_), span.offset);
   }
-  if (messages_before_ + id >= ctx_.options.max_messages) {
+  if (id >= message_room_) {
     throw Error(
         ErrorKind::limit_exceeded,
         "more than max_messages (" + std::to_string(ctx_.options.max_messages) + ") messages",
         span.offset);
   }
-  if (id > first_child_ && number < records_[id - 1].field_number) sorted_ = false;
+  if (number < last_number_) sorted_ = false;
+  last_number_ = number;
   // The table grows into memory the kernel has just zeroed, out of the cache: ask for the lines
   // a few records on, so that the appends do not wait for each one in turn.
   if (id + 16 < records_.capacity()) __builtin_prefetch(&records_[id + 16], 1);
@@ -103,37 +107,43 @@ void LevelScanner::child(const CursorField& field, const FieldAction& action, in
   if (span.offset + span.length + 2048 < index_.file.size()) {
     __builtin_prefetch(ctx_.file + span.offset + span.length + 2048);
   }
-  MessageRecord& record = records_.emplace_back();
+  // Built whole, then stored once: every child of every record passes here.
+  MessageRecord record;
+  record.offset = span.offset;
   record.field_number = number;
   record.kind = static_cast<std::uint64_t>(action.message);
-  set_span(id, span);
-  if (action.repeated && action.message != MessageKind::TensorProto) try_plain(id, span);
-  out_.weight += scan_weight(records_[id]);
+  record.plain = action.repeated && action.message != MessageKind::TensorProto &&
+                 try_plain(action.message, span);
+  if (span.length < MessageRecord::kLongLength) {
+    record.length = static_cast<std::uint32_t>(span.length);
+  } else {
+    record.length = MessageRecord::kLongLength;
+    out_.long_lengths.emplace_back(id, span.length);
+  }
+  records_.push_back(record);
+  out_.weight += scan_weight(record);
 }
 
-// Steps over the message just added, while its bytes are in the cache (its parent's scan has
-// just read its tag), when nothing in it needs the scan: most nodes of a graph. Its scan in
+// Steps over the message about to be added, while its bytes are in the cache (its parent's scan
+// has just read its tag), when nothing in it needs the scan: most nodes of a graph. Its scan in
 // breadth-first order would read it again from memory, long after. Repeated fields only: a
 // singular message may be merged with a later one. A kind whose messages keep turning out to
 // need the scan (attributes, a type) stops being tried, as the step is then wasted work.
-void LevelScanner::try_plain(std::uint32_t id, const Span& span) {
-  const auto kind = static_cast<std::size_t>(records_[id].kind);
-  int& credit = plain_credit_[kind];
-  if (credit <= 0) return;
-  const std::uint64_t mask =
-      ctx_.actions.message_fields(static_cast<MessageKind>(kind), ctx_.metadata());
-  if (!step_plain_message(ctx_.file, span, mask)) {
+bool LevelScanner::try_plain(MessageKind kind, const Span& span) {
+  int& credit = plain_credit_[static_cast<std::size_t>(kind)];
+  if (credit <= 0) return false;
+  if (!step_plain_message(ctx_.file, span, ctx_.actions.message_fields(kind, ctx_.metadata()))) {
     --credit;
-    return;
+    return false;
   }
   credit = std::min(credit + 1, kPlainCredit);
-  records_[id].plain = 1;
   // The step read up to the message's end, which may have faulted a page in.
   if (span.length > 0) {
     const std::uint64_t last = span.offset + span.length - 1;
     const std::uint64_t page_mask = ~(ctx_.page - 1);
     ctx_.trim.passed(last, Span{}, (last & page_mask) == (span.offset & page_mask));
   }
+  return true;
 }
 
 void LevelScanner::sort_children(std::uint32_t first, std::uint32_t end) {

@@ -53,18 +53,7 @@ class LevelScanner {
 
   void scan_record(const ScanPiece& piece);
   void prefetch_ahead(std::uint32_t id) const noexcept;
-  void try_plain(std::uint32_t id, const Span& span);
-  // Inline: every child of every record passes here.
-  void set_span(std::uint32_t id, const Span& span) {
-    MessageRecord& record = records_[id];
-    record.offset = span.offset;
-    if (span.length < MessageRecord::kLongLength) {
-      record.length = static_cast<std::uint32_t>(span.length);
-    } else {
-      record.length = MessageRecord::kLongLength;
-      out_.long_lengths.emplace_back(id, span.length);
-    }
-  }
+  [[nodiscard]] bool try_plain(MessageKind kind, const Span& span);
   void sort_children(std::uint32_t first, std::uint32_t end);
   void file_merged_spans();
 
@@ -72,13 +61,15 @@ class LevelScanner {
   PassContext& ctx_;
   int depth_;
   const OpenDataFile& open_;
-  std::uint64_t messages_before_;
   std::uint64_t tensors_before_;
   LevelOutput& out_;
   PodTable<MessageRecord>& records_;
+  int max_depth_;
+  std::uint64_t message_room_;  // records_ may hold this many before max_messages is passed
   // Per record: its first child's local id, whether the children arrived in field order, the
   // singular message fields seen (field number, local record id), and merges into them.
   std::uint32_t first_child_ = 0;
+  std::uint32_t last_number_ = 0;  // the field number of the record's last child so far
   bool sorted_ = true;
   bool unsorted_ = false;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> singles_;

@@ -75,12 +75,12 @@ std::variant<Payload, Error> locate_external(const ExternalRef& ref, std::uint64
 
 }  // namespace
 
+// Overflow is tested by the multiplications themselves: the pass asks for every tensor, and a
+// division per dimension would cost more than the rest of the check.
 std::optional<std::uint64_t> element_count(std::span<const std::int64_t> dims) {
   std::uint64_t count = 1;
   for (const std::int64_t d : dims) {
-    const auto u = static_cast<std::uint64_t>(d);
-    if (u != 0 && count > UINT64_MAX / u) return std::nullopt;
-    count *= u;
+    if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(d), &count)) return std::nullopt;
   }
   return count;
 }
@@ -88,8 +88,12 @@ std::optional<std::uint64_t> element_count(std::span<const std::int64_t> dims) {
 std::optional<std::uint64_t> packed_byte_size(std::int32_t data_type, std::uint64_t count) {
   const std::uint32_t bits = element_bits(data_type);
   if (bits == 0) return std::nullopt;
-  if (count > UINT64_MAX / bits - 7) return std::nullopt;
-  return (count * bits + 7) / 8;
+  std::uint64_t total_bits = 0;
+  if (__builtin_mul_overflow(count, std::uint64_t{bits}, &total_bits) ||
+      total_bits > UINT64_MAX - 7) {
+    return std::nullopt;
+  }
+  return (total_bits + 7) / 8;
 }
 
 std::variant<Payload, Error> locate_payload(const TensorFields& fields,
