@@ -19,6 +19,7 @@
 #include "index/level_append.hpp"
 #include "index/level_scan.hpp"
 #include "index/model_index.hpp"
+#include "index/run_guess.hpp"
 #include "index/tensor_table.hpp"
 
 namespace onnxmap::detail {
@@ -275,9 +276,12 @@ class IndexBuilder {
     return !level.workers.empty();
   }
 
-  // Cuts record `id` into runs of whole fields of about `target` bytes, stepping over lengths.
-  // Its runs are held until it proves to have enough fields to be worth cutting, else it stays
-  // whole. Malformed bytes end the cutting: the rest is one run, whose scan reports the problem.
+  // Cuts record `id` into runs of whole fields of about `target` bytes. Its runs are held until it
+  // proves to have enough fields to be worth cutting, else it stays whole: until then the cuts
+  // are found by stepping over every field; after, they are guessed (index/run_guess.hpp), so
+  // that this thread does not read the whole record ahead of the workers, and stepped only where
+  // no guess is found. Malformed bytes end the cutting: the rest is one run, whose scan reports
+  // the problem.
   void split(std::uint32_t id, Span span, std::uint64_t target, PoolLevel& level) {
     const std::byte* file = index_.file.bytes().data();
     const std::byte* pos = file + span.offset;
@@ -302,9 +306,14 @@ class IndexBuilder {
       const auto at = static_cast<std::uint64_t>(field - file);
       trim.passed(at, Span{at, static_cast<std::uint64_t>(next - field)}, false);
     };
+    const std::uint64_t message_fields = ctx_.actions.message_fields(index_.kind(id), false);
     try {
       while (pos != end && !level.failed) {
-        pos = step_fields(file, pos, end, target, fields, passed);
+        const std::byte* guess = nullptr;
+        if (cut && static_cast<std::uint64_t>(end - pos) > 2 * target) {
+          guess = guess_field_start(pos + target, end, message_fields);
+        }
+        pos = guess != nullptr ? guess : step_fields(file, pos, end, target, fields, passed);
         if (pos == end) break;
         if (cut) {
           emit(level, run(pos));
