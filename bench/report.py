@@ -162,8 +162,8 @@ for m in models:
           f"{fmt_ms(bench_ms('limit_map_metadata', m))} | {fmt_ms(pb)} | "
           f"{fmt_ms(py_ms)} | {speed_up(open_ms, pb)} | {speed_up(open_ms, py_ms)} |")
 
-print("\nThe indexing pass on 1 and 2 threads (Options::index_threads; default: one thread, 0: every core "
-      "for files of 4 MiB or more):\n")
+print("\nThe indexing pass on 1 and 2 threads (Options::index_threads; the default, 0, uses every "
+      "core for files of 4 MiB or more with levels of 16 384 records or more):\n")
 print("| model | 1 thread ms | 2 threads ms | 2 threads / 1 thread speed-up | default ms |")
 print("|---|---|---|---|---|")
 for m in models:

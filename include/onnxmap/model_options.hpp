@@ -38,12 +38,11 @@ struct OpenOptions {
   // bytes() throw that error, and Model::payload_errors() lists every one: what `check` needs to
   // report all problems of a file, not just the first.
   bool collect_payload_errors = false;
-  // Threads of the indexing pass. 0 picks: every core for the parts of a model file of 4 MiB or
-  // more with many records (levels of the message tree with 16384 records or more, such as the
-  // nodes of a large graph), one elsewhere. The index, its errors and its limits are the same
-  // for any number. One by default: on the 2-core machines measured so far, the parallel pass
-  // opened a metadata-heavy model slower in wall time than one thread (README, "Benchmarks").
-  unsigned index_threads = 1;
+  // Threads of the indexing pass. 0 (the default) picks: every core for the parts of a model
+  // file of 4 MiB or more with many records (levels of the message tree with 16384 records or
+  // more, such as the nodes of a large graph), one elsewhere. N forces N. The index, its errors
+  // and its limits are the same for any number.
+  unsigned index_threads = 0;
   // For a model opened by URL (remote_options.hpp); unused for files.
   RemoteOptions remote{};
 };

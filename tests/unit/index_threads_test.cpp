@@ -176,8 +176,8 @@ TEST(IndexThreads, FieldsOutOfOrderAndMergedMessages) {
 class IndexThreadsFiles : public TempFolder {};
 
 TEST_F(IndexThreadsFiles, SyntheticModels) {
-  SynthOptions heavy;  // graph-heavy's shape, smaller
-  heavy.layers = 1500;
+  SynthOptions heavy;  // graph-heavy's shape, smaller: 5.7 MB, 36 000 nodes
+  heavy.layers = 2000;
   heavy.hidden = 4;
   heavy.vocab = 16;
   (void)synth(at("heavy.onnx"), heavy);
@@ -191,12 +191,9 @@ TEST_F(IndexThreadsFiles, SyntheticModels) {
   Options collect;
   collect.collect_payload_errors = true;
   expect_same_file(at("external.onnx"), collect);
-  // Default options pick the thread count: the same index as one thread.
-  Options automatic;
-  const Model picked = Model::open(at("heavy.onnx"), automatic);
-  automatic.index_threads = 1;
-  const Model serial = Model::open(at("heavy.onnx"), automatic);
-  EXPECT_EQ(picked.tensor_count(), serial.tensor_count());
+  // Default options pick the thread count (every core for a file this size): the same index.
+  EXPECT_EQ(Options{}.index_threads, 0U);
+  EXPECT_EQ(fuzz::compare_thread_counts(at("heavy.onnx"), {}, 0), "");
 }
 
 // Every .onnx file under `folder`.
