@@ -280,8 +280,10 @@ class IndexBuilder {
   // proves to have enough fields to be worth cutting, else it stays whole: until then the cuts
   // are found by stepping over every field; after, they are guessed (index/run_guess.hpp), so
   // that this thread does not read the whole record ahead of the workers, and stepped only where
-  // no guess is found. Malformed bytes end the cutting: the rest is one run, whose scan reports
-  // the problem.
+  // no guess is found. When the pass picks its threads, a field of kLargeFieldLength or more
+  // before that point keeps the record whole at once: a graph that holds its weights has few
+  // fields, and stepping over them all would only repeat the scan's page faults. Malformed bytes
+  // end the cutting: the rest is one run, whose scan reports the problem.
   void split(std::uint32_t id, Span span, std::uint64_t target, PoolLevel& level) {
     const std::byte* file = index_.file.bytes().data();
     const std::byte* pos = file + span.offset;
@@ -302,10 +304,14 @@ class IndexBuilder {
     // passed are trimmed as the scan trims them (index/payload_trim.hpp), or a graph of large
     // tensors would keep megabytes of payload pages mapped.
     PayloadTrimmer trim(index_.file);
+    bool holds_payloads = false;
     const auto passed = [&](const std::byte* field, const std::byte* next) {
       const auto at = static_cast<std::uint64_t>(field - file);
-      trim.passed(at, Span{at, static_cast<std::uint64_t>(next - field)}, false);
+      const auto length = static_cast<std::uint64_t>(next - field);
+      holds_payloads = holds_payloads || length >= kLargeFieldLength;
+      trim.passed(at, Span{at, length}, false);
     };
+    const bool test_payloads = min_fields > 0;
     const std::uint64_t message_fields = ctx_.actions.message_fields(index_.kind(id), false);
     try {
       while (pos != end && !level.failed) {
@@ -313,8 +319,14 @@ class IndexBuilder {
         if (cut && static_cast<std::uint64_t>(end - pos) > 2 * target) {
           guess = guess_field_start(pos + target, end, message_fields);
         }
-        pos = guess != nullptr ? guess : step_fields(file, pos, end, target, fields, passed);
-        if (pos == end) break;
+        // Stepped in pieces small enough that a large field is seen before the next.
+        const std::uint64_t piece =
+            cut || !test_payloads ? target : std::min(target, kLargeFieldLength);
+        pos = guess != nullptr ? guess : step_fields(file, pos, end, piece, fields, passed);
+        if (pos == end || (!cut && test_payloads && holds_payloads)) break;
+        if (!cut && static_cast<std::uint64_t>(pos - start) < target && fields < min_fields) {
+          continue;
+        }
         if (cut) {
           emit(level, run(pos));
         } else {
