@@ -44,10 +44,9 @@ void* table_resize(void* data, std::size_t old_bytes, std::size_t new_bytes) {
     return nullptr;
   }
   const bool to_huge = new_size >= kHugeFrom && old_size < kHugeFrom;
-  void* moved = data == nullptr || to_huge
-                    ? ::mmap(nullptr, new_size, PROT_READ | PROT_WRITE,
-                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                    : ::mremap(data, old_size, new_size, MREMAP_MAYMOVE);
+  void* moved = data == nullptr || to_huge ? ::mmap(nullptr, new_size, PROT_READ | PROT_WRITE,
+                                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                           : ::mremap(data, old_size, new_size, MREMAP_MAYMOVE);
   if (moved == MAP_FAILED) throw std::bad_alloc();
   if (to_huge) {
     // Before the copy touches it, so that its first block is a huge page too.

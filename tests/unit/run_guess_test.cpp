@@ -61,9 +61,8 @@ GraphBytes graph_of(const std::vector<std::byte>& model) {
   const std::byte* pos = model.data() + 2;  // ir_version: tag and a one-byte value
   EXPECT_EQ(static_cast<unsigned>(pos[0]), (MP::kGraph << 3U) | 2U);
   std::size_t at = 1;
-  const std::uint64_t length =
-      wire::read_varint(wire::Bytes(pos, static_cast<std::size_t>(model.data() + model.size() - pos)),
-                        at, 0);
+  const std::uint64_t length = wire::read_varint(
+      wire::Bytes(pos, static_cast<std::size_t>(model.data() + model.size() - pos)), at, 0);
   return {pos + at, pos + at + length};
 }
 
@@ -77,9 +76,8 @@ TEST(RunGuess, FindsTheNextNodeInAPlainGraph) {
   // Node 10 starts where ten nodes of the same layout end; any byte inside node 9 guesses it.
   const std::size_t node_size = static_cast<std::size_t>(graph.end - graph.begin) / 100;
   for (std::size_t inside = 1; inside < node_size; ++inside) {
-    const std::byte* guess =
-        detail::guess_field_start(graph.begin + 9 * node_size + inside, graph.end,
-                                  graph_message_fields());
+    const std::byte* guess = detail::guess_field_start(graph.begin + 9 * node_size + inside,
+                                                       graph.end, graph_message_fields());
     ASSERT_NE(guess, nullptr) << inside;
     // A start the walk from node 0 reaches: a whole number of nodes in.
     EXPECT_EQ(static_cast<std::size_t>(guess - graph.begin) % node_size, 0U) << inside;
@@ -122,8 +120,8 @@ TEST(RunGuess, IsFooledByNamesThatLookLikeNodes) {
   const std::string run = fake_run();
   const auto* name = reinterpret_cast<const std::byte*>(run.data());
   // From node 0's first byte on, the first position that looks like a run is inside its name.
-  const std::byte* guess = detail::guess_field_start(graph.begin + 1, graph.end,
-                                                     graph_message_fields());
+  const std::byte* guess =
+      detail::guess_field_start(graph.begin + 1, graph.end, graph_message_fields());
   ASSERT_NE(guess, nullptr);
   EXPECT_TRUE(std::equal(name, name + run.size(), guess));
 }
