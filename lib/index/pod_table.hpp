@@ -3,8 +3,8 @@
 // is an anonymous mapping that grows and shrinks with mremap: pages are moved, not copied, so a
 // table is never held twice while it grows (std::vector's doubling copies everything and briefly
 // needs three times the memory), and trimming the slack after the pass copies nothing either. The
-// one copy is of at most 256 KiB, when a table moves into huge pages (pod_table.cpp). Elsewhere
-// it falls back to realloc.
+// one copy is when a growing table moves into huge pages, of at most 256 KiB (pod_table.cpp).
+// Elsewhere it falls back to realloc.
 
 #include <cstddef>
 #include <cstdint>
