@@ -38,6 +38,8 @@ constexpr std::uint64_t kMinChunkBytes = std::uint64_t{256} << 10U;
 // waking threads for, least of all on a busy machine (an LLM's graph of a few thousand fields).
 constexpr std::uint32_t kMinParallelRecords = 16384;
 
+constexpr auto kTensorKind = static_cast<std::uint64_t>(MessageKind::TensorProto);
+
 // Thrown by a worker of a parallel level at what only the serial scan may do: open an external
 // data file (data file ids follow the order of first use).
 struct NeedsSerial {};
@@ -94,7 +96,7 @@ class IndexBuilder {
     // Until a level is appended, its records' children are taken to begin where the level ends
     // (copy_output sets it): parent() and path() then work for every record, from any thread.
     record.first_child = 1;
-    level_weight_ = scan_weight(record);
+    level_ = {scan_weight(record), root == MessageKind::TensorProto ? 1U : 0U};
     std::uint32_t begin = 0;
     std::uint32_t end = 1;
     for (int depth = 0; begin < end; ++depth) {
@@ -109,8 +111,10 @@ class IndexBuilder {
   // The state of a level scanned on the pool: chunks cut on this thread are held back until the
   // level proves worth the pool, then the workers start and take them as they are cut.
   struct PoolLevel {
-    PoolLevel(int level_depth, unsigned threads) : depth(level_depth), outputs(threads) {}
+    PoolLevel(int level_depth, TensorSlots level_tensors, unsigned threads)
+        : depth(level_depth), tensors(level_tensors), outputs(threads) {}
     int depth;
+    TensorSlots tensors;  // the level's, from its first tensor
     ChunkFeed feed;
     std::vector<LevelOutput> outputs;  // one per thread, this one's first
     std::vector<LevelChunk> held;
@@ -134,27 +138,36 @@ class IndexBuilder {
   };
 
   void index_level(std::uint32_t begin, std::uint32_t end, int depth) {
-    if (threads_ > 1 && !serial_only_ && scan_on_pool(begin, end, depth)) return;
+    const TensorSlots tensors = grow_tensor_table();
+    if (threads_ > 1 && !serial_only_ && scan_on_pool(begin, end, depth, tensors)) return;
     // Straight into the index's tables, nothing to copy: the children are appended to its
-    // records, and the tensor tables are moved into the output and back.
+    // records, and the dims and payload errors are moved into the output and back.
     LevelOutput out;
-    out.tensors = std::move(index_.tensors);
     out.dims = std::move(index_.dims);
     out.payload_errors = std::move(index_.payload_errors);
-    LevelScanner scanner(index_, ctx_, depth, open_, 0, 0, out, index_.messages);
-    scan_chunk(scanner, {begin, end}, out);
-    index_.tensors = std::move(out.tensors);
+    LevelScanner scanner(index_, ctx_, depth, open_, 0, tensors, out, index_.messages);
+    scan_chunk(scanner, {begin, end, tensors.next}, out);
     index_.dims = std::move(out.dims);
     index_.payload_errors = std::move(out.payload_errors);
-    level_weight_ = finish_level_in_place(index_, begin, end, out);
+    level_ = finish_level_in_place(index_, begin, end, out);
+  }
+
+  // Grows the tensor table by the level's tensors, up to max_tensors (the scan reports passing
+  // it), for the scan to write in place.
+  TensorSlots grow_tensor_table() {
+    const std::uint64_t first = index_.tensors.size();
+    const std::uint64_t count = scope_ == IndexScope::metadata ? 0 : level_.tensors;
+    index_.tensors.grow_to(std::min(first + count, index_.options.max_tensors));
+    return {index_.tensors.data(), static_cast<std::uint32_t>(first),
+            static_cast<std::uint32_t>(index_.tensors.size())};
   }
 
   // Cuts the level into chunks on this thread while the pool scans those already cut, then
   // scans with the pool. False when the level must be scanned on one thread: it was not worth
   // the pool, a worker failed (an error, or NeedsSerial), or the level passes a limit the
   // workers could only check against what precedes their own chunk.
-  bool scan_on_pool(std::uint32_t begin, std::uint32_t end, int depth) {
-    PoolLevel level(depth, threads_);
+  bool scan_on_pool(std::uint32_t begin, std::uint32_t end, int depth, TensorSlots tensors) {
+    PoolLevel level(depth, tensors, threads_);
     {
       const JoinWorkers join(level);
       if (!cut_level(begin, end, level)) return false;
@@ -164,15 +177,9 @@ class IndexBuilder {
     if (level.needs_serial) serial_only_ = true;  // the levels below would ask again
     if (level.failed) return false;
     std::uint64_t messages = index_.messages.size();
-    std::uint64_t tensors = index_.tensors.size();
-    for (const LevelOutput& out : level.outputs) {
-      messages += out.records.size();
-      tensors += out.tensors.size();
-    }
-    if (messages > index_.options.max_messages || tensors > index_.options.max_tensors) {
-      return false;
-    }
-    level_weight_ = append_level(index_, level.feed.chunks(), level.feed.results(), threads_);
+    for (const LevelOutput& out : level.outputs) messages += out.records.size();
+    if (messages > index_.options.max_messages) return false;
+    level_ = append_level(index_, level.feed.chunks(), level.feed.results(), threads_);
     sort_split_records(index_, level.feed.chunks(), level.feed.results(), end);
     return true;
   }
@@ -206,11 +213,12 @@ class IndexBuilder {
       try {
         // The limits are checked against what precedes the chunk in its output (earlier chunks
         // of this level): a lower bound, made exact once the level is scanned.
-        result->start(out);
-        LevelScanner scanner(index_, ctx, level.depth, refuse_, index_.messages.size(),
-                             index_.tensors.size(), out, out.records);
+        result->start(out, chunk.first_tensor);
+        const TensorSlots tensors{level.tensors.table, chunk.first_tensor, level.tensors.end};
+        LevelScanner scanner(index_, ctx, level.depth, refuse_, index_.messages.size(), tensors,
+                             out, out.records);
         scan_chunk(scanner, chunk, out);
-        result->finish(scanner.unsorted());
+        result->finish(scanner.unsorted(), scanner.next_tensor());
       } catch (const NeedsSerial&) {
         level.needs_serial = true;
         level.failed = true;
@@ -243,7 +251,7 @@ class IndexBuilder {
     const MessageRecord* const records = index_.messages.begin();
     const bool auto_threads = index_.options.index_threads == 0;
     const std::uint64_t min_chunk = auto_threads ? kMinChunkBytes : 1;
-    const std::uint64_t target = std::max(level_weight_ / (threads_ * kChunksPerThread), min_chunk);
+    const std::uint64_t target = std::max(level_.weight / (threads_ * kChunksPerThread), min_chunk);
     // A level of a few records, none split (an LLM's few hundred tensors), is not worth a thread.
     level.worth = !auto_threads || end - begin >= kMinParallelRecords;
     if (!level.worth && std::none_of(records + begin, records + end, [&](const MessageRecord& r) {
@@ -252,31 +260,37 @@ class IndexBuilder {
       return false;
     }
     std::uint32_t run = begin;  // the start of the run of whole records not yet in a chunk
+    std::uint32_t run_tensor = level.tensors.next;  // the run's first tensor
+    std::uint32_t tensor = run_tensor;              // the next record's, if it is one
     std::uint64_t bytes = 0;
     for (std::uint32_t id = begin; id < end; ++id) {
       const MessageRecord& record = records[id];
       const std::uint64_t record_weight = scan_weight(record);
       if (record_weight > target && can_split(record)) {
-        if (run < id) emit(level, {run, id});
-        split(id, index_.span(id), target, level);
+        if (run < id) emit(level, {run, id, run_tensor});
+        split(id, index_.span(id), tensor, target, level);
         run = id + 1;
+        run_tensor = tensor;
         bytes = 0;
         if (level.failed) break;
         continue;
       }
+      tensor += static_cast<std::uint32_t>(record.kind == kTensorKind);
       bytes += record_weight;
       if (bytes >= target) {
-        emit(level, {run, id + 1});
+        emit(level, {run, id + 1, run_tensor});
         run = id + 1;
+        run_tensor = tensor;
         bytes = 0;
         if (level.failed) break;
       }
     }
-    if (run < end) emit(level, {run, end});
+    if (run < end) emit(level, {run, end, run_tensor});
     return !level.workers.empty();
   }
 
-  // Cuts record `id` into runs of whole fields of about `target` bytes. Its runs are held until it
+  // Cuts record `id` into runs of whole fields of about `target` bytes; `tensor` is the id the
+  // level's next tensor gets. Its runs are held until it
   // proves to have enough fields to be worth cutting, else it stays whole: until then the cuts
   // are found by stepping over every field; after, they are guessed (index/run_guess.hpp), so
   // that this thread does not read the whole record ahead of the workers, and stepped only where
@@ -284,7 +298,8 @@ class IndexBuilder {
   // before that point keeps the record whole at once: a graph that holds its weights has few
   // fields, and stepping over them all would only repeat the scan's page faults. Malformed bytes
   // end the cutting: the rest is one run, whose scan reports the problem.
-  void split(std::uint32_t id, Span span, std::uint64_t target, PoolLevel& level) {
+  void split(std::uint32_t id, Span span, std::uint32_t tensor, std::uint64_t target,
+             PoolLevel& level) {
     const std::byte* file = index_.file.bytes().data();
     const std::byte* pos = file + span.offset;
     const std::byte* const end = pos + span.length;
@@ -293,6 +308,7 @@ class IndexBuilder {
       return LevelChunk{
           id,
           id + 1,
+          tensor,
           true,
           {static_cast<std::uint64_t>(start - file), static_cast<std::uint64_t>(stop - start)}};
     };
@@ -346,7 +362,7 @@ class IndexBuilder {
     if (cut) {
       emit(level, run(end));
     } else {
-      emit(level, {id, id + 1});
+      emit(level, {id, id + 1, tensor});
     }
   }
 
@@ -359,7 +375,7 @@ class IndexBuilder {
   const OpenDataFile refuse_ = [](std::string_view) -> DataFileRef { throw NeedsSerial{}; };
   std::array<bool, schema::kMessageKindCount> splittable_{};
   bool serial_only_ = false;
-  std::uint64_t level_weight_ = 0;  // of the level being indexed: the sum of its scan_weight()s
+  LevelSums level_;  // of the level being indexed
 };
 
 }  // namespace

@@ -13,10 +13,11 @@
 namespace onnxmap::detail {
 
 // One task's work: whole records [begin, end), or when `split` one run of the fields of record
-// `begin`.
+// `begin`. Its tensors, if any, get ids from `first_tensor` on.
 struct LevelChunk {
   std::uint32_t begin;
   std::uint32_t end;
+  std::uint32_t first_tensor;
   bool split = false;
   Span span{};
 };

@@ -24,10 +24,9 @@ void on_threads(unsigned threads, std::size_t count, const Work& work) {
   for (std::thread& thread : pool) thread.join();
 }
 
-// Where each output's records, tensors and dims go in the index's tables.
+// Where each chunk's records and dims go in the index's tables.
 struct Bases {
   std::uint32_t records;
-  std::uint32_t tensors;
   std::uint32_t dims;
 };
 
@@ -48,17 +47,17 @@ void copy_output(ModelIndex& index, const LevelChunk& chunk, const ChunkResult& 
   MessageRecord* const children = index.messages.begin() + bases.records;
   std::copy(out.records.begin() + from.records, out.records.begin() + to.records, children);
   for (std::uint32_t i = 0; i < to.records - from.records; ++i) children[i].first_child = level_end;
-  TensorRecord* tensor = index.tensors.begin() + bases.tensors;
-  for (std::uint32_t t = from.tensors; t < to.tensors; ++t) {
-    *tensor = out.tensors[t];
-    tensor->dims_begin = tensor->dims_begin - from.dims + bases.dims;
-    ++tensor;
+  // The chunk's tensors are in the index already, their dims still numbered in the output.
+  if (bases.dims != from.dims) {
+    for (std::uint32_t t = result.first_tensor; t < result.end_tensor; ++t) {
+      index.tensors[t].dims_begin = index.tensors[t].dims_begin - from.dims + bases.dims;
+    }
   }
   std::copy(out.dims.begin() + from.dims, out.dims.begin() + to.dims,
             index.dims.begin() + bases.dims);
 }
 
-// The chunk's long lengths, merged spans and payload errors, renumbered for the index.
+// The chunk's long lengths and merged spans, renumbered for the index, and its payload errors.
 void append_lists(ModelIndex& index, const ChunkResult& result, const Bases& bases) {
   LevelOutput& out = *result.out;
   const OutputMarks& from = result.begin;
@@ -72,31 +71,27 @@ void append_lists(ModelIndex& index, const ChunkResult& result, const Bases& bas
     index.merged_spans.emplace_back(id - from.records + bases.records, std::move(spans));
   }
   for (std::uint32_t i = from.payload_errors; i < to.payload_errors; ++i) {
-    PayloadError& error = out.payload_errors[i];
-    error.tensor = error.tensor - from.tensors + bases.tensors;
-    index.payload_errors.push_back(std::move(error));
+    index.payload_errors.push_back(std::move(out.payload_errors[i]));
   }
 }
 
 }  // namespace
 
-std::uint64_t append_level(ModelIndex& index, const std::deque<LevelChunk>& chunks,
-                           const std::deque<ChunkResult>& results, unsigned threads) {
+LevelSums append_level(ModelIndex& index, const std::deque<LevelChunk>& chunks,
+                       const std::deque<ChunkResult>& results, unsigned threads) {
   std::vector<Bases> bases(results.size());
   Bases next{static_cast<std::uint32_t>(index.messages.size()),
-             static_cast<std::uint32_t>(index.tensors.size()),
              static_cast<std::uint32_t>(index.dims.size())};
-  std::uint64_t weight = 0;
+  LevelSums sums;
   for (std::size_t c = 0; c < results.size(); ++c) {
     const ChunkResult& result = results[c];
     bases[c] = next;
     next.records += result.end.records - result.begin.records;
-    next.tensors += result.end.tensors - result.begin.tensors;
     next.dims += result.end.dims - result.begin.dims;
-    weight += result.end.weight - result.begin.weight;
+    sums.weight += result.end.weight - result.begin.weight;
+    sums.tensors += result.end.tensor_children - result.begin.tensor_children;
   }
   index.messages.grow_to(next.records);
-  index.tensors.grow_to(next.tensors);
   index.dims.grow_to(next.dims);
   on_threads(threads, results.size(), [&](std::size_t c) {
     const bool continues =
@@ -104,10 +99,10 @@ std::uint64_t append_level(ModelIndex& index, const std::deque<LevelChunk>& chun
     copy_output(index, chunks[c], results[c], bases[c], next.records, continues);
   });
   for (std::size_t c = 0; c < results.size(); ++c) append_lists(index, results[c], bases[c]);
-  return weight;
+  return sums;
 }
 
-std::uint64_t finish_level_in_place(ModelIndex& index, std::uint32_t begin, std::uint32_t end,
+LevelSums finish_level_in_place(ModelIndex& index, std::uint32_t begin, std::uint32_t end,
                                     LevelOutput& out) {
   auto& messages = index.messages;
   for (std::uint32_t id = begin; id < end; ++id) {
@@ -119,7 +114,7 @@ std::uint64_t finish_level_in_place(ModelIndex& index, std::uint32_t begin, std:
   index.long_lengths.insert(index.long_lengths.end(), out.long_lengths.begin(),
                             out.long_lengths.end());
   for (auto& entry : out.merged_spans) index.merged_spans.push_back(std::move(entry));
-  return out.weight;
+  return {out.weight, out.tensor_children};
 }
 
 // Each run's scan says whether its children came in field order; the runs' ends tell the rest.

@@ -10,19 +10,26 @@
 
 namespace onnxmap::detail {
 
+// What a level's scan found of the next level: the sum of its records' scan_weight()s, and how
+// many of them are tensors (LevelOutput::tensor_children).
+struct LevelSums {
+  std::uint64_t weight = 0;
+  std::uint32_t tensors = 0;
+};
+
 // Appends what `results` (one per chunk, in file order) mark in their outputs: the children get
 // ids after every record so far, and each scanned record learns where its children begin. The
-// tables grow once, and the parts are copied into them on up to `threads` threads; the merged
-// spans are moved out of the outputs. Returns the new level's weight (the sum of its records'
-// scan_weight()s).
-std::uint64_t append_level(ModelIndex& index, const std::deque<LevelChunk>& chunks,
+// tables grow once, and the parts are copied into them on up to `threads` threads, the dims of the
+// tensors the chunks wrote renumbered to match; the merged spans and payload errors are moved out
+// of the outputs. Returns the new level's sums.
+LevelSums append_level(ModelIndex& index, const std::deque<LevelChunk>& chunks,
                            const std::deque<ChunkResult>& results, unsigned threads);
 
 // Ends a level [begin, end) scanned on one thread straight into the index (its children
-// appended to the index's records, its tensors to the index's tensor tables): each record learns
-// where its children begin, and `out`'s lists (ids in the index's numbering) join the index's.
-// Returns the new level's weight.
-std::uint64_t finish_level_in_place(ModelIndex& index, std::uint32_t begin, std::uint32_t end,
+// appended to the index's records, its tensors' dims to the index's): each record learns where
+// its children begin, and `out`'s lists (ids in the index's numbering) join the index's. Returns
+// the new level's sums.
+LevelSums finish_level_in_place(ModelIndex& index, std::uint32_t begin, std::uint32_t end,
                                     LevelOutput& out);
 
 // A record split into runs got its children in wire order; puts them in field order. `level_end`

@@ -8,13 +8,13 @@ namespace onnxmap::detail {
 
 LevelScanner::LevelScanner(const ModelIndex& index, PassContext& ctx, int depth,
                            const OpenDataFile& open, std::uint64_t messages_before,
-                           std::uint64_t tensors_before, LevelOutput& out,
+                           TensorSlots tensors, LevelOutput& out,
                            PodTable<MessageRecord>& records)
     : index_(index),
       ctx_(ctx),
       depth_(depth),
       open_(open),
-      tensors_before_(tensors_before),
+      tensors_(tensors),
       out_(out),
       records_(records),
       max_depth_(ctx.options.max_depth),
@@ -41,7 +41,7 @@ void LevelScanner::scan_record(const ScanPiece& piece) {
   const MessageKind kind = index_.kind(id);
   if (kind == MessageKind::TensorProto && !ctx_.metadata()) {
     // A tensor holds leaf messages only; the walk that reads its fields validates them.
-    index_tensor(index_, ctx_, id, depth_, open_, tensors_before_, out_);
+    index_tensor(index_, ctx_, id, depth_, open_, tensors_, out_);
     return;
   }
   first_child_ = static_cast<std::uint32_t>(records_.size());
@@ -122,6 +122,7 @@ void LevelScanner::child(const CursorField& field, const FieldAction& action, in
   }
   records_.push_back(record);
   out_.weight += scan_weight(record);
+  if (action.message == MessageKind::TensorProto) ++out_.tensor_children;
 }
 
 // Steps over the message about to be added, while its bytes are in the cache (its parent's scan

@@ -26,10 +26,10 @@ class LevelScanner {
   // `index` is read (records of this and earlier levels) and, when `open_data_file` opens files,
   // its data_files grow. The children go to `records`: `out.records`, or on one thread the
   // index's own table, which then grows as the level is read (the scan only ever indexes into
-  // it, never holds a pointer). `messages_before` and `tensors_before` count what precedes
-  // `records` and `out.tensors` in the index, for the limits.
+  // it, never holds a pointer). `messages_before` counts what precedes `records` in the index,
+  // for max_messages. The tensors go to `tensors`.
   LevelScanner(const ModelIndex& index, PassContext& ctx, int depth, const OpenDataFile& open,
-               std::uint64_t messages_before, std::uint64_t tensors_before, LevelOutput& out,
+               std::uint64_t messages_before, TensorSlots tensors, LevelOutput& out,
                PodTable<MessageRecord>& records);
 
   // Scans one piece; throws onnxmap::Error naming the file and the record's path.
@@ -37,6 +37,8 @@ class LevelScanner {
   // A run of a split record's fields scanned so far had children out of field order (whole
   // records put their own children in order).
   [[nodiscard]] bool unsorted() const noexcept { return unsorted_; }
+  // The id the next tensor scanned would get.
+  [[nodiscard]] std::uint32_t next_tensor() const noexcept { return tensors_.next; }
 
   // walk_fields' handler for structural messages.
   [[nodiscard]] static std::uint64_t own_fields() noexcept { return 0; }
@@ -61,7 +63,7 @@ class LevelScanner {
   PassContext& ctx_;
   int depth_;
   const OpenDataFile& open_;
-  std::uint64_t tensors_before_;
+  TensorSlots tensors_;
   LevelOutput& out_;
   PodTable<MessageRecord>& records_;
   int max_depth_;

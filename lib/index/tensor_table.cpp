@@ -1,5 +1,6 @@
 #include "index/tensor_table.hpp"
 
+#include <stdexcept>
 #include <string>
 
 #include "index/tensor_fields.hpp"
@@ -51,8 +52,7 @@ TensorCollector collect_fields(const ModelIndex& index, PassContext& ctx, std::u
 }  // namespace
 
 void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, int depth,
-                  const OpenDataFile& open_data_file, std::uint64_t tensors_before,
-                  LevelOutput& out) {
+                  const OpenDataFile& open_data_file, TensorSlots& slots, LevelOutput& out) {
   TensorRecord tensor;
   tensor.message = id;
   tensor.dims_begin = static_cast<std::uint32_t>(out.dims.size());
@@ -82,11 +82,12 @@ void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, i
       own_name.empty() ? constant_output_name(index, id) : std::string_view{};
   tensor.name = alias.empty() ? own_name : alias;
   tensor.name_hash = static_cast<std::uint32_t>(name_hash(tensor.name));
-  if (tensors_before + out.tensors.size() >= ctx.options.max_tensors) {
+  if (slots.next >= ctx.options.max_tensors) {
     throw Error(ErrorKind::limit_exceeded,
                 "more than max_tensors (" + std::to_string(ctx.options.max_tensors) + ") tensors",
                 offset);
   }
+  if (slots.next >= slots.end) throw std::logic_error("onnxmap: a level has more tensors than counted");
   if (problem) {
     // The tensor stays listed (name, type, dims) but has no bytes to hand out.
     tensor.storage = Storage::invalid;
@@ -95,10 +96,10 @@ void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, i
     tensor.payload_length = 0;
     const std::uint64_t at = problem->offset() != Error::kNoOffset ? problem->offset() : offset;
     const Error located(problem->kind(), problem->detail(), at, problem->field_path());
-    out.payload_errors.push_back({static_cast<std::uint32_t>(out.tensors.size()),
-                                  located.in_context(index.display_name, index.path(id))});
+    out.payload_errors.push_back(
+        {slots.next, located.in_context(index.display_name, index.path(id))});
   }
-  out.tensors.push_back(tensor);
+  slots.table[slots.next++] = tensor;
 }
 
 void build_name_table(ModelIndex& index) {

@@ -11,13 +11,12 @@
 
 namespace onnxmap::detail {
 
-// Reads the metadata of TensorProto record `id`, at `depth` in the message tree, and appends its
-// TensorRecord to `out`. `tensors_before` tensors precede `out`'s (for max_tensors). Throws
-// onnxmap::Error (bad_tensor, unsafe_path, ...) with a field path relative to the tensor, unless
+// Reads the metadata of TensorProto record `id`, at `depth` in the message tree, and writes its
+// TensorRecord to the next of `slots`, its dims to `out.dims`. Throws onnxmap::Error (bad_tensor,
+// unsafe_path, max_tensors passed, ...) with a field path relative to the tensor, unless
 // Options::collect_payload_errors keeps payload problems in `out.payload_errors`.
 void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, int depth,
-                  const OpenDataFile& open_data_file, std::uint64_t tensors_before,
-                  LevelOutput& out);
+                  const OpenDataFile& open_data_file, TensorSlots& slots, LevelOutput& out);
 
 // Builds ModelIndex::name_slots and the next_same_name chains, in breadth-first order.
 void build_name_table(ModelIndex& index);
