@@ -5,9 +5,11 @@
 // With more, a level's records are cut into chunks (a very large message, such as a graph of
 // 360 000 nodes, into runs of its fields), scanned on a pool as they are cut, each thread into
 // an output of its own (index/level_output.hpp), and the chunks' parts appended in file order,
-// so the index is the same for any number of threads. A level where anything goes wrong (an
-// error, a limit, an external data file to open) is scanned again on one thread, which reports
-// exactly what the serial pass reports.
+// so the index is the same for any number of threads. Tensor records are the exception: a
+// level's tensors are its TensorProto records, counted when the level was added, so each chunk
+// writes its tensors straight into the index, at ids known before it is scanned (TensorSlots).
+// A level where anything goes wrong (an error, a limit, an external data file to open) is
+// scanned again on one thread, which reports exactly what the serial pass reports.
 
 #include <algorithm>
 #include <atomic>
@@ -19,6 +21,7 @@
 #include "index/level_append.hpp"
 #include "index/level_scan.hpp"
 #include "index/model_index.hpp"
+#include "index/name_table.hpp"
 #include "index/run_guess.hpp"
 #include "index/tensor_table.hpp"
 
@@ -79,6 +82,9 @@ class IndexBuilder {
       splittable_[kind] = splittable(static_cast<MessageKind>(kind));
     }
   }
+
+  // The tensors' name hashes, by tensor id.
+  [[nodiscard]] const PodTable<std::uint32_t>& name_hashes() const noexcept { return name_hashes_; }
 
   void run(MessageKind root) {
     if (index_.file.size() >= MessageRecord::kOffsetLimit) {
@@ -158,7 +164,8 @@ class IndexBuilder {
     const std::uint64_t first = index_.tensors.size();
     const std::uint64_t count = scope_ == IndexScope::metadata ? 0 : level_.tensors;
     index_.tensors.grow_to(std::min(first + count, index_.options.max_tensors));
-    return {index_.tensors.data(), static_cast<std::uint32_t>(first),
+    name_hashes_.grow_to(index_.tensors.size());
+    return {index_.tensors.data(), name_hashes_.data(), static_cast<std::uint32_t>(first),
             static_cast<std::uint32_t>(index_.tensors.size())};
   }
 
@@ -211,10 +218,12 @@ class IndexBuilder {
       PayloadTrimmer trim(index_.file);
       PassContext ctx{index_.file.bytes().data(), index_.options, scope_, trim};
       try {
-        // The limits are checked against what precedes the chunk in its output (earlier chunks
-        // of this level): a lower bound, made exact once the level is scanned.
+        // max_messages is checked against what precedes the chunk in its output (earlier
+        // chunks of this level): a lower bound, made exact once the level is scanned. Tensor ids
+        // are exact already.
         result->start(out, chunk.first_tensor);
-        const TensorSlots tensors{level.tensors.table, chunk.first_tensor, level.tensors.end};
+        const TensorSlots tensors{level.tensors.table, level.tensors.hashes, chunk.first_tensor,
+                                  level.tensors.end};
         LevelScanner scanner(index_, ctx, level.depth, refuse_, index_.messages.size(), tensors,
                              out, out.records);
         scan_chunk(scanner, chunk, out);
@@ -375,7 +384,8 @@ class IndexBuilder {
   const OpenDataFile refuse_ = [](std::string_view) -> DataFileRef { throw NeedsSerial{}; };
   std::array<bool, schema::kMessageKindCount> splittable_{};
   bool serial_only_ = false;
-  LevelSums level_;  // of the level being indexed
+  LevelSums level_;                      // of the level being indexed
+  PodTable<std::uint32_t> name_hashes_;  // TensorSlots::hashes
 };
 
 }  // namespace
@@ -397,12 +407,13 @@ std::shared_ptr<ModelIndex> build_index(MappedFile file, std::string display_nam
   index->display_name = std::move(display_name);
   index->folder = std::move(folder);
   index->options = options;
-  IndexBuilder(*index, scope).run(root);
+  IndexBuilder builder(*index, scope);
+  builder.run(root);
   // The tables grew by doubling; an index lives as long as its model, so return the slack.
   index->messages.shrink_to_fit();
   index->tensors.shrink_to_fit();
   index->dims.shrink_to_fit();
-  build_name_table(*index);
+  build_name_table(*index, builder.name_hashes());
   return index;
 }
 

@@ -103,7 +103,7 @@ LevelSums append_level(ModelIndex& index, const std::deque<LevelChunk>& chunks,
 }
 
 LevelSums finish_level_in_place(ModelIndex& index, std::uint32_t begin, std::uint32_t end,
-                                    LevelOutput& out) {
+                                LevelOutput& out) {
   auto& messages = index.messages;
   for (std::uint32_t id = begin; id < end; ++id) {
     messages[id].first_child = out.first_child[id - begin];

@@ -23,14 +23,14 @@ struct LevelSums {
 // tensors the chunks wrote renumbered to match; the merged spans and payload errors are moved out
 // of the outputs. Returns the new level's sums.
 LevelSums append_level(ModelIndex& index, const std::deque<LevelChunk>& chunks,
-                           const std::deque<ChunkResult>& results, unsigned threads);
+                       const std::deque<ChunkResult>& results, unsigned threads);
 
 // Ends a level [begin, end) scanned on one thread straight into the index (its children
 // appended to the index's records, its tensors' dims to the index's): each record learns where
 // its children begin, and `out`'s lists (ids in the index's numbering) join the index's. Returns
 // the new level's sums.
 LevelSums finish_level_in_place(ModelIndex& index, std::uint32_t begin, std::uint32_t end,
-                                    LevelOutput& out);
+                                LevelOutput& out);
 
 // A record split into runs got its children in wire order; puts them in field order. `level_end`
 // is where the level of the split records ends.

@@ -34,9 +34,11 @@ struct alignas(64) LevelOutput {
 // Where a scan writes its tensors' records: the index's tensor table, grown by a level's count of
 // TensorProto records before the level is scanned, so that threads fill disjoint ranges of it in
 // place. `next` is the id of the next tensor; the table ends at `end` (max_tensors, or the level's
-// last tensor).
+// last tensor). Each tensor's name hash is also written to `hashes`, by id: the name table is
+// built from them without reading the records again.
 struct TensorSlots {
   TensorRecord* table = nullptr;
+  std::uint32_t* hashes = nullptr;
   std::uint32_t next = 0;
   std::uint32_t end = 0;
 };

@@ -8,8 +8,7 @@ namespace onnxmap::detail {
 
 LevelScanner::LevelScanner(const ModelIndex& index, PassContext& ctx, int depth,
                            const OpenDataFile& open, std::uint64_t messages_before,
-                           TensorSlots tensors, LevelOutput& out,
-                           PodTable<MessageRecord>& records)
+                           TensorSlots tensors, LevelOutput& out, PodTable<MessageRecord>& records)
     : index_(index),
       ctx_(ctx),
       depth_(depth),

@@ -63,6 +63,11 @@ void table_free(void* data, std::size_t bytes) noexcept {
   if (data != nullptr) ::munmap(data, page_rounded(bytes));
 }
 
+void* table_zeroed(std::size_t bytes) {
+  // An empty table grown to the size is a fresh anonymous mapping, which the kernel zeroes.
+  return table_resize(nullptr, 0, bytes);
+}
+
 #else
 
 std::size_t table_growth_bytes(std::size_t bytes) noexcept {
@@ -81,6 +86,13 @@ void* table_resize(void* data, std::size_t /*old_bytes*/, std::size_t new_bytes)
 
 void table_free(void* data, std::size_t /*bytes*/) noexcept {
   std::free(data);
+}
+
+void* table_zeroed(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* data = std::calloc(1, bytes);
+  if (data == nullptr) throw std::bad_alloc();
+  return data;
 }
 
 #endif

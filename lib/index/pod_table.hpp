@@ -36,6 +36,8 @@ inline constexpr bool kTablesInMappings = ONNXMAP_TABLES_IN_MAPPINGS != 0;
 // Storage primitives, in pod_table.cpp. Sizes are in bytes; a null pointer holds nothing.
 [[nodiscard]] void* table_resize(void* data, std::size_t old_bytes, std::size_t new_bytes);
 void table_free(void* data, std::size_t bytes) noexcept;
+// Fresh storage of `bytes` zero bytes (null for none).
+[[nodiscard]] void* table_zeroed(std::size_t bytes);
 // The capacity, in bytes, a growing table that needs `bytes` is given: at least `bytes`, and more
 // where the storage makes that cheaper (see pod_table.cpp).
 [[nodiscard]] std::size_t table_growth_bytes(std::size_t bytes) noexcept;
@@ -98,11 +100,14 @@ class PodTable {
     }
     size_ = count;
   }
-  // Sets every element to `value`, `count` of them.
-  void assign(std::size_t count, const T& value) {
-    resize_storage(count);
-    size_ = count;
-    for (std::size_t i = 0; i < count; ++i) data_[i] = value;
+  // Holds `count` elements whose bytes are all zero, in fresh storage: freshly mapped memory is
+  // zero already, and writing it again would cost a pass over the whole table.
+  void assign_zeros(std::size_t count) {
+    table_free(data_, capacity_ * sizeof(T));
+    data_ = nullptr;
+    size_ = capacity_ = 0;
+    data_ = static_cast<T*>(table_zeroed(count * sizeof(T)));
+    size_ = capacity_ = count;
   }
   // Drops the elements from `count` on (keeping the storage).
   void truncate(std::size_t count) noexcept {

@@ -87,7 +87,8 @@ void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, i
                 "more than max_tensors (" + std::to_string(ctx.options.max_tensors) + ") tensors",
                 offset);
   }
-  if (slots.next >= slots.end) throw std::logic_error("onnxmap: a level has more tensors than counted");
+  if (slots.next >= slots.end)
+    throw std::logic_error("onnxmap: a level has more tensors than counted");
   if (problem) {
     // The tensor stays listed (name, type, dims) but has no bytes to hand out.
     tensor.storage = Storage::invalid;
@@ -99,38 +100,8 @@ void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, i
     out.payload_errors.push_back(
         {slots.next, located.in_context(index.display_name, index.path(id))});
   }
+  slots.hashes[slots.next] = tensor.name_hash;
   slots.table[slots.next++] = tensor;
-}
-
-void build_name_table(ModelIndex& index) {
-  std::size_t slots = 16;
-  while (slots < 2 * index.tensors.size()) slots *= 2;
-  index.name_slots.assign(slots, NameSlot{});
-  std::vector<std::uint32_t> last_of_name(index.tensors.size(), kNone);
-  // Slots are hit at random, in a table larger than the cache: a tensor's slot is asked for a
-  // few tensors before it is probed.
-  constexpr std::uint32_t kAhead = 8;
-  for (std::uint32_t id = 0; id < index.tensors.size(); ++id) {
-    if (id + kAhead < index.tensors.size()) {
-      __builtin_prefetch(&index.name_slots[index.tensors[id + kAhead].name_hash & (slots - 1)], 1);
-    }
-    const TensorRecord& tensor = index.tensors[id];
-    for (std::size_t slot = tensor.name_hash & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
-      NameSlot& held = index.name_slots[slot];
-      if (held.tensor_plus_one == 0) {
-        held = {id + 1, tensor.name_hash};
-        last_of_name[id] = id;
-        break;
-      }
-      const std::uint32_t first = held.tensor_plus_one - 1;
-      if (held.hash == tensor.name_hash && index.tensors[first].name == tensor.name) {
-        // Same name again: chain it after the last one seen, keeping breadth-first order.
-        index.tensors[last_of_name[first]].next_same_name = id;
-        last_of_name[first] = id;
-        break;
-      }
-    }
-  }
 }
 
 }  // namespace onnxmap::detail

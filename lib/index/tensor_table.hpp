@@ -1,6 +1,6 @@
 #pragma once
 // Tensor records: what the indexing pass learns about each TensorProto (name, type, dims, where
-// its bytes are), checked for consistency, and the name hash over them.
+// its bytes are), checked for consistency.
 
 #include <cstdint>
 
@@ -17,9 +17,6 @@ namespace onnxmap::detail {
 // Options::collect_payload_errors keeps payload problems in `out.payload_errors`.
 void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, int depth,
                   const OpenDataFile& open_data_file, TensorSlots& slots, LevelOutput& out);
-
-// Builds ModelIndex::name_slots and the next_same_name chains, in breadth-first order.
-void build_name_table(ModelIndex& index);
 
 // Resolves an external-data `location` against the model's folder under the path policy, maps the
 // file once, and returns its index in ModelIndex::data_files.

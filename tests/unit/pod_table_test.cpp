@@ -79,5 +79,22 @@ TEST(PodTable, GrowToAndTruncateKeepTheHead) {
   EXPECT_EQ(first_wrong(moved), 70'000U);
 }
 
+// assign_zeros hands out fresh storage instead of writing zeros: a table that held rows, small or
+// in huge pages, must read as zeros after it, whatever its size was before.
+TEST(PodTable, AssignZerosReadsAsZerosAfterHoldingRows) {
+  for (const std::size_t rows : {std::size_t{100}, std::size_t{300'000}}) {
+    PodTable<Row> table;
+    for (std::size_t i = 0; i < rows; ++i) table.push_back(row_for(i + 1));
+    for (const std::size_t zeros : {rows / 2, rows * 2, std::size_t{0}, std::size_t{7}}) {
+      table.assign_zeros(zeros);
+      ASSERT_EQ(table.size(), zeros);
+      std::size_t nonzero = 0;
+      for (const Row& row : table) nonzero += row.a != 0 || row.b != 0 || row.c != 0 ? 1 : 0;
+      EXPECT_EQ(nonzero, 0U) << rows << " rows, then " << zeros << " zeros";
+      for (Row& row : table) row = row_for(3);  // dirty it before the next round
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onnxmap::detail
