@@ -22,7 +22,7 @@
 #include "index/level_scan.hpp"
 #include "index/model_index.hpp"
 #include "index/name_table.hpp"
-#include "index/run_guess.hpp"
+#include "index/record_runs.hpp"
 #include "index/tensor_table.hpp"
 
 namespace onnxmap::detail {
@@ -298,81 +298,21 @@ class IndexBuilder {
     return !level.workers.empty();
   }
 
-  // Cuts record `id` into runs of whole fields of about `target` bytes; `tensor` is the id the
-  // level's next tensor gets. Its runs are held until it
-  // proves to have enough fields to be worth cutting, else it stays whole: until then the cuts
-  // are found by stepping over every field; after, they are guessed (index/run_guess.hpp), so
-  // that this thread does not read the whole record ahead of the workers, and stepped only where
-  // no guess is found. When the pass picks its threads, a field of kLargeFieldLength or more
-  // before that point keeps the record whole at once: a graph that holds its weights has few
-  // fields, and stepping over them all would only repeat the scan's page faults. Malformed bytes
-  // end the cutting: the rest is one run, whose scan reports the problem.
+  // Cuts record `id` into runs of about `target` bytes (index/record_runs.hpp), or emits it whole;
+  // `tensor` is the id the level's next tensor gets. When the pass picks its threads, the record
+  // is cut only if it has as many fields as a level needs records to be worth the pool.
   void split(std::uint32_t id, Span span, std::uint32_t tensor, std::uint64_t target,
              PoolLevel& level) {
-    const std::byte* file = index_.file.bytes().data();
-    const std::byte* pos = file + span.offset;
-    const std::byte* const end = pos + span.length;
-    const std::byte* start = pos;
-    const auto run = [&](const std::byte* stop) {
-      return LevelChunk{
-          id,
-          id + 1,
-          tensor,
-          true,
-          {static_cast<std::uint64_t>(start - file), static_cast<std::uint64_t>(stop - start)}};
-    };
-    std::vector<LevelChunk> held;
-    bool cut = false;  // the record's runs go to the pool
-    std::uint64_t fields = 0;
-    const std::uint64_t min_fields = index_.options.index_threads == 0 ? kMinParallelRecords : 0;
-    // Stepping reads every field's tag, which maps the page-cache folio around it: the payloads
-    // passed are trimmed as the scan trims them (index/payload_trim.hpp), or a graph of large
-    // tensors would keep megabytes of payload pages mapped.
-    PayloadTrimmer trim(index_.file);
-    bool holds_payloads = false;
-    const auto passed = [&](const std::byte* field, const std::byte* next) {
-      const auto at = static_cast<std::uint64_t>(field - file);
-      const auto length = static_cast<std::uint64_t>(next - field);
-      holds_payloads = holds_payloads || length >= kLargeFieldLength;
-      trim.passed(at, Span{at, length}, false);
-    };
-    const bool test_payloads = min_fields > 0;
-    const std::uint64_t message_fields = ctx_.actions.message_fields(index_.kind(id), false);
-    try {
-      while (pos != end && !level.failed) {
-        const std::byte* guess = nullptr;
-        if (cut && static_cast<std::uint64_t>(end - pos) > 2 * target) {
-          guess = guess_field_start(pos + target, end, message_fields);
-        }
-        // Stepped in pieces small enough that a large field is seen before the next.
-        const std::uint64_t piece =
-            cut || !test_payloads ? target : std::min(target, kLargeFieldLength);
-        pos = guess != nullptr ? guess : step_fields(file, pos, end, piece, fields, passed);
-        if (pos == end || (!cut && test_payloads && holds_payloads)) break;
-        if (!cut && static_cast<std::uint64_t>(pos - start) < target && fields < min_fields) {
-          continue;
-        }
-        if (cut) {
-          emit(level, run(pos));
-        } else {
-          held.push_back(run(pos));
-        }
-        start = pos;
-        if (!cut && fields >= min_fields) {
-          cut = true;
-          level.worth = true;
-          for (const LevelChunk& chunk : held) emit(level, chunk);
-        }
-      }
-    } catch (const Error&) {
-      // The rest, malformed, is the last run.
-    }
-    trim.finish();
-    if (cut) {
-      emit(level, run(end));
-    } else {
-      emit(level, {id, id + 1, tensor});
-    }
+    RunCutting cutting;
+    cutting.target = target;
+    cutting.min_fields = index_.options.index_threads == 0 ? kMinParallelRecords : 0;
+    cutting.message_fields = ctx_.actions.message_fields(index_.kind(id), false);
+    const bool cut = cut_into_runs(index_.file, span, cutting, [&](Span run) {
+      level.worth = true;
+      emit(level, {id, id + 1, tensor, true, run});
+      return !level.failed;
+    });
+    if (!cut) emit(level, {id, id + 1, tensor});
   }
 
   ModelIndex& index_;
