@@ -44,9 +44,14 @@ void copy_output(ModelIndex& index, const LevelChunk& chunk, const ChunkResult& 
         bases.records + out.first_child[from.first_child + id - chunk.begin] - from.records;
     record.plain = 0;
   }
+  // One pass: each child is copied with where its own children will begin.
   MessageRecord* const children = index.messages.begin() + bases.records;
-  std::copy(out.records.begin() + from.records, out.records.begin() + to.records, children);
-  for (std::uint32_t i = 0; i < to.records - from.records; ++i) children[i].first_child = level_end;
+  const MessageRecord* const scanned = out.records.begin() + from.records;
+  for (std::uint32_t i = 0; i < to.records - from.records; ++i) {
+    MessageRecord child = scanned[i];
+    child.first_child = level_end;
+    children[i] = child;
+  }
   // The chunk's tensors are in the index already, their dims still numbered in the output.
   if (bases.dims != from.dims) {
     for (std::uint32_t t = result.first_tensor; t < result.end_tensor; ++t) {
