@@ -164,12 +164,15 @@ for m in models:
 
 print("\nThe indexing pass on 1 and 2 threads (Options::index_threads; the default, 0, uses every "
       "core for files of 4 MiB or more with levels of 16 384 records or more):\n")
-print("| model | 1 thread ms | 2 threads ms | 2 threads / 1 thread speed-up | default ms |")
-print("|---|---|---|---|---|")
+print("| model | 1 thread ms | 2 threads ms | 2 threads / 1 thread speed-up | "
+      "paired speed-up (median of back-to-back pairs) | default ms |")
+print("|---|---|---|---|---|---|")
 for m in models:
     one = bench_ms("onnxmap_open_1_thread", m)
     two = bench_ms("onnxmap_open_2_threads", m)
-    print(f"| {m} | {fmt_ms(one)} | {fmt_ms(two)} | {speed_up(two, one)} | "
+    pairs = counter("paired_open_2_vs_1_thread", m, "one_over_two_threads")
+    paired = "-" if pairs is None else f"{pairs:.2f}x"
+    print(f"| {m} | {fmt_ms(one)} | {fmt_ms(two)} | {speed_up(two, one)} | {paired} | "
           f"{fmt_ms(bench_ms('onnxmap_open', m))} |")
 
 print("\nThe rest of the reader, and peak RSS of one open in a fresh process:\n")
