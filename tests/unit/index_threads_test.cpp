@@ -94,6 +94,33 @@ TEST(IndexThreads, SameIndexOnBigGraphs) {
   expect_same(big_model(3000), metadata_limits);
 }
 
+// Tensors of one name written by different threads: the name table chains them in id order
+// whatever the number of threads (the scan hands it their name hashes by tensor id).
+TEST(IndexThreads, RepeatedNamesChainInOrder) {
+  constexpr std::size_t kEvery = 100;
+  const std::vector<std::byte> bytes = big_model(3000, [](std::size_t i, wire::Writer& g) {
+    if (i % kEvery == 0) {
+      sub(g, GP::kInitializer, raw_tensor("shared", DataType::uint8, {1}, {std::byte{1}}));
+    }
+    return false;
+  });
+  expect_same(bytes);
+  const auto index = detail::build_index(MappedFile::from_bytes(bytes), "big.onnx", {},
+                                         schema::MessageKind::ModelProto, {});
+  std::size_t chained = 0;
+  std::uint32_t last = 0;
+  for (std::uint32_t id = index->find_tensor("shared"); id != detail::kNone;
+       id = index->tensors[id].next_same_name) {
+    EXPECT_EQ(index->tensors[id].name, "shared");
+    if (chained > 0) {
+      EXPECT_GT(id, last);
+    }
+    last = id;
+    ++chained;
+  }
+  EXPECT_EQ(chained, 3000 / kEvery);
+}
+
 TEST(IndexThreads, SameErrorsWhereverTheProblemIs) {
   for (const std::size_t at : {0UL, 1UL, 999UL, 1500UL, 2999UL}) {
     // A malformed attribute (a length past its end) in node `at`.
