@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <memory>
 #include <optional>
 #include <random>
 #include <vector>
@@ -125,53 +124,30 @@ void protobuf_parse(benchmark::State& state, const std::filesystem::path& path, 
   }
 }
 
-// The median of `ratios`, which it sorts.
-double median(std::vector<double>& ratios) {
-  std::sort(ratios.begin(), ratios.end());
-  return ratios.empty() ? 0 : ratios[ratios.size() / 2];
-}
-
-// Times `a` and `b` back to back each iteration, in turns `a` first and `b` first, and reports
-// the median of the iterations' time(b) / time(a) as `counter`: a ratio that drift on a shared
-// machine (another tenant, the page cache, the CPU's clock) moves much less than two medians
-// taken minutes apart. What each returns is freed after both are timed, as the benchmarks above
-// time an open without the freeing. The iteration time is `a`'s.
-template <class A, class B>
-void paired(benchmark::State& state, const char* counter, const A& a, const B& b) {
-  std::vector<double> ratios;
-  bool a_first = true;
-  for (auto _ : state) {
-    std::optional<decltype(a())> a_result;
-    std::optional<decltype(b())> b_result;
-    double a_seconds = 0;
-    double b_seconds = 0;
-    for (int side = 0; side < 2; ++side) {
-      const auto start = Clock::now();
-      if ((side == 0) == a_first) {
-        a_result.emplace(a());
-        a_seconds = seconds_since(start);
-      } else {
-        b_result.emplace(b());
-        b_seconds = seconds_since(start);
-      }
-    }
-    a_first = !a_first;
-    state.SetIterationTime(a_seconds);
-    ratios.push_back(b_seconds / a_seconds);
-  }
-  state.counters[counter] = median(ratios);
-}
-
-// Two indexing threads against one.
+// Opens with 1 and with 2 indexing threads back to back each iteration, in turns which first,
+// and reports the median of the iterations' time(1 thread) / time(2 threads): a ratio that drift
+// on a shared machine (another tenant, the page cache, the CPU's clock) moves much less than two
+// medians taken minutes apart. Both models are freed after both opens are timed, as the
+// benchmarks above time an open without the freeing. The iteration time is the 2-thread open's.
 void open_2_vs_1_thread(benchmark::State& state, const std::filesystem::path& path,
                         const BenchModel&) {
-  Options one;
-  one.index_threads = 1;
-  Options two;
-  two.index_threads = 2;
-  paired(
-      state, "one_over_two_threads", [&] { return Model::open(path, two); },
-      [&] { return Model::open(path, one); });
+  std::vector<double> ratios;
+  for (auto _ : state) {
+    double seconds[2] = {};  // by thread count - 1
+    std::optional<Model> models[2];
+    for (int turn = 0; turn < 2; ++turn) {
+      const auto side = static_cast<std::size_t>((turn + ratios.size()) % 2);
+      Options options;
+      options.index_threads = static_cast<unsigned>(side + 1);
+      const auto start = Clock::now();
+      models[side].emplace(Model::open(path, options));
+      seconds[side] = seconds_since(start);
+    }
+    state.SetIterationTime(seconds[1]);
+    ratios.push_back(seconds[0] / seconds[1]);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  state.counters["one_over_two_threads"] = ratios.empty() ? 0 : ratios[ratios.size() / 2];
 }
 
 const bool registered = [] {
