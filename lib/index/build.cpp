@@ -41,8 +41,6 @@ constexpr std::uint64_t kMinChunkBytes = std::uint64_t{256} << 10U;
 // waking threads for, least of all on a busy machine (an LLM's graph of a few thousand fields).
 constexpr std::uint32_t kMinParallelRecords = 16384;
 
-constexpr auto kTensorKind = static_cast<std::uint64_t>(MessageKind::TensorProto);
-
 // Thrown by a worker of a parallel level at what only the serial scan may do: open an external
 // data file (data file ids follow the order of first use).
 struct NeedsSerial {};
@@ -102,7 +100,7 @@ class IndexBuilder {
     // Until a level is appended, its records' children are taken to begin where the level ends
     // (copy_output sets it): parent() and path() then work for every record, from any thread.
     record.first_child = 1;
-    level_ = {scan_weight(record), root == MessageKind::TensorProto ? 1U : 0U};
+    level_ = {scan_weight(record), gets_tensor_record(root, ctx_.metadata()) ? 1U : 0U};
     std::uint32_t begin = 0;
     std::uint32_t end = 1;
     for (int depth = 0; begin < end; ++depth) {
@@ -162,8 +160,7 @@ class IndexBuilder {
   // it), for the scan to write in place.
   TensorSlots grow_tensor_table() {
     const std::uint64_t first = index_.tensors.size();
-    const std::uint64_t count = scope_ == IndexScope::metadata ? 0 : level_.tensors;
-    index_.tensors.grow_to(std::min(first + count, index_.options.max_tensors));
+    index_.tensors.grow_to(std::min(first + level_.tensors, index_.options.max_tensors));
     name_hashes_.grow_to(index_.tensors.size());
     return {index_.tensors.data(), name_hashes_.data(), static_cast<std::uint32_t>(first),
             static_cast<std::uint32_t>(index_.tensors.size())};
@@ -284,7 +281,7 @@ class IndexBuilder {
         if (level.failed) break;
         continue;
       }
-      tensor += static_cast<std::uint32_t>(record.kind == kTensorKind);
+      tensor += gets_tensor_record(static_cast<MessageKind>(record.kind), ctx_.metadata()) ? 1 : 0;
       bytes += record_weight;
       if (bytes >= target) {
         emit(level, {run, id + 1, run_tensor});

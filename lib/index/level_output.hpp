@@ -28,8 +28,14 @@ struct alignas(64) LevelOutput {
   std::vector<PayloadError> payload_errors;  // sorted by tensor id
   std::vector<std::uint32_t> first_child;    // per piece scanned: its first child's id
   std::uint64_t weight = 0;                  // the records' scan_weight()s, summed
-  std::uint32_t tensor_children = 0;         // the records of kind TensorProto
+  std::uint32_t tensor_children = 0;         // the records that gets_tensor_record()
 };
+
+// Whether scanning a record of `kind` writes a TensorRecord: a tensor's does, unless the pass
+// reads metadata only. A level's tensor ids follow the order of its records that do.
+[[nodiscard]] constexpr bool gets_tensor_record(MessageKind kind, bool metadata_only) noexcept {
+  return kind == MessageKind::TensorProto && !metadata_only;
+}
 
 // Where a scan writes its tensors' records: the index's tensor table, grown by a level's count of
 // TensorProto records before the level is scanned, so that threads fill disjoint ranges of it in

@@ -38,7 +38,7 @@ void LevelScanner::scan(const ScanPiece& piece) {
 void LevelScanner::scan_record(const ScanPiece& piece) {
   const std::uint32_t id = piece.record;
   const MessageKind kind = index_.kind(id);
-  if (kind == MessageKind::TensorProto && !ctx_.metadata()) {
+  if (gets_tensor_record(kind, ctx_.metadata())) {
     // A tensor holds leaf messages only; the walk that reads its fields validates them.
     index_tensor(index_, ctx_, id, depth_, open_, tensors_, out_);
     return;
@@ -121,7 +121,7 @@ void LevelScanner::child(const CursorField& field, const FieldAction& action, in
   }
   records_.push_back(record);
   out_.weight += scan_weight(record);
-  if (action.message == MessageKind::TensorProto) ++out_.tensor_children;
+  if (gets_tensor_record(action.message, ctx_.metadata())) ++out_.tensor_children;
 }
 
 // Steps over the message about to be added, while its bytes are in the cache (its parent's scan

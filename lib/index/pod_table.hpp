@@ -104,7 +104,7 @@ class PodTable {
   // zero already, and writing it again would cost a pass over the whole table.
   void assign_zeros(std::size_t count) {
     table_free(data_, capacity_ * sizeof(T));
-    data_ = nullptr;
+    data_ = nullptr;  // empty, should the allocation throw
     size_ = capacity_ = 0;
     data_ = static_cast<T*>(table_zeroed(count * sizeof(T)));
     size_ = capacity_ = count;
