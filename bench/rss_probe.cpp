@@ -1,7 +1,12 @@
-// One operation in a fresh process, reporting wall time and peak RSS, so memory can be compared
-// fairly: rss_probe onnxmap-open|onnxmap-peek|protobuf-parse MODEL  ->  "ms peak_rss_kib", and
-// for onnxmap-open a third column, the index's own heap bytes in KiB. ONNXMAP_INDEX_THREADS sets
-// Options::index_threads (for instruction counts of the pass on a given number of threads).
+// One operation in a fresh process, reporting wall time and peak RSS, so memory and the first
+// open of a process can be compared fairly:
+//   rss_probe onnxmap-open|onnxmap-peek|protobuf-parse MODEL  ->  "ms peak_rss_kib [index_kib]"
+// `ms` times the operation alone, with its result still alive, as bench/reader_bench.cpp times
+// its loops: the freeing afterwards is not in it. Unlike those loops, every allocation here is
+// the process's first, so memory comes fresh from the kernel for onnxmap's tables and for
+// libprotobuf's messages alike, as in a serving process that opens its model once. onnxmap-open
+// adds the index's own heap bytes. ONNXMAP_INDEX_THREADS sets Options::index_threads (for
+// instruction counts of the pass on a given number of threads).
 
 #include <onnx/onnx_pb.h>
 #include <sys/resource.h>
@@ -10,37 +15,73 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "onnxmap/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// The open's time; `index_bytes` gets the index's heap bytes.
+double open_model(const char* path, std::uint64_t& index_bytes) {
+  onnxmap::Options options;
+  if (const char* threads = std::getenv("ONNXMAP_INDEX_THREADS")) {
+    options.index_threads = static_cast<unsigned>(std::strtoul(threads, nullptr, 10));
+  }
+  const auto start = Clock::now();
+  const onnxmap::Model model = onnxmap::Model::open(path, options);
+  const double ms = ms_since(start);
+  index_bytes = model.index_bytes();
+  return ms;
+}
+
+double peek_model(const char* path) {
+  const auto start = Clock::now();
+  (void)onnxmap::peek(path).ir_version();
+  return ms_since(start);
+}
+
+// The parse's time, the file mapped beforehand as reader_bench maps it; nullopt when
+// libprotobuf cannot parse the file, with the reason printed in the time's place.
+std::optional<double> parse_model(const char* path) {
+  const auto file = onnxmap::MappedFile::open(path);
+  if (file.size() > static_cast<std::uint64_t>(INT32_MAX)) {
+    std::puts("cannot-open -");
+    return std::nullopt;
+  }
+  onnx::ModelProto proto;
+  const auto start = Clock::now();
+  if (!proto.ParseFromArray(file.bytes().data(), static_cast<int>(file.size()))) {
+    std::puts("parse-failed -");
+    return std::nullopt;
+  }
+  return ms_since(start);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: rss_probe onnxmap-open|onnxmap-peek|protobuf-parse MODEL\n");
     return 2;
   }
-  const auto start = std::chrono::steady_clock::now();
   std::uint64_t index_bytes = 0;
+  double ms = 0;
   try {
     if (std::strcmp(argv[1], "onnxmap-open") == 0) {
-      onnxmap::Options options;
-      if (const char* threads = std::getenv("ONNXMAP_INDEX_THREADS")) {
-        options.index_threads = static_cast<unsigned>(std::strtoul(threads, nullptr, 10));
-      }
-      index_bytes = onnxmap::Model::open(argv[2], options).index_bytes();
+      ms = open_model(argv[2], index_bytes);
     } else if (std::strcmp(argv[1], "onnxmap-peek") == 0) {
-      (void)onnxmap::peek(argv[2]).ir_version();
+      ms = peek_model(argv[2]);
     } else if (std::strcmp(argv[1], "protobuf-parse") == 0) {
-      const auto file = onnxmap::MappedFile::open(argv[2]);
-      if (file.size() > static_cast<std::uint64_t>(INT32_MAX)) {
-        std::puts("cannot-open -");
-        return 0;
-      }
-      onnx::ModelProto proto;
-      if (!proto.ParseFromArray(file.bytes().data(), static_cast<int>(file.size()))) {
-        std::puts("parse-failed -");
-        return 0;
-      }
+      const std::optional<double> parsed = parse_model(argv[2]);
+      if (!parsed) return 0;
+      ms = *parsed;
     } else {
       return 2;
     }
@@ -48,8 +89,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   std::printf("%.3f %ld", ms, usage.ru_maxrss);

@@ -48,11 +48,11 @@ probe_python() {
   fi
 }
 
-log "probing time and peak RSS in fresh processes (median of 3)"
+log "probing time and peak RSS in fresh processes (median of 5; python: 3)"
 : >"$dir/probes.txt"
 for model in llm-320g llm-7b-ext llm-2g graph-heavy; do
   for mode in onnxmap-open onnxmap-peek protobuf-parse; do
-    for _ in 1 2 3; do
+    for _ in 1 2 3 4 5; do
       echo "$model $mode $("$build/bench/rss_probe" "$mode" "$dir/$model.onnx")" >>"$dir/probes.txt"
     done
   done
