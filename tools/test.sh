@@ -41,7 +41,7 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 # read-ahead): only their program is built.
 TSAN_OPTIONS=halt_on_error=1 \
   build_and_test build-tsan "-Db_sanitize=thread -Db_lundef=false -Dbench=disabled -Dpython=disabled" \
-  tests/unit_tests unit --test-args=--gtest_filter=Concurrency.*:Bulk.*:IndexThreads*:Load.*:ReadAhead.*:RunGuess.* || status=1
+  tests/unit_tests unit --test-args=--gtest_filter=Concurrency.*:Bulk.*:ChunkFeed.*:IndexThreads*:Load.*:ReadAhead.*:RunGuess.* || status=1
 
 # One closing line over all runs, read from meson's JSON logs; the meson test "python" counts as
 # the pytest cases its JUnit report lists.

@@ -5,9 +5,11 @@
 // With more, a level's records are cut into chunks (a very large message, such as a graph of
 // 360 000 nodes, into runs of its fields), scanned on a pool as they are cut, each thread into
 // an output of its own (index/level_output.hpp), and the chunks' parts appended in file order,
-// so the index is the same for any number of threads. Tensor records are the exception: a
-// level's tensors are its TensorProto records, counted when the level was added, so each chunk
-// writes its tensors straight into the index, at ids known before it is scanned (TensorSlots).
+// so the index is the same for any number of threads. Two things go straight into the index
+// instead. A level's tensors are its TensorProto records, counted when the level was added, so
+// each chunk writes its tensors at ids known before it is scanned (TensorSlots). And the level's
+// first chunks, while one thread takes them all, are scanned into a window of the index's table
+// past its end (children_window()), where their children stay.
 // A level where anything goes wrong (an error, a limit, an external data file to open) is
 // scanned again on one thread, which reports exactly what the serial pass reports.
 
@@ -115,16 +117,20 @@ class IndexBuilder {
   // The state of a level scanned on the pool: chunks cut on this thread are held back until the
   // level proves worth the pool, then the workers start and take them as they are cut.
   struct PoolLevel {
-    PoolLevel(int level_depth, TensorSlots level_tensors, unsigned threads)
-        : depth(level_depth), tensors(level_tensors), outputs(threads) {}
+    PoolLevel(std::uint32_t level_begin, int level_depth, TensorSlots level_tensors,
+              unsigned threads)
+        : begin(level_begin), depth(level_depth), tensors(level_tensors), outputs(threads) {}
+    std::uint32_t begin;  // the level's first record; it ends where the table does
     int depth;
     TensorSlots tensors;  // the level's, from its first tensor
     ChunkFeed feed;
     std::vector<LevelOutput> outputs;  // one per thread, this one's first
+    // The front taker's chunks while they are the level's first: their children are scanned
+    // into a window of the index's table right past its end, where they stay.
+    LevelOutput in_place;
     std::vector<LevelChunk> held;
     bool worth = false;  // the pool pays for this level once it has two chunks
     std::vector<std::thread> workers;
-    std::atomic<std::size_t> next{0};
     std::atomic<bool> failed{false};
     std::atomic<bool> needs_serial{false};
   };
@@ -171,7 +177,7 @@ class IndexBuilder {
   // the pool, a worker failed (an error, or NeedsSerial), or the level passes a limit the
   // workers could only check against what precedes their own chunk.
   bool scan_on_pool(std::uint32_t begin, std::uint32_t end, int depth, TensorSlots tensors) {
-    PoolLevel level(depth, tensors, threads_);
+    PoolLevel level(begin, depth, tensors, threads_);
     {
       const JoinWorkers join(level);
       if (!cut_level(begin, end, level)) return false;
@@ -180,9 +186,11 @@ class IndexBuilder {
     }
     if (level.needs_serial) serial_only_ = true;  // the levels below would ask again
     if (level.failed) return false;
-    std::uint64_t messages = index_.messages.size();
+    std::uint64_t messages = index_.messages.size() + level.in_place.records.size();
     for (const LevelOutput& out : level.outputs) messages += out.records.size();
     if (messages > index_.options.max_messages) return false;
+    // The window's children stay put only if the table need not move to take the others.
+    if (!level.in_place.records.empty() && messages > index_.messages.capacity()) return false;
     level_ = append_level(index_, level.feed.chunks(), level.feed.results(), threads_);
     sort_split_records(index_, level.feed.chunks(), level.feed.results(), end);
     return true;
@@ -199,18 +207,27 @@ class IndexBuilder {
     if (!level.worth || level.held.size() < 2) return;
     for (const LevelChunk& held : level.held) level.feed.push(held);
     level.held.clear();
+    // Before any worker reads the table: reserving room may move it.
+    level.in_place.records = children_window(index_, level.begin, level_.weight);
+    // The first worker is the front taker: it starts while the rest are still being cut.
     for (unsigned i = 1; i < threads_; ++i) {
-      level.workers.emplace_back([this, &level, i] { scan_from_feed(level, level.outputs[i]); });
+      level.workers.emplace_back(
+          [this, &level, i] { scan_from_feed(level, level.outputs[i], i == 1); });
     }
   }
 
-  // Scans the chunks of the feed as they come into `out`, this thread's output, until the feed
-  // is closed and drained.
-  void scan_from_feed(PoolLevel& level, LevelOutput& out) {
-    LevelChunk chunk{};
-    ChunkResult* result = nullptr;
-    for (std::size_t i = level.next++; level.feed.take(i, chunk, result); i = level.next++) {
+  // Scans the chunks of the feed into `thread_out`, this thread's output, until the feed is
+  // drained; the front taker scans the level's first chunks, for as long as it takes them all,
+  // into the level's window instead.
+  void scan_from_feed(PoolLevel& level, LevelOutput& thread_out, bool front_taker = false) {
+    bool in_place = front_taker && level.in_place.records.capacity() > 0;
+    ChunkFeed::Taken taken;
+    while (level.feed.take(front_taker, taken)) {
       if (level.failed) continue;
+      in_place = in_place && taken.contiguous;
+      LevelOutput& out = in_place ? level.in_place : thread_out;
+      const LevelChunk& chunk = taken.chunk;
+      ChunkResult* const result = taken.result;
       // Each chunk has a trimmer of its own: unmapping is per range of the file.
       PayloadTrimmer trim(index_.file);
       PassContext ctx{index_.file.bytes().data(), index_.options, scope_, trim};
@@ -254,7 +271,7 @@ class IndexBuilder {
   // heavier than that, of a splittable kind, is cut into runs of its fields, one chunk each.
   // False, having started no worker, when the level is not worth the pool.
   bool cut_level(std::uint32_t begin, std::uint32_t end, PoolLevel& level) {
-    const MessageRecord* const records = index_.messages.begin();
+    const MessageRecord* const records = index_.messages.begin();  // until the first emit()
     const bool auto_threads = index_.options.index_threads == 0;
     const std::uint64_t min_chunk = auto_threads ? kMinChunkBytes : 1;
     const std::uint64_t target = std::max(level_.weight / (threads_ * kChunksPerThread), min_chunk);
@@ -270,7 +287,7 @@ class IndexBuilder {
     std::uint32_t tensor = run_tensor;              // the next record's, if it is one
     std::uint64_t bytes = 0;
     for (std::uint32_t id = begin; id < end; ++id) {
-      const MessageRecord& record = records[id];
+      const MessageRecord& record = index_.messages[id];  // read before this id's emit()
       const std::uint64_t record_weight = scan_weight(record);
       if (record_weight > target && can_split(record)) {
         if (run < id) emit(level, {run, id, run_tensor});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -44,7 +45,8 @@ void copy_output(ModelIndex& index, const LevelChunk& chunk, const ChunkResult& 
         bases.records + out.first_child[from.first_child + id - chunk.begin] - from.records;
     record.plain = 0;
   }
-  // One pass: each child is copied with where its own children will begin.
+  // One pass: each child is copied with where its own children will begin (onto itself where
+  // the chunk was scanned in place, into a children_window()).
   MessageRecord* const children = index.messages.begin() + bases.records;
   const MessageRecord* const scanned = out.records.begin() + from.records;
   for (std::uint32_t i = 0; i < to.records - from.records; ++i) {
@@ -80,7 +82,34 @@ void append_lists(ModelIndex& index, const ChunkResult& result, const Bases& bas
   }
 }
 
+// Where reserved room is not free (reserved_room_is_free()), a window is given only up to this
+// many records (64 MiB).
+constexpr std::uint64_t kMaxCostlyWindow = std::uint64_t{1} << 22U;
+
 }  // namespace
+
+PodTable<MessageRecord> children_window(ModelIndex& index, std::uint32_t begin,
+                                        std::uint64_t weight) {
+  const auto end = static_cast<std::uint32_t>(index.messages.size());
+  std::uint64_t bytes = weight;  // the records' lengths (8 for a plain one: more than needed)
+  const auto& merged = index.merged_spans;
+  auto it = std::lower_bound(merged.begin(), merged.end(), begin,
+                             [](const auto& entry, std::uint32_t id) { return entry.first < id; });
+  for (; it != merged.end() && it->first < end; ++it) {
+    for (const Span& span : it->second) bytes += span.length;
+    bytes -= it->second.front().length;  // counted in the weight
+  }
+  // A level with more children than max_messages allows fails before it fills the window.
+  const std::uint64_t max = index.options.max_messages;
+  const std::uint64_t room = std::min(bytes / 2, max > end ? max - end : 0);
+  if (room == 0 || (room > kMaxCostlyWindow && !reserved_room_is_free())) return {};
+  try {
+    index.messages.reserve(end + room);
+  } catch (const std::bad_alloc&) {
+    return {};
+  }
+  return PodTable<MessageRecord>::window(index.messages.begin() + end, room);
+}
 
 LevelSums append_level(ModelIndex& index, const std::deque<LevelChunk>& chunks,
                        const std::deque<ChunkResult>& results, unsigned threads) {

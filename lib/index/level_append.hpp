@@ -17,6 +17,15 @@ struct LevelSums {
   std::uint32_t tensors = 0;
 };
 
+// Room in the index's table, past its end, for every child the records of the level
+// [begin, end of the table) could have (each is a field of at least two bytes of its parent;
+// `weight` is the level's LevelSums::weight), and a window over it: a thread can scan the level's
+// first chunks there, in place, while the others read the table's records. The table may move
+// before the window is made, never after. Empty where that room is refused, or large where
+// reserving it is not free (reserved_room_is_free()).
+[[nodiscard]] PodTable<MessageRecord> children_window(ModelIndex& index, std::uint32_t begin,
+                                                      std::uint64_t weight);
+
 // Appends what `results` (one per chunk, in file order) mark in their outputs: the children get
 // ids after every record so far, and each scanned record learns where its children begin. The
 // tables grow once, and the parts are copied into them on up to `threads` threads, the dims of the

@@ -4,6 +4,9 @@
 // own, one chunk after another, and a ChunkResult marks where each chunk's part of it lies; the
 // parts are appended to the index in file order. One output per thread rather than per chunk:
 // tables that grow by remapping while another thread runs cost that thread a TLB flush each.
+// The level's first chunks, taken by one thread in a row, are scanned into one more output whose
+// records are a window of the index's table (children_window() in index/level_append.hpp): they
+// are where the append would copy them, which then only sets where their children begin.
 // The tensor records themselves go straight into the index (TensorSlots): a level's tensors are
 // its TensorProto records, so where each chunk's tensors go is known before it is scanned.
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <stdexcept>
 #include <type_traits>
 
 // Under AddressSanitizer and ThreadSanitizer the tables live in malloc'd memory: ASan sees
@@ -38,6 +39,10 @@ inline constexpr bool kTablesInMappings = ONNXMAP_TABLES_IN_MAPPINGS != 0;
 void table_free(void* data, std::size_t bytes) noexcept;
 // Fresh storage of `bytes` zero bytes (null for none).
 [[nodiscard]] void* table_zeroed(std::size_t bytes);
+// Whether room reserved in a table (PodTable::reserve) costs only address space until it is
+// written: false where tables are not in mappings, and under strict overcommit accounting
+// (vm.overcommit_memory = 2), which charges a mapping's every page as it is made.
+[[nodiscard]] bool reserved_room_is_free() noexcept;
 // The capacity, in bytes, a growing table that needs `bytes` is given: at least `bytes`, and more
 // where the storage makes that cheaper (see pod_table.cpp).
 [[nodiscard]] std::size_t table_growth_bytes(std::size_t bytes) noexcept;
@@ -51,22 +56,35 @@ class PodTable {
   PodTable(const PodTable&) = delete;
   PodTable& operator=(const PodTable&) = delete;
   PodTable(PodTable&& other) noexcept
-      : data_(other.data_), size_(other.size_), capacity_(other.capacity_) {
+      : data_(other.data_), size_(other.size_), capacity_(other.capacity_), window_(other.window_) {
     other.data_ = nullptr;
     other.size_ = other.capacity_ = 0;
   }
   PodTable& operator=(PodTable&& other) noexcept {
     if (this != &other) {
-      table_free(data_, capacity_ * sizeof(T));
+      free_storage();
       data_ = other.data_;
       size_ = other.size_;
       capacity_ = other.capacity_;
+      window_ = other.window_;
       other.data_ = nullptr;
       other.size_ = other.capacity_ = 0;
     }
     return *this;
   }
-  ~PodTable() { table_free(data_, capacity_ * sizeof(T)); }
+  ~PodTable() { free_storage(); }
+
+  // An empty table over `capacity` elements of storage it does not own (another table's room
+  // past its end, reserved for it): it fills them from the first, and never moves or frees them.
+  // Anything that would need more room throws std::length_error instead, leaving the table as it
+  // was.
+  [[nodiscard]] static PodTable window(T* data, std::size_t capacity) noexcept {
+    PodTable table;
+    table.data_ = data;
+    table.capacity_ = capacity;
+    table.window_ = true;
+    return table;
+  }
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
@@ -103,11 +121,16 @@ class PodTable {
   // Holds `count` elements whose bytes are all zero, in fresh storage: freshly mapped memory is
   // zero already, and writing it again would cost a pass over the whole table.
   void assign_zeros(std::size_t count) {
-    table_free(data_, capacity_ * sizeof(T));
+    if (window_) throw std::length_error("a table window cannot be reallocated");
+    free_storage();
     data_ = nullptr;  // empty, should the allocation throw
     size_ = capacity_ = 0;
     data_ = static_cast<T*>(table_zeroed(count * sizeof(T)));
     size_ = capacity_ = count;
+  }
+  // Room for `count` elements: until the table holds more, its elements stay where they are.
+  void reserve(std::size_t count) {
+    if (count > capacity_) resize_storage(grown(count));
   }
   // Drops the elements from `count` on (keeping the storage).
   void truncate(std::size_t count) noexcept {
@@ -123,13 +146,18 @@ class PodTable {
     return table_growth_bytes(capacity * sizeof(T)) / sizeof(T);
   }
   void resize_storage(std::size_t capacity) {
+    if (window_) throw std::length_error("a table window cannot be reallocated");
     data_ = static_cast<T*>(table_resize(data_, capacity_ * sizeof(T), capacity * sizeof(T)));
     capacity_ = capacity;
+  }
+  void free_storage() noexcept {
+    if (!window_) table_free(data_, capacity_ * sizeof(T));
   }
 
   T* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
+  bool window_ = false;  // the storage is another table's (window())
 };
 
 }  // namespace onnxmap::detail
