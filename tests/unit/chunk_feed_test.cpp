@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -26,27 +28,46 @@ struct Take {
   bool contiguous;
 };
 
+constexpr std::uint32_t kNone = UINT32_MAX;  // no chunk left
+
 Take take(ChunkFeed& feed, bool front_taker) {
   ChunkFeed::Taken taken;
-  if (!feed.take(front_taker, taken)) return {UINT32_MAX, false};
+  if (!feed.take(front_taker, taken)) return {kNone, false};
   return {taken.chunk.begin, taken.contiguous};
 }
+
+// One take and what it should give.
+struct Step {
+  bool front_taker;
+  std::uint32_t chunk;
+  bool contiguous;
+};
+
+void expect_takes(ChunkFeed& feed, std::initializer_list<Step> steps) {
+  int n = 0;
+  for (const Step& step : steps) {
+    SCOPED_TRACE("take " + std::to_string(n++));
+    const Take got = take(feed, step.front_taker);
+    EXPECT_EQ(got.chunk, step.chunk);
+    EXPECT_EQ(got.contiguous, step.contiguous);
+  }
+}
+
+constexpr bool kFront = true;
+constexpr bool kOther = false;
 
 TEST(ChunkFeed, ClosedFeedIsHalvedBetweenFrontAndOthers) {
   ChunkFeed feed;
   push_chunks(feed, 0, 6);
-  EXPECT_EQ(take(feed, true).chunk, 0U);
-  EXPECT_TRUE(take(feed, true).contiguous);  // chunk 1
+  expect_takes(feed, {{kFront, 0, true}, {kFront, 1, true}});
   feed.close();
   // Chunks 2 to 5 are left: the front taker has 2 and 3, the others 4 and 5.
-  EXPECT_EQ(take(feed, false).chunk, 4U);
-  const Take third = take(feed, true);
-  EXPECT_EQ(third.chunk, 2U);
-  EXPECT_TRUE(third.contiguous);
-  EXPECT_EQ(take(feed, false).chunk, 5U);
-  EXPECT_EQ(take(feed, true).chunk, 3U);
-  EXPECT_EQ(take(feed, true).chunk, UINT32_MAX);
-  EXPECT_EQ(take(feed, false).chunk, UINT32_MAX);
+  expect_takes(feed, {{kOther, 4, false},
+                      {kFront, 2, true},
+                      {kOther, 5, false},
+                      {kFront, 3, true},
+                      {kFront, kNone, false},
+                      {kOther, kNone, false}});
   EXPECT_EQ(feed.results().size(), 6U);
 }
 
@@ -55,32 +76,25 @@ TEST(ChunkFeed, ClosedFeedIsHalvedBetweenFrontAndOthers) {
 TEST(ChunkFeed, TakersDoneWithTheirHalfTakeFromTheOther) {
   ChunkFeed feed;
   push_chunks(feed, 0, 8);
-  EXPECT_TRUE(take(feed, true).contiguous);  // chunk 0
-  feed.close();                              // 1 to 4 for the front, 5 to 7 for the others
-  EXPECT_EQ(take(feed, false).chunk, 5U);
-  EXPECT_EQ(take(feed, false).chunk, 6U);
-  EXPECT_EQ(take(feed, false).chunk, 7U);
-  EXPECT_EQ(take(feed, false).chunk, 1U);
-  const Take next = take(feed, true);
-  EXPECT_EQ(next.chunk, 2U);
-  EXPECT_FALSE(next.contiguous);
-  EXPECT_EQ(take(feed, true).chunk, 3U);
-  EXPECT_EQ(take(feed, true).chunk, 4U);
-  EXPECT_EQ(take(feed, true).chunk, UINT32_MAX);
+  expect_takes(feed, {{kFront, 0, true}});
+  feed.close();  // 1 to 4 for the front, 5 to 7 for the others
+  expect_takes(feed, {{kOther, 5, false},
+                      {kOther, 6, false},
+                      {kOther, 7, false},
+                      {kOther, 1, false},
+                      {kFront, 2, false},
+                      {kFront, 3, false},
+                      {kFront, 4, false},
+                      {kFront, kNone, false}});
 }
 
 TEST(ChunkFeed, AnotherTakerAtTheFrontEndsTheContiguousRun) {
   ChunkFeed feed;
   push_chunks(feed, 0, 4);
-  EXPECT_TRUE(take(feed, true).contiguous);  // chunk 0
-  EXPECT_EQ(take(feed, false).chunk, 1U);    // still being cut: from the front
-  const Take next = take(feed, true);
-  EXPECT_EQ(next.chunk, 2U);
-  EXPECT_FALSE(next.contiguous);
+  // Still being cut: the other taker takes from the front.
+  expect_takes(feed, {{kFront, 0, true}, {kOther, 1, false}, {kFront, 2, false}});
   feed.close();
-  const Take last = take(feed, true);
-  EXPECT_EQ(last.chunk, 3U);
-  EXPECT_FALSE(last.contiguous);
+  expect_takes(feed, {{kFront, 3, false}});
 }
 
 TEST(ChunkFeed, TakersWaitForChunksAndCloseReleasesThem) {
@@ -88,13 +102,13 @@ TEST(ChunkFeed, TakersWaitForChunksAndCloseReleasesThem) {
   std::vector<std::uint32_t> front;
   std::vector<std::uint32_t> others;
   std::thread front_taker([&] {
-    for (Take t = take(feed, true); t.chunk != UINT32_MAX; t = take(feed, true)) {
+    for (Take t = take(feed, true); t.chunk != kNone; t = take(feed, true)) {
       front.push_back(t.chunk);
     }
   });
   push_chunks(feed, 0, 100);
   feed.close();
-  for (Take t = take(feed, false); t.chunk != UINT32_MAX; t = take(feed, false)) {
+  for (Take t = take(feed, false); t.chunk != kNone; t = take(feed, false)) {
     others.push_back(t.chunk);
   }
   front_taker.join();
