@@ -41,7 +41,7 @@ void table_free(void* data, std::size_t bytes) noexcept;
 [[nodiscard]] void* table_zeroed(std::size_t bytes);
 // Whether room reserved in a table (PodTable::reserve) costs only address space until it is
 // written: false where tables are not in mappings, and under strict overcommit accounting
-// (vm.overcommit_memory = 2), which charges a mapping's every page as it is made.
+// (vm.overcommit_memory = 2), which charges a writable mapping in full when it is made.
 [[nodiscard]] bool reserved_room_is_free() noexcept;
 // The capacity, in bytes, a growing table that needs `bytes` is given: at least `bytes`, and more
 // where the storage makes that cheaper (see pod_table.cpp).
@@ -59,6 +59,7 @@ class PodTable {
       : data_(other.data_), size_(other.size_), capacity_(other.capacity_), window_(other.window_) {
     other.data_ = nullptr;
     other.size_ = other.capacity_ = 0;
+    other.window_ = false;
   }
   PodTable& operator=(PodTable&& other) noexcept {
     if (this != &other) {
@@ -69,6 +70,7 @@ class PodTable {
       window_ = other.window_;
       other.data_ = nullptr;
       other.size_ = other.capacity_ = 0;
+      other.window_ = false;
     }
     return *this;
   }
