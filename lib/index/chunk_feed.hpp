@@ -25,10 +25,11 @@ struct LevelChunk {
 // Chunks are taken from two cursors, each in file order (taking them from the back slowed the
 // scan of graph-heavy's graph by about 1.5 ms in its best runs). Until the feed is closed, every
 // taker takes from the front. Once it is, the chunks left are halved: one taker, the front taker,
-// goes on through the first half while the others take the second, and whoever is done first takes
-// from the other half. So the front taker's chunks are the level's first for as long as it alone
-// took from the front (Taken::contiguous), and their children can go straight into the index,
-// where they will stay.
+// goes on through the first half while the others take the second; the front taker, done first,
+// goes on with the second half, and the others, done first, take the first half's last chunks.
+// So the front taker's chunks are the level's first for as long as no one else took from the
+// front before the feed closed (Taken::contiguous), and their children can go straight into the
+// index, where they will stay.
 class ChunkFeed {
  public:
   // A chunk taken, with its result, which only its taker writes (a deque's elements stay in place
@@ -67,13 +68,21 @@ class ChunkFeed {
     const bool front_left = front_ < (halved_ ? middle_ : chunks_.size());
     const bool second_left = halved_ && second_ < chunks_.size();
     std::size_t i = 0;
-    if (front_left && (front_taker || !halved_ || !second_left)) {
-      i = front_++;
-      taken.contiguous = front_taker && !front_shared_;
-      front_shared_ = front_shared_ || !front_taker;
+    taken.contiguous = false;
+    if (front_taker || !halved_) {
+      if (front_left) {
+        i = front_++;
+        taken.contiguous = front_taker && !front_shared_;
+        front_shared_ = front_shared_ || !front_taker;
+      } else if (second_left) {
+        i = second_++;
+      } else {
+        return false;
+      }
     } else if (second_left) {
       i = second_++;
-      taken.contiguous = false;
+    } else if (front_left) {
+      i = --middle_;  // the last of the front taker's half: its run stays unbroken
     } else {
       return false;
     }
@@ -93,7 +102,7 @@ class ChunkFeed {
   std::deque<ChunkResult> results_;
   std::size_t front_ = 0;      // the next chunk from the front
   bool halved_ = false;        // the chunks left were halved when the feed closed
-  std::size_t middle_ = 0;     // where the second half begins
+  std::size_t middle_ = 0;     // where the first half ends: the second half's start, then less
   std::size_t second_ = 0;     // the next chunk of the second half
   bool front_shared_ = false;  // a taker other than the front one took from the front
   bool closed_ = false;

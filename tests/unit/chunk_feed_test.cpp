@@ -1,8 +1,8 @@
 // ChunkFeed, which hands a level's chunks to the pass's threads: the front taker gets the level's
 // first chunks in file order, and is told they are contiguous for as long as no one else took
-// from the front (its children then go straight into the index); once cutting is over, the
-// others take the second half of what is left, so that each chunk is taken exactly once and the
-// front keeps a long run.
+// from the front before cutting was over (its children then go straight into the index); once it
+// is over, the others take the second half of what is left and then the first half's last
+// chunks, so that each chunk is taken exactly once and the front keeps a long run.
 
 #include <gtest/gtest.h>
 
@@ -71,8 +71,9 @@ TEST(ChunkFeed, ClosedFeedIsHalvedBetweenFrontAndOthers) {
   EXPECT_EQ(feed.results().size(), 6U);
 }
 
-// A taker done with its half takes from the other's: the front taker's run then stops being
-// contiguous, and no chunk is taken twice.
+// Takers done with their half take from the other's: the others take the first half's last
+// chunks, so the front taker's run stays contiguous; the front taker goes on with the second
+// half's next chunks. No chunk is taken twice.
 TEST(ChunkFeed, TakersDoneWithTheirHalfTakeFromTheOther) {
   ChunkFeed feed;
   push_chunks(feed, 0, 8);
@@ -81,10 +82,24 @@ TEST(ChunkFeed, TakersDoneWithTheirHalfTakeFromTheOther) {
   expect_takes(feed, {{kOther, 5, false},
                       {kOther, 6, false},
                       {kOther, 7, false},
-                      {kOther, 1, false},
-                      {kFront, 2, false},
-                      {kFront, 3, false},
+                      {kOther, 4, false},
+                      {kFront, 1, true},
+                      {kFront, 2, true},
+                      {kOther, 3, false},
+                      {kFront, kNone, false},
+                      {kOther, kNone, false}});
+}
+
+TEST(ChunkFeed, FrontTakerDoneFirstGoesOnWithTheSecondHalf) {
+  ChunkFeed feed;
+  push_chunks(feed, 0, 6);
+  feed.close();  // 0 to 2 for the front, 3 to 5 for the others
+  expect_takes(feed, {{kFront, 0, true},
+                      {kFront, 1, true},
+                      {kFront, 2, true},
+                      {kOther, 3, false},
                       {kFront, 4, false},
+                      {kOther, 5, false},
                       {kFront, kNone, false}});
 }
 
