@@ -11,10 +11,10 @@ The package must be importable (PYTHONPATH=BUILD/python, or installed). Measured
   of every initializer: time and peak RSS above the process's RSS after its imports;
 - onnxmap.open alone from Python against the C++ open (rss_probe onnxmap-open), both in fresh
   processes, both timed until the model is open (the close after it is not in the figure, as
-  rss_probe and bench/reader_bench.cpp time an open), the two alternating so that load from other work on the
-  machine falls on both alike: wall time, and CPU time (user + system, every thread; the C++
-  figure is the whole rss_probe process, start and exit included), which others' load disturbs
-  less.
+  rss_probe and bench/reader_bench.cpp time an open), the two alternating so that load from
+  other work on the machine falls on both alike: wall time, and CPU time (user + system, every
+  thread; the C++ figure is the whole rss_probe process, start and exit included), which
+  others' load disturbs less.
 Prints a Markdown table of medians over N runs.
 """
 import argparse
