@@ -271,15 +271,15 @@ class IndexBuilder {
   // heavier than that, of a splittable kind, is cut into runs of its fields, one chunk each.
   // False, having started no worker, when the level is not worth the pool.
   bool cut_level(std::uint32_t begin, std::uint32_t end, PoolLevel& level) {
-    const MessageRecord* const records = index_.messages.begin();  // until the first emit()
     const bool auto_threads = index_.options.index_threads == 0;
     const std::uint64_t min_chunk = auto_threads ? kMinChunkBytes : 1;
     const std::uint64_t target = std::max(level_.weight / (threads_ * kChunksPerThread), min_chunk);
     // A level of a few records, none split (an LLM's few hundred tensors), is not worth a thread.
     level.worth = !auto_threads || end - begin >= kMinParallelRecords;
-    if (!level.worth && std::none_of(records + begin, records + end, [&](const MessageRecord& r) {
-          return scan_weight(r) > target && can_split(r);
-        })) {
+    if (!level.worth && std::none_of(index_.messages.begin() + begin, index_.messages.begin() + end,
+                                     [&](const MessageRecord& r) {
+                                       return scan_weight(r) > target && can_split(r);
+                                     })) {
       return false;
     }
     std::uint32_t run = begin;  // the start of the run of whole records not yet in a chunk
