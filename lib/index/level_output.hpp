@@ -29,7 +29,7 @@ struct alignas(64) LevelOutput {
   std::vector<std::pair<std::uint32_t, SpanList>> merged_spans;       // sorted by record id
   PodTable<std::int64_t> dims;
   std::vector<PayloadError> payload_errors;  // sorted by tensor id
-  std::vector<std::uint32_t> first_child;    // per piece scanned: its first child's id
+  PodTable<std::uint32_t> first_child;       // per piece scanned: its first child's id
   std::uint64_t weight = 0;                  // the records' scan_weight()s, summed
   std::uint32_t tensor_children = 0;         // the records that gets_tensor_record()
 };
