@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "model_builder.hpp"
@@ -162,6 +163,31 @@ TEST(Model, TensorLookup) {
     EXPECT_EQ(e.kind(), ErrorKind::not_found);
   }
   EXPECT_EQ(model.tensor_at_path("graph.initializer[0]")->name(), "w");
+}
+
+// Names given to several initializers, interleaved with others, in a table big enough for
+// probes to collide: each name finds its first tensor, then the rest in file order.
+TEST(Model, RepeatedNamesChainInFileOrder) {
+  constexpr int kTensors = 3000;
+  const auto name_of = [](int i) { return "t" + std::to_string(i % 7 == 0 ? i % 5 : i); };
+  const auto bytes = message([&](wire::Writer& m) {
+    sub(m, MP::kGraph, [&](wire::Writer& g) {
+      for (int i = 0; i < kTensors; ++i) {
+        sub(g, GP::kInitializer, raw_tensor(name_of(i), DataType::float32, {1}, float_bytes({1})));
+      }
+    });
+  });
+  const Model model = Model::from_bytes(bytes);
+  std::map<std::string, std::vector<std::string>> expected;
+  for (int i = 0; i < kTensors; ++i) {
+    expected[name_of(i)].push_back("graph.initializer[" + std::to_string(i) + "]");
+  }
+  for (const auto& [name, paths] : expected) {
+    std::vector<std::string> found;
+    for (const Tensor& t : model.tensors(name)) found.push_back(t.path());
+    EXPECT_EQ(found, paths) << name;
+    EXPECT_EQ(model.tensor(name).path(), paths.front()) << name;
+  }
 }
 
 TEST(Model, ConstantNodesAndDuplicateNamesAcrossSubgraphs) {
