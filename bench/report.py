@@ -189,6 +189,24 @@ for m in models:
     print(f"| {m} | {fmt_ms(one)} | {fmt_ms(two)} | {speed_up(two, one)} | {paired} | "
           f"{fmt_ms(bench_ms('onnxmap_open', m))} |")
 
+print("\nWhere an open's time goes: the CPU time of every thread per open (means), the kernel's "
+      "part of it (page faults: the tables' fresh memory zeroed, the file's pages mapped), and how "
+      "busy the two threads were (CPU / (2 x wall)):\n")
+print("| model | 1 thread: wall / CPU / kernel ms | 2 threads: wall / CPU / kernel ms | "
+      "2 threads busy |")
+print("|---|---|---|---|")
+for m in models:
+    cells = []
+    for name in ("onnxmap_open_1_thread", "onnxmap_open_2_threads"):
+        wall, cpu, kernel = (bench_ms(name, m), counter(name, m, "cpu_ms"),
+                             counter(name, m, "kernel_ms"))
+        cells.append("-" if cpu is None else
+                     f"{fmt_ms(wall)} / {fmt_ms(cpu)} / {fmt_ms(kernel)}")
+    two_wall, two_cpu = bench_ms("onnxmap_open_2_threads", m), counter(
+        "onnxmap_open_2_threads", m, "cpu_ms")
+    busy = "-" if two_cpu is None or not two_wall else f"{100 * two_cpu / (2 * two_wall):.0f}%"
+    print(f"| {m} | {cells[0]} | {cells[1]} | {busy} |")
+
 print("\nThe rest of the reader, and peak RSS of one open in a fresh process:\n")
 print("| model | close ms | peek ms | lookup ns | walk nodes ms | walk ns per node | "
       "onnxmap open RSS MiB | "
