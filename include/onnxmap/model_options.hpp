@@ -38,9 +38,10 @@ struct OpenOptions {
   // bytes() throw that error, and Model::payload_errors() lists every one: what `check` needs to
   // report all problems of a file, not just the first.
   bool collect_payload_errors = false;
-  // Threads of the indexing pass. 0 (the default) picks: every core for the parts of a model
-  // file of 4 MiB or more with many records (levels of the message tree with 16384 records or
-  // more, such as the nodes of a large graph), one elsewhere. N forces N. The index, its errors
+  // Threads of the indexing pass: 0 (the default) for every core, N for N. Either way they work
+  // only on the parts where threads pay: in model files of 4 MiB or more, the levels of the
+  // message tree with many records (16384 or more, such as the nodes of a large graph); the rest,
+  // an LLM's few hundred tensors among it, is read on the calling thread. The index, its errors
   // and its limits are the same for any number.
   unsigned index_threads = 0;
   // For a model opened by URL (remote_options.hpp); unused for files.

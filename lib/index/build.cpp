@@ -31,26 +31,29 @@ namespace onnxmap::detail {
 
 namespace {
 
-// Model files smaller than this are indexed on one thread unless Options::index_threads asks:
-// below it, starting threads costs about what they save (bench/reader_bench.cpp).
+// Model files smaller than this are indexed on one thread: below it, starting threads costs about
+// what they save (bench/reader_bench.cpp).
 constexpr std::uint64_t kParallelMinBytes = std::uint64_t{4} << 20U;
-// Chunks per thread, so that uneven chunks even out; and the smallest chunk worth a task when
-// the thread count was picked for the file.
+// Chunks per thread, so that uneven chunks even out; and the smallest chunk worth a task.
 constexpr std::uint64_t kChunksPerThread = 16;
 constexpr std::uint64_t kMinChunkBytes = std::uint64_t{256} << 10U;
-// When the count is picked for the file, a level is scanned on the pool only if it has this many
-// records or a record this many fields: below, the work (about 100 ns a record) is not worth
-// waking threads for, least of all on a busy machine (an LLM's graph of a few thousand fields).
+// A level is scanned on the pool only if it has this many records or a record this many fields:
+// below, the work (about 100 ns a record) is not worth waking threads for, least of all on a busy
+// machine (an LLM's graph of a few thousand fields). Nor are its payloads: unmapping them
+// (index/payload_trim.hpp) while another thread runs interrupts that thread's core each time.
 constexpr std::uint32_t kMinParallelRecords = 16384;
+
+std::atomic<bool> pool_everywhere{false};  // set_pool_everywhere_for_tests()
 
 // Thrown by a worker of a parallel level at what only the serial scan may do: open an external
 // data file (data file ids follow the order of first use).
 struct NeedsSerial {};
 
-unsigned pick_threads(const Options& options, std::uint64_t file_size, IndexScope scope) {
+unsigned pick_threads(const Options& options, std::uint64_t file_size, IndexScope scope,
+                      bool everywhere) {
   if (scope == IndexScope::metadata) return 1;
+  if (file_size < kParallelMinBytes && !everywhere) return 1;
   if (options.index_threads != 0) return std::min(options.index_threads, 256U);
-  if (file_size < kParallelMinBytes) return 1;
   return std::clamp(std::thread::hardware_concurrency(), 1U, 256U);
 }
 
@@ -71,7 +74,8 @@ class IndexBuilder {
   IndexBuilder(ModelIndex& index, IndexScope scope)
       : index_(index),
         scope_(scope),
-        threads_(pick_threads(index.options, index.file.size(), scope)),
+        everywhere_(pool_everywhere.load(std::memory_order_relaxed)),
+        threads_(pick_threads(index.options, index.file.size(), scope, everywhere_)),
         trim_(index.file),
         ctx_{index.file.bytes().data(), index.options, scope, trim_},
         open_([this](std::string_view location) {
@@ -271,11 +275,10 @@ class IndexBuilder {
   // heavier than that, of a splittable kind, is cut into runs of its fields, one chunk each.
   // False, having started no worker, when the level is not worth the pool.
   bool cut_level(std::uint32_t begin, std::uint32_t end, PoolLevel& level) {
-    const bool auto_threads = index_.options.index_threads == 0;
-    const std::uint64_t min_chunk = auto_threads ? kMinChunkBytes : 1;
+    const std::uint64_t min_chunk = everywhere_ ? 1 : kMinChunkBytes;
     const std::uint64_t target = std::max(level_.weight / (threads_ * kChunksPerThread), min_chunk);
     // A level of a few records, none split (an LLM's few hundred tensors), is not worth a thread.
-    level.worth = !auto_threads || end - begin >= kMinParallelRecords;
+    level.worth = everywhere_ || end - begin >= kMinParallelRecords;
     if (!level.worth && std::none_of(index_.messages.begin() + begin, index_.messages.begin() + end,
                                      [&](const MessageRecord& r) {
                                        return scan_weight(r) > target && can_split(r);
@@ -313,13 +316,13 @@ class IndexBuilder {
   }
 
   // Cuts record `id` into runs of about `target` bytes (index/record_runs.hpp), or emits it whole;
-  // `tensor` is the id the level's next tensor gets. When the pass picks its threads, the record
-  // is cut only if it has as many fields as a level needs records to be worth the pool.
+  // `tensor` is the id the level's next tensor gets. The record is cut only if it has as many
+  // fields as a level needs records to be worth the pool.
   void split(std::uint32_t id, Span span, std::uint32_t tensor, std::uint64_t target,
              PoolLevel& level) {
     RunCutting cutting;
     cutting.target = target;
-    cutting.min_fields = index_.options.index_threads == 0 ? kMinParallelRecords : 0;
+    cutting.min_fields = everywhere_ ? 0 : kMinParallelRecords;
     cutting.message_fields = ctx_.actions.message_fields(index_.kind(id), false);
     const bool cut = cut_into_runs(index_.file, span, cutting, [&](Span run) {
       level.worth = true;
@@ -331,6 +334,7 @@ class IndexBuilder {
 
   ModelIndex& index_;
   IndexScope scope_;
+  bool everywhere_;  // set_pool_everywhere_for_tests(), read once for the whole pass
   unsigned threads_;
   PayloadTrimmer trim_;  // the serial scan's
   PassContext ctx_;      // the serial scan's
@@ -343,6 +347,10 @@ class IndexBuilder {
 };
 
 }  // namespace
+
+bool set_pool_everywhere_for_tests(bool on) noexcept {
+  return pool_everywhere.exchange(on);
+}
 
 MappedFile open_model_file(const std::filesystem::path& path, const Options& options) {
   try {

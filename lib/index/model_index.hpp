@@ -179,6 +179,11 @@ void check_options(const Options& options);
 // own fields, the main graph's name, inputs and outputs), skipping nodes and tensors unread.
 enum class IndexScope { full, metadata };
 
+// A seam for tests: the pass uses its pool (Options::index_threads threads, or every core) on
+// every level of every file, however small, cut into chunks of any size, so that small inputs
+// reach the parallel code. Returns the previous setting. Process-wide; tests only.
+bool set_pool_everywhere_for_tests(bool on) noexcept;
+
 // Maps `path` and builds its index. Throws onnxmap::Error naming file, field path and offset.
 [[nodiscard]] std::shared_ptr<ModelIndex> build_index(MappedFile file, std::string display_name,
                                                       std::filesystem::path folder,

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "index_compare.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "onnxmap/wire.hpp"
 #include "scratch.hpp"
@@ -127,6 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.load = size % 2 == 0 ? onnxmap::LoadMode::map : onnxmap::LoadMode::read;
   // The parallel pass meets external tensors, which only its serial scan may open.
   options.index_threads = 1 + static_cast<unsigned>(size % 4);
+  const onnxmap::fuzz::PoolEverywhere pool;
   try {
     const onnxmap::Model model = onnxmap::Model::from_bytes(
         bytes, options, onnxmap::schema::MessageKind::ModelProto, model_folder());

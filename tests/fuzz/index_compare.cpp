@@ -88,6 +88,7 @@ std::string compare_indexes(const detail::ModelIndex& a, const detail::ModelInde
 std::string compare_outcomes(const std::function<MappedFile()>& file, const Options& options,
                              schema::MessageKind root, unsigned threads,
                              const std::filesystem::path& folder) {
+  const PoolEverywhere pool;
   const Outcome one = build(file, options, root, 1, folder);
   const Outcome many = build(file, options, root, threads, folder);
   const std::string label = std::to_string(threads) + " threads: ";
@@ -108,6 +109,11 @@ std::string compare_outcomes(const std::function<MappedFile()>& file, const Opti
 }
 
 }  // namespace
+
+PoolEverywhere::PoolEverywhere() : before_(detail::set_pool_everywhere_for_tests(true)) {}
+PoolEverywhere::~PoolEverywhere() {
+  detail::set_pool_everywhere_for_tests(before_);
+}
 
 std::string compare_thread_counts(std::span<const std::byte> bytes, const Options& options,
                                   schema::MessageKind root, unsigned threads,

@@ -12,8 +12,23 @@
 
 namespace onnxmap::fuzz {
 
-// Indexes `bytes` as `root` with Options::index_threads 1 and `threads` (other options as given)
-// and returns the first difference between the two outcomes, or "" when there is none.
+// While one lives, the pass uses its pool on every level of every file, however small
+// (detail::set_pool_everywhere_for_tests), so that the small inputs of tests and fuzzers reach
+// the parallel code. Options::index_threads alone keeps small files and levels on one thread.
+class PoolEverywhere {
+ public:
+  PoolEverywhere();
+  ~PoolEverywhere();
+  PoolEverywhere(const PoolEverywhere&) = delete;
+  PoolEverywhere& operator=(const PoolEverywhere&) = delete;
+
+ private:
+  bool before_;
+};
+
+// Indexes `bytes` as `root` with Options::index_threads 1 and `threads` (other options as given,
+// the pool on every level) and returns the first difference between the two outcomes, or "" when
+// there is none.
 [[nodiscard]] std::string compare_thread_counts(std::span<const std::byte> bytes,
                                                 const Options& options, schema::MessageKind root,
                                                 unsigned threads,

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "index_compare.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "scratch.hpp"
 #include "walk.hpp"
@@ -63,6 +64,7 @@ SaveRoundTrip compare_save_roundtrip(std::span<const std::byte> input, std::size
   Options open_options;
   open_options.max_depth = 32;
   open_options.index_threads = 1 + static_cast<unsigned>(choice % 3);
+  const PoolEverywhere pool;
   std::optional<Model> source;
   try {
     source = Model::from_bytes(input, open_options);
