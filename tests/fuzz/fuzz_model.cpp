@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   onnxmap::Options options;
   // Small limits keep each run short; the limits themselves are part of what is fuzzed.
   options.max_depth = 32;
-  // 2..8 threads; Options::index_threads splits even a tiny file into pieces.
+  // 2..8 threads, with the pool on every level: compare_thread_counts splits even a tiny file.
   options.index_threads = 2 + static_cast<unsigned>(size % 7);
   if (!onnxmap::fuzz::compare_thread_counts(
            bytes, options, onnxmap::schema::MessageKind::ModelProto, options.index_threads)
