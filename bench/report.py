@@ -196,14 +196,11 @@ print("| model | 1 thread: wall / CPU / kernel ms | 2 threads: wall / CPU / kern
       "2 threads busy |")
 print("|---|---|---|---|")
 for m in models:
-    cells = []
-    for name in ("onnxmap_open_1_thread", "onnxmap_open_2_threads"):
-        wall, cpu, kernel = (bench_ms(name, m), counter(name, m, "cpu_ms"),
-                             counter(name, m, "kernel_ms"))
-        cells.append("-" if cpu is None else
-                     f"{fmt_ms(wall)} / {fmt_ms(cpu)} / {fmt_ms(kernel)}")
-    two_wall, two_cpu = bench_ms("onnxmap_open_2_threads", m), counter(
-        "onnxmap_open_2_threads", m, "cpu_ms")
+    one, two = ((bench_ms(name, m), counter(name, m, "cpu_ms"), counter(name, m, "kernel_ms"))
+                for name in ("onnxmap_open_1_thread", "onnxmap_open_2_threads"))
+    cells = ["-" if cpu is None else f"{fmt_ms(wall)} / {fmt_ms(cpu)} / {fmt_ms(kernel)}"
+             for wall, cpu, kernel in (one, two)]
+    two_wall, two_cpu, _ = two
     busy = "-" if two_cpu is None or not two_wall else f"{100 * two_cpu / (2 * two_wall):.0f}%"
     print(f"| {m} | {cells[0]} | {cells[1]} | {busy} |")
 
