@@ -113,7 +113,8 @@ def compare_verbs(server, folder, name, verbs):
         b = run(*verb[:1], url, *verb[1:])
         b_out = b.stdout.replace(url.encode(), str(local).encode())
         check("%s: %s equals the local output" % (name, " ".join(verb)),
-              a.returncode == b.returncode and a.stdout == b_out,
+              a.returncode == b.returncode and a.stdout == b_out
+              and b"internal error" not in a.stderr + b.stderr,
               (a.returncode, b.returncode, b.stderr[-300:]))
 
 
@@ -373,9 +374,12 @@ def test_corpus(server, folder):
         for verb in (["info"], ["ls", "--json"], ["dump", "--omit-data"]):
             a = run(verb[0], model, *verb[1:])
             b = run(verb[0], server.url("ok", rel), *verb[1:])
-            if a.returncode != b.returncode or a.stdout != b.stdout:
-                bad.append((rel, verb))
-    check("corpus: info, ls and dump --omit-data equal on %d models by URL" % len(models),
+            # Equal is not enough: both must succeed (a crash of both is equal too).
+            if a.returncode != 0 or a.returncode != b.returncode or a.stdout != b.stdout \
+                    or a.stderr or b.stderr:
+                bad.append((rel, verb, b.returncode, b.stderr[-200:]))
+    check("corpus: info, ls and dump --omit-data succeed, equal, on %d models by URL"
+          % len(models),
           not bad, bad[:5])
 
 

@@ -69,7 +69,7 @@ int run_check(const CheckArgs& args) {
     report = check(args.model, options);
   }
   if (args.json) {
-    std::cout << report_json(args.model, report).dump(2) << '\n';
+    print_json(std::cout, report_json(args.model, report));
   } else {
     print_text(args.model, report, args.data);
   }

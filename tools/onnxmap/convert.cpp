@@ -3,6 +3,7 @@
 // kernel, so a 300 GB model converts at disk speed in bounded memory.
 
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,7 @@ struct ConvertArgs {
   std::string location;
   CLI::Option* external = nullptr;
   bool inline_data = false;
+  bool json = false;
   LoadModeOption load;
   RemoteOptions remote;
   std::string size_threshold = "1024", max_file_size = "0", align = "4096";
@@ -61,6 +63,21 @@ bool has_external_tensors(const Model& model) {
   return false;
 }
 
+// "OUT: 1.2 KiB + 2 data files (...); N tensors external, ...", from the JSON alone.
+void print_text(const nlohmann::json& out) {
+  std::cout << out["output"].get<std::string>() << ": "
+            << human_bytes(out["model_bytes"].get<std::uint64_t>());
+  const auto& files = out["data_files"];
+  if (!files.empty()) {
+    std::cout << " + " << files.size() << " data file" << (files.size() > 1 ? "s" : "") << " ("
+              << human_bytes(out["data_bytes"].get<std::uint64_t>()) << ", first "
+              << files.front().get<std::string>() << ")";
+  }
+  std::cout << "; " << out["external_tensors"].get<std::uint64_t>() << " tensors external, "
+            << out["reencoded_tensors"].get<std::uint64_t>() << " re-encoded, "
+            << out["copied_messages"].get<std::uint64_t>() << " messages copied verbatim\n";
+}
+
 int run_convert(ConvertArgs& args) {
   SaveOptions& options = args.options;
   options.size_threshold = *parse_size(args.size_threshold);
@@ -80,14 +97,19 @@ int run_convert(ConvertArgs& args) {
   const SaveResult r = save(model, args.out, options);
   options.progress = nullptr;
 
-  std::cout << args.out << ": " << human_bytes(r.model_bytes);
-  if (!r.data_files.empty()) {
-    std::cout << " + " << r.data_files.size() << " data file"
-              << (r.data_files.size() > 1 ? "s" : "") << " (" << human_bytes(r.data_bytes)
-              << ", first " << r.data_files.front().string() << ")";
+  nlohmann::json out{{"output", args.out},
+                     {"model_bytes", r.model_bytes},
+                     {"data_files", nlohmann::json::array()},
+                     {"data_bytes", r.data_bytes},
+                     {"external_tensors", r.external_tensors},
+                     {"reencoded_tensors", r.reencoded_tensors},
+                     {"copied_messages", r.copied_messages}};
+  for (const auto& file : r.data_files) out["data_files"].push_back(file.string());
+  if (args.json) {
+    print_json(std::cout, out);
+  } else {
+    print_text(out);
   }
-  std::cout << "; " << r.external_tensors << " tensors external, " << r.reencoded_tensors
-            << " re-encoded, " << r.copied_messages << " messages copied verbatim\n";
   return kExitOk;
 }
 
@@ -119,6 +141,7 @@ void add_convert_verb(CLI::App& app) {
                   "external payload offsets are multiples of this (default 4096)")
       ->check(kSize);
   add_load_mode_option(sub, args->load);
+  sub->add_flag("--json", args->json, "report what was written as one JSON object");
   sub->add_flag("--one-file-per-tensor", args->options.one_file_per_tensor,
                 "one data file per tensor, named after it, in LOCATION's folder");
   sub->add_flag("--convert-attributes", args->options.convert_attribute,

@@ -17,6 +17,7 @@ struct DumpArgs {
   std::string model;
   std::string message = "ModelProto";
   bool omit_data = false;
+  bool json = true;  // the only form: accepted so that every verb takes --json
   LoadModeOption load;
   RemoteOptions remote;
 };
@@ -66,6 +67,7 @@ void add_dump_verb(CLI::App& app) {
   sub->add_option("--message", args->message,
                   "the message the file holds (default ModelProto; TensorProto for .pb files)");
   sub->add_flag("--omit-data", args->omit_data, "leave out tensor payloads");
+  sub->add_flag("--json", args->json, "JSON is dump's only form; accepted like every verb's");
   add_load_mode_option(sub, args->load);
   add_verb(sub, [args] { return run_dump(*args); });
 }

@@ -61,7 +61,8 @@ nlohmann::json summary_json(const ModelSummary& s) {
   return out;
 }
 
-// Counts over the full index: nodes by op type, tensors and bytes by dtype, external files.
+// Counts over the full index: the main graph's nodes by op type, every tensor and its bytes by
+// dtype, external files.
 nlohmann::json stats_json(const Model& model) {
   nlohmann::json out;
   std::map<std::string, std::uint64_t> ops;
@@ -90,47 +91,60 @@ nlohmann::json stats_json(const Model& model) {
   return out;
 }
 
-void print_text(const nlohmann::json& info) {
-  std::cout << "ir_version:     " << ir_text(info["ir_version"].get<std::int64_t>()) << '\n';
-  std::cout << "opset_import:   ";
-  for (const auto& [domain, version] : info["opset_import"].items()) {
-    std::cout << domain << " " << version.get<std::int64_t>() << "  ";
+// "title:" then its rows indented, aligned in columns; "title: (none)" without rows.
+void print_section(const std::string& title, const Table& rows, bool empty) {
+  std::cout << title << ":" << (empty ? " (none)" : "") << '\n';
+  rows.print(std::cout, 2);
+}
+
+void print_stats_text(const nlohmann::json& stats) {
+  Table ops;
+  for (const auto& [op, count] : stats["nodes_by_op_type"].items()) {
+    ops.add({op, std::to_string(count.get<std::uint64_t>())});
   }
-  std::cout << '\n';
+  print_section("nodes by op type (main graph)", ops, stats["nodes_by_op_type"].empty());
+  Table dtypes;
+  for (const auto& [dtype, entry] : stats["by_dtype"].items()) {
+    dtypes.add({dtype, std::to_string(entry["tensors"].get<std::uint64_t>()) + " tensors",
+                std::to_string(entry["elements"].get<std::uint64_t>()) + " elements",
+                human_bytes(entry["bytes"].get<std::uint64_t>())});
+  }
+  print_section("tensors (" + std::to_string(stats["tensors"].get<std::uint64_t>()) + ")", dtypes,
+                stats["by_dtype"].empty());
+  Table files;
+  for (const auto& [file, bytes] : stats["external_files"].items()) {
+    files.add({file, human_bytes(bytes.get<std::uint64_t>())});
+  }
+  if (!stats["external_files"].empty()) print_section("external data files", files, false);
+}
+
+void print_text(const nlohmann::json& info) {
+  std::cout << labelled("ir_version", ir_text(info["ir_version"].get<std::int64_t>()));
+  std::string opsets;
+  for (const auto& [domain, version] : info["opset_import"].items()) {
+    opsets +=
+        (opsets.empty() ? "" : ", ") + domain + " " + std::to_string(version.get<std::int64_t>());
+  }
+  std::cout << labelled("opset_import", opsets.empty() ? "(none)" : opsets);
   for (const char* key :
        {"producer_name", "producer_version", "domain", "model_version", "doc_string", "graph"}) {
     const std::string value = info[key].get<std::string>();
     const bool absent = value.empty() || (std::string_view(key) == "model_version" && value == "0");
-    if (!absent)
-      std::cout << key << ":" << std::string(16 - std::string(key).size() - 1, ' ') << value
-                << '\n';
+    if (!absent) std::cout << labelled(key, first_line(value));
   }
   for (const auto& [key, value] : info["metadata_props"].items()) {
-    std::cout << "metadata:       " << key << " = " << value.get<std::string>() << '\n';
+    std::cout << labelled("metadata",
+                          first_line(key) + " = " + first_line(value.get<std::string>()));
   }
-  std::cout << "file size:      " << human_bytes(info["file_size"].get<std::uint64_t>()) << '\n';
+  std::cout << labelled("file size", human_bytes(info["file_size"].get<std::uint64_t>()));
   for (const char* side : {"inputs", "outputs"}) {
-    std::cout << side << ":\n";
+    Table values;
     for (const auto& v : info[side]) {
-      std::cout << "  " << v["name"].get<std::string>() << "  " << v["type"].get<std::string>()
-                << '\n';
+      values.add({v["name"].get<std::string>(), v["type"].get<std::string>()});
     }
+    print_section(side, values, info[side].empty());
   }
-  if (!info.contains("stats")) return;
-  const auto& stats = info["stats"];
-  std::cout << "nodes by op type:\n";
-  for (const auto& [op, count] : stats["nodes_by_op_type"].items()) {
-    std::cout << "  " << op << "  " << count.get<std::uint64_t>() << '\n';
-  }
-  std::cout << "tensors: " << stats["tensors"].get<std::uint64_t>() << '\n';
-  for (const auto& [dtype, entry] : stats["by_dtype"].items()) {
-    std::cout << "  " << dtype << "  " << entry["tensors"].get<std::uint64_t>() << " tensors, "
-              << entry["elements"].get<std::uint64_t>() << " elements, "
-              << human_bytes(entry["bytes"].get<std::uint64_t>()) << '\n';
-  }
-  for (const auto& [file, bytes] : stats["external_files"].items()) {
-    std::cout << "external: " << file << "  " << human_bytes(bytes.get<std::uint64_t>()) << '\n';
-  }
+  if (info.contains("stats")) print_stats_text(info["stats"]);
 }
 
 int run_info(const InfoArgs& args) {
@@ -143,7 +157,7 @@ int run_info(const InfoArgs& args) {
   nlohmann::json info = summary_json(full ? ModelSummary::of(*full) : peek(args.model, options));
   if (full) info["stats"] = stats_json(*full);
   if (args.json) {
-    std::cout << info.dump(2) << '\n';
+    print_json(std::cout, info);
   } else {
     print_text(info);
   }

@@ -3,6 +3,7 @@
 
 #include <fnmatch.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -47,6 +48,35 @@ std::vector<LoadItem> plan_of(const Model& model, const LoadArgs& args) {
   return plan;
 }
 
+nlohmann::json load_json(const LoadArgs& args, const LoadStats& stats, double seconds) {
+  nlohmann::json out;
+  out["tensors"] = stats.tensors;
+  out["bytes"] = stats.bytes;
+  out["seconds"] = seconds;
+  out["gb_per_s"] = seconds > 0 ? static_cast<double>(stats.bytes) / seconds / 1e9 : 0.0;
+  out["mode"] = args.mode;
+  out["threads"] = args.threads;
+  out["bytes_read"] = stats.bytes_read;
+  out["requests"] = stats.requests;
+  out["direct_io"] = stats.direct;
+  return out;
+}
+
+// "3 tensors, 1.2 GiB in 0.812 s, 1.59 GB/s (mode read, 4 threads)", from the JSON alone.
+void print_text(const nlohmann::json& out) {
+  std::array<char, 64> rate{};
+  std::snprintf(rate.data(), rate.size(), "%.3f s, %.2f GB/s", out["seconds"].get<double>(),
+                out["gb_per_s"].get<double>());
+  const std::string mode = out["mode"].get<std::string>();
+  std::cout << out["tensors"].get<std::uint64_t>() << " tensors, "
+            << human_bytes(out["bytes"].get<std::uint64_t>()) << " in " << rate.data() << " (mode "
+            << mode << ", " << out["threads"].get<unsigned>() << " threads";
+  if (mode == "direct") {
+    std::cout << (out["direct_io"].get<bool>() ? ", O_DIRECT" : ", O_DIRECT refused: buffered");
+  }
+  std::cout << ")\n";
+}
+
 int run_load(const LoadArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   OpenOptions open_options;
@@ -71,29 +101,12 @@ int run_load(const LoadArgs& args) {
   [[maybe_unused]] volatile unsigned char keep = sink;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double gbps = seconds > 0 ? static_cast<double>(stats.bytes) / seconds / 1e9 : 0.0;
+  const nlohmann::json out = load_json(args, stats, seconds);
   if (args.json) {
-    nlohmann::json out;
-    out["tensors"] = stats.tensors;
-    out["bytes"] = stats.bytes;
-    out["seconds"] = seconds;
-    out["gb_per_s"] = gbps;
-    out["mode"] = args.mode;
-    out["threads"] = args.threads;
-    out["bytes_read"] = stats.bytes_read;
-    out["requests"] = stats.requests;
-    out["direct_io"] = stats.direct;
-    std::cout << out.dump(2) << '\n';
-    return kExitOk;
+    print_json(std::cout, out);
+  } else {
+    print_text(out);
   }
-  char rate[32];
-  std::snprintf(rate, sizeof rate, "%.3f s, %.2f GB/s", seconds, gbps);
-  std::cout << stats.tensors << " tensors, " << human_bytes(stats.bytes) << " in " << rate
-            << " (mode " << args.mode << ", " << args.threads << " threads"
-            << (options.mode == LoadMode::direct
-                    ? (stats.direct ? ", O_DIRECT" : ", O_DIRECT refused: buffered")
-                    : "")
-            << ")\n";
   return kExitOk;
 }
 

@@ -78,27 +78,33 @@ std::vector<Tensor> selected(const Model& model, const LsArgs& args) {
   return out;
 }
 
+// The table a person reads, made from the JSON rows alone.
+void print_table(const nlohmann::json& rows) {
+  Table table({"NAME", "DTYPE", "DIMS", "SIZE", "STORAGE", "OFFSET", "PATH"});
+  for (const nlohmann::json& row : rows) {
+    std::string where = row["storage"].get<std::string>();
+    if (where == to_string(TensorStorage::external)) where += ":" + row["file"].get<std::string>();
+    const auto dims = row["dims"].get<std::vector<std::int64_t>>();
+    table.add({row["name"].get<std::string>(), row["dtype"].get<std::string>(), format_dims(dims),
+               human_bytes(row["bytes"].get<std::uint64_t>()), where,
+               row.contains("offset") ? std::to_string(row["offset"].get<std::uint64_t>()) : "-",
+               row["path"].get<std::string>()});
+  }
+  table.print(std::cout);
+}
+
 int run_ls(const LsArgs& args) {
   OpenOptions options;
   options.load = args.load.mode();
   options.remote = args.remote;
   const Model model = Model::open(args.model, options);
-  const std::vector<Tensor> tensors = selected(model, args);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Tensor& t : selected(model, args)) rows.push_back(tensor_json(t));
   if (args.json) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const Tensor& t : tensors) rows.push_back(tensor_json(t));
-    std::cout << rows.dump(2) << '\n';
-    return kExitOk;
+    print_json(std::cout, rows);
+  } else {
+    print_table(rows);
   }
-  Table table({"NAME", "DTYPE", "DIMS", "SIZE", "STORAGE", "OFFSET", "PATH"});
-  for (const Tensor& t : tensors) {
-    std::string where(to_string(t.storage()));
-    if (t.storage() == TensorStorage::external) where += ":" + std::string(t.data_file());
-    table.add({std::string(t.lookup_name()), data_type_name(t.data_type()), format_dims(t.dims()),
-               human_bytes(t.byte_size()), where,
-               has_offset(t) ? std::to_string(t.file_offset()) : "-", t.path()});
-  }
-  table.print(std::cout);
   return kExitOk;
 }
 

@@ -1,10 +1,11 @@
 // onnxmap: the command-line face of the library, git-style (`onnxmap VERB ...`).
-// Exit codes: 0 success, 1 invalid model or failed check, 2 usage error.
+// Exit codes: 0 success, 1 invalid model or failed check, 2 usage error, 3 internal error (a bug).
 
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include "onnxmap/onnxmap.hpp"
 #include "verbs.hpp"
@@ -16,6 +17,9 @@ int main(int argc, char** argv) {
   CLI::App app{"onnxmap: read ONNX models through a memory map, lazily"};
   app.set_version_flag("--version", std::string("onnxmap ") + std::string(onnxmap::version()));
   app.require_subcommand(1);
+  app.footer(
+      "Exit status: 0 success, 1 invalid model or failed check, 2 usage error, 3 internal error "
+      "(a bug of onnxmap: please report it).\nEvery verb that prints takes --json.");
   onnxmap::cli::register_verbs(app);
 
   try {
@@ -30,8 +34,19 @@ int main(int argc, char** argv) {
   } catch (const onnxmap::Error& e) {
     std::cerr << "onnxmap: " << e.what() << '\n';
     return onnxmap::cli::kExitInvalid;
-  } catch (const std::exception& e) {
-    std::cerr << "onnxmap: " << e.what() << '\n';
+  } catch (const CLI::Error& e) {
+    // A value the verb itself validates while running (get --rows A:B).
+    std::cerr << "onnxmap " << onnxmap::cli::selected_command(app) << ": " << e.what() << '\n';
+    return onnxmap::cli::kExitUsage;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "onnxmap " << onnxmap::cli::selected_command(app) << ": out of memory\n";
     return onnxmap::cli::kExitInvalid;
+  } catch (const std::exception& e) {
+    // Every failure the library foresees is an onnxmap::Error; anything else is a bug of ours.
+    std::cerr << "onnxmap: internal error (onnxmap " << onnxmap::cli::selected_command(app)
+              << "): " << e.what()
+              << "\nThis is a bug in onnxmap, not a problem of the model: please report it with "
+                 "this message and, if you can, the model.\n";
+    return onnxmap::cli::kExitInternal;
   }
 }

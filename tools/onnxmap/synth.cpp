@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "format.hpp"
@@ -16,8 +17,21 @@ namespace {
 struct SynthArgs {
   std::string out;
   std::string dtype = "float16";
+  bool json = false;
   SynthOptions options;
 };
+
+// "OUT: N tensors, N nodes, N parameters, SIZE [+ SIZE of data] [(payloads are holes)]".
+void print_text(const nlohmann::json& out) {
+  std::cout << out["output"].get<std::string>() << ": " << out["tensors"].get<std::uint64_t>()
+            << " tensors, " << out["nodes"].get<std::uint64_t>() << " nodes, "
+            << out["parameters"].get<std::uint64_t>() << " parameters, "
+            << human_bytes(out["model_bytes"].get<std::uint64_t>());
+  if (out["external_data"].get<bool>()) {
+    std::cout << " + " << human_bytes(out["data_bytes"].get<std::uint64_t>()) << " of data";
+  }
+  std::cout << (out["sparse"].get<bool>() ? " (payloads are holes)" : "") << '\n';
+}
 
 int run_synth(SynthArgs args) {
   static const std::map<std::string, DataType> kTypes{{"float16", DataType::float16},
@@ -26,10 +40,19 @@ int run_synth(SynthArgs args) {
                                                       {"int4", DataType::int4}};
   args.options.dtype = kTypes.at(args.dtype);
   const SynthResult r = synth(args.out, args.options);
-  std::cout << args.out << ": " << r.tensors << " tensors, " << r.nodes << " nodes, "
-            << r.parameters << " parameters, " << human_bytes(r.model_bytes);
-  if (args.options.external_data) std::cout << " + " << human_bytes(r.data_bytes) << " of data";
-  std::cout << (args.options.sparse ? " (payloads are holes)" : "") << '\n';
+  const nlohmann::json out{{"output", args.out},
+                           {"tensors", r.tensors},
+                           {"nodes", r.nodes},
+                           {"parameters", r.parameters},
+                           {"model_bytes", r.model_bytes},
+                           {"data_bytes", r.data_bytes},
+                           {"external_data", args.options.external_data},
+                           {"sparse", args.options.sparse}};
+  if (args.json) {
+    print_json(std::cout, out);
+  } else {
+    print_text(out);
+  }
   return kExitOk;
 }
 
@@ -59,6 +82,7 @@ void add_synth_verb(CLI::App& app) {
   sub->add_flag("--external-data", args->options.external_data,
                 "put payloads in OUT.data, 4096-aligned");
   sub->add_flag("--sparse", args->options.sparse, "leave payloads as file holes");
+  sub->add_flag("--json", args->json, "report what was written as one JSON object");
   add_verb(sub, [args] { return run_synth(*args); });
 }
 

@@ -31,6 +31,18 @@ int run_selected(const CLI::App& app) {
   return kExitUsage;
 }
 
+std::string selected_command(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    std::string out = sub->get_name();
+    for (const CLI::Option* option : sub->get_options()) {
+      if (!option->get_positional()) continue;
+      for (const std::string& value : option->results()) out += " " + value;
+    }
+    return out;
+  }
+  return "(no verb)";
+}
+
 void register_verbs(CLI::App& app) {
   add_check_verb(app);
   add_convert_verb(app);

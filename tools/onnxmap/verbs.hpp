@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 #include "onnxmap/load_mode.hpp"
 
@@ -12,6 +13,7 @@ namespace onnxmap::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInvalid = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInternal = 3;  // an exception no verb foresaw: a bug of onnxmap
 
 using VerbRunner = std::function<int()>;
 
@@ -19,6 +21,8 @@ using VerbRunner = std::function<int()>;
 void register_verbs(CLI::App& app);
 // Runs the verb the command line selected; returns the exit code.
 int run_selected(const CLI::App& app);
+// The selected verb and its positional arguments as typed ("info model.onnx"), for messages.
+[[nodiscard]] std::string selected_command(const CLI::App& app);
 
 // Each verb's file defines one of these.
 void add_check_verb(CLI::App& app);
