@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz/) with clang, ASan and UBSan, and runs each for SECONDS
-# (default 60). Exits non-zero on any finding; a crashing input is left in build-fuzz/findings/.
+# Runs each libFuzzer target (tests/fuzz/) for SECONDS (default 60), two at a time, in the clang
+# build with ASan and UBSan that tools/test.sh also tests (build-asan). Exits non-zero on any
+# finding; a crashing input is copied to tests/fuzz/regressions/TARGET/, where the suite replays
+# it: fix the bug and commit the input with the fix.
 #
 #   ./tools/fuzz.sh [SECONDS]          every target
 #   FUZZ_TARGETS="fuzz_model" ./tools/fuzz.sh 600
@@ -9,31 +11,28 @@
 #
 # Seeds: the onnx backend corpus in ../shared/corpus beside the checkout (skipped with a message
 # when absent), the fixtures python3-onnx writes and the inputs kept in tests/fuzz/regressions/.
-# Each target keeps its own growing corpus in build-fuzz/corpus/TARGET between runs.
+# Each target keeps its own growing corpus in build-asan/fuzz/corpus/TARGET between runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/setup.sh
 onnxmap_install_deps
 
 seconds=${1:-60}
-build="build-fuzz"
+build="build-asan"
+work=$build/fuzz
 # shellcheck disable=SC2206  # FUZZ_TARGETS is a list of words on purpose
 targets=(${FUZZ_TARGETS:-fuzz_model fuzz_tensor fuzz_external fuzz_load_modes fuzz_save_roundtrip})
 
-if [ ! -f "$build/build.ninja" ]; then
-  # Only the fuzz targets are built here; the test suite has its own builds (tools/test.sh).
-  CXX=clang++ meson setup "$build" --buildtype=debugoptimized -Dfuzz=enabled -Dtests=disabled \
-    -Dbench=disabled -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
-fi
+onnxmap_asan_setup
 ninja -C "$build" --quiet "${targets[@]/#/tests/fuzz/}"
 
 # Seed folders, made once: models and bare TensorProtos from the corpus and the fixtures.
-seeds=$build/seeds
+seeds=$work/seeds
 if [ ! -d "$seeds" ]; then
   mkdir -p "$seeds/fixtures" "$seeds/models" "$seeds/tensors" "$seeds/external"
   /usr/bin/python3 tests/conformance/make_fixtures.py "$seeds/fixtures" >/dev/null
   find "$seeds/fixtures" -name '*.onnx' -exec cp {} "$seeds/models/" \;
-  cp tests/fuzz/regressions/fuzz_save_roundtrip/*.onnx "$seeds/models/"
+  cp tests/fuzz/regressions/fuzz_*/*.onnx "$seeds/models/"
   corpus=../shared/corpus/onnx-backend
   if [ -d "$corpus" ]; then
     n=0
@@ -64,26 +63,46 @@ seeds_of() {
   esac
 }
 
-status=0
-mkdir -p "$build/findings"
-for target in "${targets[@]}"; do
-  corpus_dir=$build/corpus/$target
+# fuzz TARGET: runs it for $seconds; on a finding, prints what it found and keeps the input.
+fuzz() {
+  local target=$1
+  local corpus_dir=$work/corpus/$target
+  local log=$work/findings/$target.log
   mkdir -p "$corpus_dir"
-  log=$build/findings/$target.log
-  echo "== $target for ${seconds}s"
   # -rss_limit_mb: memory must grow with bytes, never with what a file claims.
   # shellcheck disable=SC2086  # FUZZ_FLAGS is a list of words on purpose
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$build/tests/fuzz/$target" "$corpus_dir" "$(seeds_of "$target")" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-    -artifact_prefix="$build/findings/$target-" -print_final_stats=1 ${FUZZ_FLAGS:-} \
+    -artifact_prefix="$work/findings/$target-" -print_final_stats=1 ${FUZZ_FLAGS:-} \
     >"$log" 2>&1; then
-    grep -E '^stat::number_of_executed_units' "$log" | sed "s/^/  /" || true
-  else
-    echo "fuzz: $target found a problem; see $log and $build/findings/$target-*" >&2
-    grep -E 'ERROR|SUMMARY|runtime error' "$log" | head -5 >&2 || true
-    status=1
+    echo "== $target for ${seconds}s: $(grep -E '^stat::number_of_executed_units' "$log" || true)"
+    return 0
   fi
+  echo "fuzz: $target found a problem; see $log" >&2
+  grep -E 'ERROR|SUMMARY|runtime error' "$log" | head -5 >&2 || true
+  for input in "$work/findings/$target"-*; do
+    [ -f "$input" ] || continue
+    mkdir -p "tests/fuzz/regressions/$target"
+    cp "$input" "tests/fuzz/regressions/$target/"
+    echo "fuzz: kept $input in tests/fuzz/regressions/$target/: commit it with the fix" >&2
+  done
+  return 1
+}
+
+status=0
+mkdir -p "$work/findings"
+rm -f "$work/findings/"*
+# Two at a time: one per core.
+for ((i = 0; i < ${#targets[@]}; i += 2)); do
+  pids=()
+  for target in "${targets[@]:i:2}"; do
+    fuzz "$target" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" || status=1
+  done
 done
 exit $status

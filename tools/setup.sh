@@ -6,6 +6,8 @@ set -euo pipefail
 
 onnxmap_packages=(
   g++ meson ninja-build pkg-config
+  # A compiler cache: Meson uses it when it is on PATH, so a rerun compiles only what changed.
+  ccache
   # tests/install: the CMake example consumer.
   cmake
   libboost-dev libboost-iostreams-dev
@@ -23,7 +25,10 @@ onnxmap_packages=(
   # install here: 173 packages, 606 MB).
   python3-dev python3-pybind11 pybind11-dev python3-mesonpy python3-pytest python3-venv
   python3-torch
-  # tools/fuzz.sh: libFuzzer ships with clang (libclang_rt.fuzzer is in libclang-rt-14-dev).
+  # pytest's -n 2 (python/tests/meson.build).
+  python3-pytest-xdist
+  # The sanitizer build (tools/test.sh) and the fuzz targets (tools/fuzz.sh): clang with
+  # AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer (libclang-rt-14-dev).
   clang libclang-rt-14-dev
 )
 
@@ -46,6 +51,18 @@ onnxmap_install_deps() {
   export DEBIAN_FRONTEND=noninteractive
   "${sudo[@]}" apt-get update -qq >&2
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Configures (once) the clang build with AddressSanitizer, UndefinedBehaviorSanitizer and the
+# fuzzers' coverage instrumentation in build-asan: tools/test.sh runs its tests, tools/fuzz.sh its
+# fuzz targets. Unity files: it only checks, and is not the build one debugs in.
+onnxmap_asan_setup() {
+  local build=build-asan
+  [ -f "$build/build.ninja" ] && return 0
+  # -Db_lundef=false: meson needs it to link with the sanitizer runtimes.
+  CXX="ccache clang++" meson setup "$build" --buildtype=debugoptimized -Dwerror=true \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=enabled -Dunity=on -Dbench=disabled \
+    >/dev/null
 }
 
 # Configures (once) and builds the release build in build-release; sets $onnxmap to the command.

@@ -1,83 +1,121 @@
 #!/usr/bin/env bash
-# Builds onnxmap and runs the whole test suite: a normal build (warnings are errors), an
-# AddressSanitizer + UndefinedBehaviorSanitizer build and a ThreadSanitizer build of the threaded
-# tests; checks for one-definition-rule clashes with an LTO build (tools/odr_check.sh). Exits
-# non-zero on any failure.
+# Builds onnxmap and runs the whole suite; exits non-zero on any failure. Four builds:
+#   build-test  GCC, warnings are errors: every test (unit, CLI, conformance, interop, the install
+#               consumers, Python with `pip install .`, remote, the fuzz replays)
+#   build-odr   GCC's link-time optimizer over the library and the command: two different
+#               definitions of one name fail the build (tools/odr_check.sh)
+#   build-asan  clang with AddressSanitizer, UndefinedBehaviorSanitizer and the fuzzers' coverage
+#               instrumentation, unity files: the unit tests, the CLI and Python suites (the long
+#               corpus sweeps on a sample) and the fuzz targets, which tools/fuzz.sh then runs
+#   build-tsan  GCC with ThreadSanitizer, unity files: only the tests that start threads
+# The ODR, ASan and TSan builds compile (at low priority) while the plain tests run; then the ASan
+# and TSan tests run side by side. ccache keeps every compile, so a rerun compiles only what
+# changed. The last lines are each phase's wall time and one closing line over all runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/setup.sh
 onnxmap_install_deps
 
-# build_and_test DIR "MESON OPTIONS" "NINJA TARGETS" [MESON TEST ARGS...]: configures once,
-# builds the targets (all when empty), runs tests.
-build_and_test() {
+logs=build-logs
+mkdir -p "$logs"
+rm -f "$logs"/*.seconds
+declare -A failed=()
+
+# timed NAME COMMAND...: runs COMMAND, writes its wall seconds to $logs/NAME.seconds; returns
+# COMMAND's status.
+timed() {
+  local name=$1
+  shift
+  local start=$SECONDS status=0
+  "$@" || status=$?
+  echo $((SECONDS - start)) >"$logs/$name.seconds"
+  return $status
+}
+
+# configure DIR [MESON OPTIONS...]: configures DIR once (warnings are errors).
+configure() {
   local dir=$1
-  local options=$2
-  local targets=$3
-  shift 3
-  if [ ! -f "$dir/build.ninja" ]; then
-    # shellcheck disable=SC2086  # options are words on purpose
-    meson setup "$dir" --buildtype=debugoptimized -Dwerror=true $options >/dev/null
-  fi
-  # shellcheck disable=SC2086
-  ninja -C "$dir" --quiet $targets
+  shift
+  [ -f "$dir/build.ninja" ] || meson setup "$dir" --buildtype=debugoptimized -Dwerror=true "$@" \
+    >/dev/null
+}
+
+# run_tests DIR [MESON TEST ARGS...]: meson's tests of DIR, two at a time.
+run_tests() {
+  local dir=$1
+  shift
   rm -f "$dir/python/tests/pytest.xml"  # the pytest report of this run only
-  echo "== meson test ($dir)"
   meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 "$@"
 }
 
-status=0
-build_and_test build-test "" "" || status=1
-# Two definitions of one name in two .cpp files link silently and corrupt memory: GCC's LTO
-# compares them (about 2.5 minutes on 2 cores from scratch). Counted as one test.
-odr_failed=0
-./tools/odr_check.sh || { status=1; odr_failed=1; }
-# Sanitized builds: -Db_lundef=false is what meson needs to link with the sanitizer runtimes. The
-# ASan build runs the Python suite too, with the runtime preloaded into python
-# (python/tests/meson.build).
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  build_and_test build-asan "-Db_sanitize=address,undefined -Db_lundef=false" "" || status=1
-# ThreadSanitizer over the tests that run threads (shared models, the parallel pass, the loaders,
-# read-ahead): only their program is built.
-TSAN_OPTIONS=halt_on_error=1 \
-  build_and_test build-tsan "-Db_sanitize=thread -Db_lundef=false -Dbench=disabled -Dpython=disabled" \
-  tests/unit_tests unit --test-args=--gtest_filter=Concurrency.*:Bulk.*:ChunkFeed.*:IndexThreads*:Load.*:ReadAhead.*:RunGuess.* || status=1
+build_asan() {
+  onnxmap_asan_setup && nice -n 10 ninja -C build-asan --quiet
+}
+
+# The TSan build compiles the library and the threaded tests' program only.
+build_tsan() {
+  configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dunity=on -Dbench=disabled \
+    -Dpython=disabled && nice -n 10 ninja -C build-tsan --quiet tests/thread_tests
+}
+
+# The ODR check and the sanitizer builds, at low priority while the plain tests run. Returns a
+# bit per failed build: 1 ODR, 2 ASan, 4 TSan.
+background_builds() {
+  local status=0
+  timed odr nice -n 10 ./tools/odr_check.sh >"$logs/odr.log" 2>&1 || status=$((status | 1))
+  timed asan-build build_asan >"$logs/asan-build.log" 2>&1 || status=$((status | 2))
+  timed tsan-build build_tsan >"$logs/tsan-build.log" 2>&1 || status=$((status | 4))
+  return $status
+}
+
+configure build-test
+echo "== build (build-test)"
+timed plain-build ninja -C build-test --quiet || failed[plain-build]=1
+
+background_builds &
+background=$!
+
+echo "== meson test (build-test)"
+timed plain-tests run_tests build-test || failed[plain-tests]=1
+
+echo "== waiting for the ODR check and the sanitizer builds"
+background_status=0
+wait $background || background_status=$?
+cat "$logs/odr.log"
+((background_status & 1)) && failed[odr]=1
+if ((background_status & 2)); then
+  failed[asan-build]=1
+  tail -30 "$logs/asan-build.log"
+fi
+if ((background_status & 4)); then
+  failed[tsan-build]=1
+  tail -30 "$logs/tsan-build.log"
+fi
+
+# ASan and TSan tests side by side: each runs its own process tree, output kept apart.
+echo "== meson test (build-asan) and (build-tsan)"
+(
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    timed asan-tests run_tests build-asan >"$logs/asan-tests.log" 2>&1
+) &
+asan=$!
+(
+  TSAN_OPTIONS=halt_on_error=1 timed tsan-tests run_tests build-tsan threads \
+    >"$logs/tsan-tests.log" 2>&1
+) &
+tsan=$!
+wait $asan || failed[asan-tests]=1
+wait $tsan || failed[tsan-tests]=1
+cat "$logs/asan-tests.log" "$logs/tsan-tests.log"
+
+echo "== wall time per phase (the ODR and sanitizer builds overlap the plain tests)"
+for phase in plain-build plain-tests odr asan-build tsan-build asan-tests tsan-tests; do
+  seconds=$(cat "$logs/$phase.seconds" 2>/dev/null || echo "?")
+  printf '  %-12s %5s s%s\n' "$phase" "$seconds" "${failed[$phase]:+  FAILED}"
+done
+echo "  total        $SECONDS s"
 
 # One closing line over all runs, read from meson's JSON logs; the meson test "python" counts as
-# the pytest cases its JUnit report lists.
-ODR_FAILED=$odr_failed /usr/bin/python3 - build-test build-asan build-tsan <<'PY'
-import json, os, sys, collections
-import xml.etree.ElementTree as ET
-counts = collections.Counter()
-counts["FAIL" if os.environ["ODR_FAILED"] == "1" else "OK"] += 1  # tools/odr_check.sh
-
-def add_pytest(report):
-    """Adds the cases of a pytest JUnit report; returns how many failed."""
-    for suite in ET.parse(report).getroot().iter("testsuite"):
-        failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
-        skipped = int(suite.get("skipped", 0))
-        counts["OK"] += int(suite.get("tests", 0)) - failed - skipped
-        counts["FAIL"] += failed
-        counts["SKIP"] += skipped
-        return failed
-
-for build in sys.argv[1:]:
-    try:
-        with open(f"{build}/meson-logs/testlog.json") as log:
-            for line in log:
-                entry = json.loads(line)
-                report = f"{build}/python/tests/pytest.xml"
-                if entry["name"] == "python" and entry["result"] in ("OK", "FAIL"):
-                    try:
-                        if add_pytest(report) == 0 and entry["result"] == "FAIL":
-                            counts["FAIL"] += 1  # pytest failed outside any case
-                        continue
-                    except (FileNotFoundError, ET.ParseError):
-                        pass
-                counts[entry["result"]] += 1
-    except FileNotFoundError:
-        counts["FAIL"] += 1
-failed = sum(n for r, n in counts.items() if r not in ("OK", "SKIP", "EXPECTEDFAIL"))
-print(f"tests: {counts['OK'] + counts['EXPECTEDFAIL']} passed, {failed} failed, {counts['SKIP']} skipped")
-PY
-exit $status
+# the pytest cases its JUnit report lists; the ODR check counts as one test.
+ODR_FAILED=${failed[odr]:-0} /usr/bin/python3 tools/test_summary.py build-test build-asan build-tsan
+[ ${#failed[@]} -eq 0 ]

@@ -134,14 +134,16 @@ std::string_view Type::opaque_name() const {
   return detail::FieldAccess(index_, kind_spans()).string_field(schema::TypeProtoOpaque::kName);
 }
 
-std::string Type::to_string() const {
-  switch (kind()) {
-    case Kind::none: return "?";
-    case Kind::tensor:
-    case Kind::sparse_tensor: {
-      std::string out = kind() == Kind::sparse_tensor ? "sparse " : "";
-      out += data_type_name(elem_type());
-      const auto dims = shape();
+namespace {
+
+// The text of a type with no element type: "?", "FLOAT[N,3]", "sparse FLOAT", "opaque(d.n)".
+std::string leaf_text(const Type& type) {
+  switch (type.kind()) {
+    case Type::Kind::tensor:
+    case Type::Kind::sparse_tensor: {
+      std::string out = type.kind() == Type::Kind::sparse_tensor ? "sparse " : "";
+      out += data_type_name(type.elem_type());
+      const auto dims = type.shape();
       if (!dims) return out;
       out += '[';
       for (std::size_t i = 0; i < dims->size(); ++i) {
@@ -151,14 +153,28 @@ std::string Type::to_string() const {
       }
       return out + ']';
     }
-    case Kind::sequence: return "seq(" + element().to_string() + ")";
-    case Kind::optional: return "optional(" + element().to_string() + ")";
-    case Kind::map:
-      return "map(" + data_type_name(map_key_type()) + "," + element().to_string() + ")";
-    case Kind::opaque:
-      return "opaque(" + std::string(opaque_domain()) + "." + std::string(opaque_name()) + ")";
+    case Type::Kind::opaque:
+      return "opaque(" + std::string(type.opaque_domain()) + "." + std::string(type.opaque_name()) +
+             ")";
+    default: return "?";
   }
-  return "?";
+}
+
+}  // namespace
+
+// A loop, not a recursion: a type nested as deep as max_depth allows must not exhaust the stack
+// (sanitized builds have frames several times larger).
+std::string Type::to_string() const {
+  std::string prefix;
+  std::size_t open = 0;
+  for (Type type = *this;; type = type.element(), ++open) {
+    switch (type.kind()) {
+      case Kind::sequence: prefix += "seq("; break;
+      case Kind::optional: prefix += "optional("; break;
+      case Kind::map: prefix += "map(" + data_type_name(type.map_key_type()) + ","; break;
+      default: return prefix + leaf_text(type) + std::string(open, ')');
+    }
+  }
 }
 
 }  // namespace onnxmap

@@ -35,6 +35,8 @@ def test_pip_install_in_a_venv(tmp_path, fixtures):
                    check=True)
     python = venv / "bin" / "python"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # ccache (on PATH, found by meson) hits across runs although each run copies to a new folder.
+    env.update(CCACHE_BASEDIR=str(tmp_path), CCACHE_NOHASHDIR="1")
     # Unoptimized: the test is about the packaging, and -O2 would double its build time.
     install = subprocess.run([str(python), "-m", "pip", "install", "--no-index",
                               "--no-build-isolation", "-q",

@@ -1,6 +1,9 @@
 """Every tensor equals onnx.numpy_helper.to_array, on the fixtures and the backend corpus; views
 are zero-copy and read-only, copies say so."""
+import ctypes
+import os
 import pathlib
+import shutil
 
 import numpy as np
 import onnx
@@ -93,9 +96,47 @@ def test_mapping_protocol(fixtures):
         assert raised.value.kind == "not_found"
 
 
-def test_bulk_read_and_page_in(fixtures):
-    with onnxmap.open(fixtures / "external_one_file.onnx") as model:
+def resident_pages(array):
+    """(resident, total) pages under a zero-copy array, by mincore(2)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    page = os.sysconf("SC_PAGE_SIZE")
+    begin = array.ctypes.data // page * page
+    length = array.ctypes.data + array.nbytes - begin
+    flags = (ctypes.c_ubyte * ((length + page - 1) // page))()
+    assert libc.mincore(begin, length, flags) == 0, os.strerror(ctypes.get_errno())
+    return sum(f & 1 for f in flags), len(flags)
+
+
+def evicted_copy(source, folder):
+    """`source` and its data files copied into `folder`, flushed and dropped from the page cache."""
+    for path in source.parent.iterdir():
+        if path.name.startswith(source.stem):
+            target = folder / path.name
+            shutil.copyfile(path, target)
+            fd = os.open(target, os.O_RDONLY)
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+    return folder / source.name
+
+
+def test_page_in_makes_payloads_resident(fixtures, tmp_path):
+    path = evicted_copy(fixtures / "external_one_file.onnx", tmp_path)
+    with onnxmap.open(path) as model:
+        arrays = [model[name].numpy() for name in model.keys()]
+        before = sum(resident_pages(a)[0] for a in arrays)
+        total = sum(resident_pages(a)[1] for a in arrays)
+        if before > total // 2:
+            pytest.skip(f"the kernel kept {before} of {total} pages cached after DONTNEED")
         model.page_in()
+        for name, array in zip(model.keys(), arrays):
+            resident, pages = resident_pages(array)
+            assert resident == pages, f"{name}: {resident} of {pages} pages after page_in"
+
+
+def test_bulk_read(fixtures):
+    with onnxmap.open(fixtures / "external_one_file.onnx") as model:
         copies = model.read(threads=2)
         assert sorted(copies) == sorted(model.keys())
         for name, array in copies.items():

@@ -21,6 +21,7 @@ import tempfile
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "conformance"))
 import golden_model  # noqa: E402  (beside this file)
 import make_fixtures  # noqa: E402
+from corpus_sample import sample  # noqa: E402
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 # Text that only a C++ exception or a crash puts in front of a person.
@@ -208,7 +209,7 @@ def model_paths(corpus, scratch, run):
     conformance fixtures, the golden model and an LLM-shaped model with external data."""
     paths = []
     if corpus and pathlib.Path(corpus).is_dir():
-        paths += sorted(pathlib.Path(corpus).rglob("*.onnx"))
+        paths += sample(sorted(pathlib.Path(corpus).rglob("*.onnx")))
     else:
         print(f"SKIP: corpus {corpus} not found (it lives in ../shared, absent from a user's "
               "clone); only the fixtures and goldens ran")

@@ -104,6 +104,8 @@ def check_subproject(work, model, header, expected):
     os.mkdir(os.path.join(project, "subprojects"))
     os.symlink(SOURCE, os.path.join(project, "subprojects", "onnxmap"))
     env = clean_env(os.path.join(work, "nothing-installed"))
+    # ccache (on PATH, found by meson) hits across runs although each run has a new folder.
+    env.update(CCACHE_BASEDIR=work, CCACHE_NOHASHDIR="1")
     build = os.path.join(project, "build")
     # The library only, unoptimized: the consumer needs nothing else and it builds fastest.
     run(["meson", "setup", build, project, "--buildtype=debug", "--wrap-mode=nodownload",

@@ -31,6 +31,7 @@ from google.protobuf import message as pb_message
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "conformance"))
 import make_fixtures  # noqa: E402
 import builder_expected  # noqa: E402
+from corpus_sample import sample  # noqa: E402
 
 VARIANTS = {
     "external": ["--external-data", "--size-threshold", "0"],
@@ -253,7 +254,7 @@ def main():
             if not corpus.is_dir():
                 print(f"SKIP corpus: {corpus} not found (it lives in ../shared, absent from a "
                       "user's clone)")
-            for i, path in enumerate(sorted(corpus.rglob("*.onnx")) if corpus.is_dir() else []):
+            for i, path in enumerate(sample(sorted(corpus.rglob("*.onnx"))) if corpus.is_dir() else []):
                 sub = out / f"corpus{i}"
                 sub.mkdir()
                 check_model_file(args.onnxmap, path, sub, CORPUS_VARIANTS)

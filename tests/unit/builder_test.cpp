@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "onnxmap/onnxmap.hpp"
-#include "temp_folder.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap::test {
 namespace {

@@ -1,12 +1,17 @@
 // Bulk reads on a thread pool: every byte lands where it belongs, typed tensors included.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <numeric>
 
 #include "model_builder.hpp"
 #include "onnxmap/bulk.hpp"
 #include "onnxmap/model.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap {
 namespace {
@@ -61,11 +66,70 @@ TEST(Bulk, ReadIntoCopiesEveryTensorInChunks) {
                              expected.bytes().end()))
           << tensors[i].path() << " in chunks of " << chunk_bytes;
     }
-    page_in(tensors, options);
   }
 
   buffers[0] = buffers[0].subspan(1);
   EXPECT_THROW(read_into(tensors, buffers, options), Error);
+}
+
+// How many of the pages under `bytes` are in the page cache (mincore).
+std::size_t resident_pages(std::span<const std::byte> bytes) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data()) / page * page;
+  const auto end = reinterpret_cast<std::uintptr_t>(bytes.data()) + bytes.size();
+  std::vector<unsigned char> flags((end - begin + page - 1) / page);
+  EXPECT_EQ(::mincore(reinterpret_cast<void*>(begin), end - begin, flags.data()), 0);
+  return static_cast<std::size_t>(
+      std::count_if(flags.begin(), flags.end(), [](unsigned char f) { return (f & 1U) != 0; }));
+}
+
+// Writes `bytes` to `path`, flushed, and asks the kernel to drop its pages from the page cache.
+void write_evicted(const std::filesystem::path& path, const std::vector<std::byte>& bytes) {
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+}
+
+TEST(Bulk, PageInMakesEveryPayloadPageResident) {
+  const test::ScopedTestFolder folder;
+  const auto path = folder.path() / "model.onnx";
+  write_evicted(path, message([](wire::Writer& m) {
+                  sub(m, schema::ModelProto::kGraph, [](wire::Writer& g) {
+                    for (int i = 0; i < 4; ++i) {
+                      sub(g, schema::GraphProto::kInitializer,
+                          test::raw_tensor("w" + std::to_string(i), DataType::uint8, {1 << 20},
+                                           std::vector<std::byte>(1 << 20, std::byte{3})));
+                    }
+                  });
+                }));
+  const Model model = Model::open(path);
+  std::vector<Tensor> tensors;
+  std::size_t pages = 0;
+  std::size_t resident_before = 0;
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    tensors.push_back(model.tensor_at(i));
+    pages += tensors.back().byte_size() / static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    resident_before += resident_pages(tensors.back().bytes());
+  }
+  if (resident_before > pages / 2) {
+    GTEST_SKIP() << "the kernel kept " << resident_before << " of " << pages
+                 << " pages cached after POSIX_FADV_DONTNEED: page_in cannot be told apart";
+  }
+  BulkOptions options;
+  options.threads = 2;
+  options.chunk_bytes = 256 << 10;
+  page_in(tensors, options);
+  for (const Tensor& t : tensors) {
+    const auto bytes = t.bytes();
+    EXPECT_GE(resident_pages(bytes),
+              bytes.size() / static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)))
+        << t.path() << " is not resident after page_in";
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "check/sha1.hpp"
 #include "check_builder.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap {
 namespace {
@@ -108,17 +109,13 @@ TEST(CheckPayload, TypedStringAndMissingData) {
 }
 
 // External data in a temporary folder: data.bin of 64 bytes, 0..63.
-class CheckExternal : public ::testing::Test {
+class CheckExternal : public test::TempFolder {
  protected:
   void SetUp() override {
-    folder_ = std::filesystem::temp_directory_path() /
-              ("onnxmap-check-" + std::to_string(::getpid()) + "-" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(folder_);
-    std::ofstream out(folder_ / "data.bin", std::ios::binary);
+    TempFolder::SetUp();
+    std::ofstream out(at("data.bin"), std::ios::binary);
     for (int i = 0; i < 64; ++i) out.put(static_cast<char>(i));
   }
-  void TearDown() override { std::filesystem::remove_all(folder_); }
 
   // A FLOAT[length/4] (or BOOL[length]) tensor at [offset, offset+length) of `location`.
   static test::Body external(std::string name, std::string location, int offset, int length,
@@ -145,7 +142,7 @@ class CheckExternal : public ::testing::Test {
   [[nodiscard]] CheckReport run(std::vector<test::Body> tensors, bool read_data = false,
                                 CheckOptions options = {}) const {
     const auto bytes = model_with_tensors(std::move(tensors));
-    const auto path = folder_ / "model.onnx";
+    const auto path = root_ / "model.onnx";
     std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()),
                static_cast<std::streamsize>(bytes.size()));
@@ -158,8 +155,6 @@ class CheckExternal : public ::testing::Test {
     for (int i = 0; i < 64; ++i) all[static_cast<std::size_t>(i)] = static_cast<std::byte>(i);
     return sha1_hex(all);
   }
-
-  std::filesystem::path folder_;
 };
 
 TEST_F(CheckExternal, CleanRangesPass) {
@@ -218,12 +213,12 @@ TEST_F(CheckExternal, BoolValuesWithReadData) {
 }
 
 TEST_F(CheckExternal, UnreadableFileIsOneStructureProblem) {
-  const auto path = folder_ / "garbage.onnx";
+  const auto path = root_ / "garbage.onnx";
   std::ofstream(path, std::ios::binary).write("\x0a\xff\xff\xff\xff\x0f", 6);
   const auto report = check(path);
   EXPECT_FALSE(report.opened);
   EXPECT_THAT(findings(report), ElementsAre("structure "));
-  EXPECT_THAT(findings(check(folder_ / "absent.onnx")), ElementsAre("structure "));
+  EXPECT_THAT(findings(check(root_ / "absent.onnx")), ElementsAre("structure "));
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include "index/tensor_fields.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/onnxmap.hpp"
-#include "wire_test_util.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap::test {
 namespace {

@@ -14,6 +14,7 @@
 #include "fuzz/walk.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/model.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap {
 namespace {
@@ -69,8 +70,8 @@ TEST(Concurrency, SixteenThreadsShareOneModel) {
 TEST(Concurrency, SixteenThreadsWalkOneMappedModel) {
   // A mapped file this time, so prefetch and release really advise the kernel while other
   // threads read the same pages; every thread also walks every view (the fuzz targets' walk).
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("onnxmap-concurrency-" + std::to_string(::getpid()) + ".onnx");
+  const test::ScopedTestFolder folder;
+  const auto path = folder.path() / "model.onnx";
   const auto bytes = message([](wire::Writer& m) {
     sub(m, schema::ModelProto::kGraph, [](wire::Writer& g) {
       for (int i = 0; i < 32; ++i) {

@@ -17,7 +17,7 @@
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/save.hpp"
-#include "temp_folder.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap {
 namespace {

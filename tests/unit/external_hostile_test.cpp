@@ -12,6 +12,7 @@
 
 #include "model_builder.hpp"
 #include "onnxmap/model.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap {
 namespace {
@@ -36,14 +37,14 @@ std::vector<std::byte> model_bytes(const std::vector<ExternalRef>& refs) {
           t.field_int64(TP::kDims, 4);
           t.field_int32(TP::kDataType, static_cast<std::int32_t>(DataType::float32));
           t.field_string(TP::kName, ref.name);
-          for (const auto& [key, value] :
+          for (const auto& entry :
                {std::pair<std::string_view, const std::string&>{"location", ref.location},
                 {"offset", ref.offset},
                 {"length", ref.length}}) {
-            if (value.empty()) continue;
+            if (entry.second.empty()) continue;
             sub(t, TP::kExternalData, [&](wire::Writer& e) {
-              e.field_string(schema::StringStringEntryProto::kKey, key);
-              e.field_string(schema::StringStringEntryProto::kValue, value);
+              e.field_string(schema::StringStringEntryProto::kKey, entry.first);
+              e.field_string(schema::StringStringEntryProto::kValue, entry.second);
             });
           }
           t.field_int32(TP::kDataLocation, static_cast<std::int32_t>(DataLocation::external));
@@ -53,20 +54,15 @@ std::vector<std::byte> model_bytes(const std::vector<ExternalRef>& refs) {
   });
 }
 
-class ExternalHostile : public ::testing::Test {
+class ExternalHostile : public test::TempFolder {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("onnxmap-hostile-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
+    TempFolder::SetUp();
     fs::create_directories(folder());
     write(folder() / "data.bin", 24);  // room for one FLOAT[4] at offset 8, not two
     write(folder() / "short.bin", 8);  // half a FLOAT[4]
     write(root_ / "outside.bin", 16);
   }
-  void TearDown() override { fs::remove_all(root_); }
-
   [[nodiscard]] fs::path folder() const { return root_ / "model"; }
 
   static void write(const fs::path& path, std::size_t size) {
@@ -89,8 +85,6 @@ class ExternalHostile : public ::testing::Test {
       }
     }
   }
-
-  fs::path root_;
 };
 
 TEST_F(ExternalHostile, RangesPastTheFileOrOverflowing) {

@@ -7,27 +7,18 @@
 #include "fuzz/walk.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/model.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap {
 namespace {
 
+using test::bytes_of;
 using test::message;
 using test::sub;
 using TP = schema::TensorProto;
 
-std::vector<std::byte> bytes_of(std::initializer_list<int> values) {
-  std::vector<std::byte> out;
-  for (const int v : values) out.push_back(static_cast<std::byte>(v));
-  return out;
-}
-
 void expect_invalid_slice(const Tensor& tensor, std::uint64_t begin, std::uint64_t end) {
-  try {
-    (void)tensor.slice_rows(begin, end);
-    ADD_FAILURE() << "sliced rows of " << tensor.path();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
-  }
+  test::expect_error([&] { (void)tensor.slice_rows(begin, end); }, ErrorKind::invalid_argument);
 }
 
 // fuzz_model: graph.initializer[0] has dims [115, 116, 97, 114, 116, 115], data_type 0 and no

@@ -11,11 +11,13 @@
 #include "fuzz/walk.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/model.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap {
 namespace {
 
 using test::Body;
+using test::bytes_of;
 using test::message;
 using test::raw_tensor;
 using test::sub;
@@ -24,12 +26,6 @@ using GP = schema::GraphProto;
 using NP = schema::NodeProto;
 using AP = schema::AttributeProto;
 using TP = schema::TensorProto;
-
-std::vector<std::byte> bytes_of(std::initializer_list<int> values) {
-  std::vector<std::byte> out;
-  for (const int v : values) out.push_back(static_cast<std::byte>(v));
-  return out;
-}
 
 // A model whose graph.node[0] holds exactly `node` (any bytes, valid or not).
 std::vector<std::byte> model_with_node_bytes(const std::vector<std::byte>& node) {

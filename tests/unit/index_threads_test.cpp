@@ -14,7 +14,7 @@
 #include "onnxmap/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "onnxmap/synth.hpp"
-#include "temp_folder.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap::test {
 namespace {

@@ -15,6 +15,7 @@
 #include "fuzz/walk.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/model.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap {
 namespace {
@@ -37,27 +38,13 @@ std::vector<std::byte> model_bytes(std::int64_t floats = 1024) {
   });
 }
 
-class LoadModes : public ::testing::Test {
+class LoadModes : public test::TempFolder {
  protected:
-  void SetUp() override {
-    folder_ = fs::temp_directory_path() /
-              ("onnxmap-load-" + std::to_string(::getpid()) + "-" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(folder_);
-    fs::create_directories(folder_);
-  }
-  void TearDown() override { fs::remove_all(folder_); }
-
   [[nodiscard]] fs::path write_model(const std::string& name) const {
-    const auto bytes = model_bytes();
-    const fs::path path = folder_ / name;
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
+    const fs::path path = at(name);
+    write(path, model_bytes());
     return path;
   }
-
-  fs::path folder_;
 };
 
 TEST_F(LoadModes, ReadAndMapAgree) {
@@ -104,7 +91,7 @@ TEST_F(LoadModes, AMappedFileTruncatedAfterOpenFaultsOnTouch) {
 }
 
 TEST_F(LoadModes, PipesAreRead) {
-  const fs::path fifo = folder_ / "pipe.onnx";
+  const fs::path fifo = root_ / "pipe.onnx";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   // 3 MiB: more than the growing read chunks (64 KiB up to 1 MiB) take at once.
   const auto bytes = model_bytes(786432);
@@ -120,7 +107,7 @@ TEST_F(LoadModes, PipesAreRead) {
   EXPECT_EQ(w.back(), static_cast<std::byte>((w.size() - 1) % 251));
 
   // The same bytes from a regular file in read mode: read by its size, then to the end.
-  const fs::path file = folder_ / "big.onnx";
+  const fs::path file = root_ / "big.onnx";
   std::ofstream(file, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
@@ -136,12 +123,12 @@ TEST_F(LoadModes, ModelFilesThatAreNotFiles) {
     OpenOptions options;
     options.load = mode;
     try {
-      (void)Model::open(folder_, options);
+      (void)Model::open(root_, options);
       ADD_FAILURE() << "opened a folder";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::io) << e.what();
     }
-    EXPECT_THROW((void)Model::open(folder_ / "missing.onnx", options), Error);
+    EXPECT_THROW((void)Model::open(root_ / "missing.onnx", options), Error);
   }
 }
 

@@ -16,7 +16,7 @@
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/synth.hpp"
-#include "temp_folder.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap {
 namespace {
@@ -68,16 +68,18 @@ TEST_F(Load, EveryOpenModeGivesTheMapsBytes) {
   }
 }
 
+// The message of the Error `call()` throws, or "" when it returns.
+template <class Call>
+std::string message_of(Call&& call) {
+  const auto error = test::error_of(call);
+  return error ? error->what() : "";
+}
+
 // The message of the error `open` throws, or "" when it opens.
 std::string open_error(const fs::path& path, LoadMode mode) {
   OpenOptions options;
   options.load = mode;
-  try {
-    (void)Model::open(path, options);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return message_of([&] { (void)Model::open(path, options); });
 }
 
 TEST_F(Load, BadInputFailsAlikeInEveryMode) {
@@ -270,27 +272,16 @@ TEST_F(Load, EveryPlanOfStringAndTypedTensorsLoads) {
   }
 }
 
-// The error `f` throws, or "".
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST_F(Load, LoaderErrorsAreTheViewsErrors) {
   const Model model = Model::open(synth_model(false));
   const Tensor t = model.tensor_at(model.tensor_count() - 1);
   const LoadItem bad_rows{t, 5, 1 << 30};
-  const std::string expected = error_of([&] { (void)t.slice_rows(5, 1 << 30); });
+  const std::string expected = message_of([&] { (void)t.slice_rows(5, 1 << 30); });
   ASSERT_FALSE(expected.empty());
-  EXPECT_EQ(error_of([&] { (void)load(std::span(&bad_rows, 1), {}); }), expected);
+  EXPECT_EQ(message_of([&] { (void)load(std::span(&bad_rows, 1), {}); }), expected);
   // A callback that throws stops the load with its error.
   const auto plan = plan_all(model);
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(message_of([&] {
               (void)load(plan, [](const LoadedTensor&) {
                 throw Error(ErrorKind::invalid_argument, "stop");
               });
@@ -305,7 +296,7 @@ TEST_F(Load, AFileThatShrankAfterOpenIsAnErrorNotACrash) {
   for (const LoadMode mode : {LoadMode::read, LoadMode::direct}) {
     LoadOptions options;
     options.mode = mode;
-    const std::string error = error_of([&] { (void)load(plan_all(model), {}, options); });
+    const std::string error = message_of([&] { (void)load(plan_all(model), {}, options); });
     EXPECT_NE(error.find("ext.onnx.data"), std::string::npos) << error;
     EXPECT_NE(error.find("shrink"), std::string::npos) << error;
   }

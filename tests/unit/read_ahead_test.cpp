@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "onnxmap/mapped_file.hpp"
-#include "temp_folder.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap::test {
 namespace {

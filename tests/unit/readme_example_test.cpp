@@ -8,13 +8,13 @@
 
 #include "onnxmap/onnxmap.hpp"
 #include "onnxmap/synth.hpp"
+#include "test_support.hpp"
 
 namespace {
 
 TEST(Readme, LibraryExampleRuns) {
-  const auto folder =
-      std::filesystem::temp_directory_path() / ("onnxmap-readme-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(folder);
+  const onnxmap::test::ScopedTestFolder scoped;
+  const std::filesystem::path& folder = scoped.path();
   const auto old_path = std::filesystem::current_path();
   std::filesystem::current_path(folder);
   onnxmap::SynthOptions options;
@@ -57,7 +57,6 @@ TEST(Readme, LibraryExampleRuns) {
             "model.ext.onnx.data");
   EXPECT_EQ(onnxmap::Model::open("tiny.onnx").tensor("w").bytes().size(), 64U);
   std::filesystem::current_path(old_path);
-  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include "remote/cache_record.hpp"
 #include "remote/range_set.hpp"
 #include "remote/url.hpp"
-#include "temp_folder.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap::remote {
 namespace {

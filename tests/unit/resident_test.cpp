@@ -16,7 +16,7 @@
 #include "onnxmap/save.hpp"
 #include "onnxmap/schema_fields.hpp"
 #include "onnxmap/wire.hpp"
-#include "temp_folder.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap::test {
 namespace {

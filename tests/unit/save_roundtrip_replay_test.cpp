@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fuzz/save_roundtrip.hpp"
-#include "temp_folder.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap::fuzz {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "model_builder.hpp"
 #include "onnxmap/onnxmap.hpp"
-#include "temp_folder.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap::test {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "model_builder.hpp"
 #include "onnxmap/model.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap {
 namespace {
@@ -179,21 +180,13 @@ TEST(Tensor, SliceRows) {
 }
 
 // A folder with a model referencing external data, removed after the test.
-class ExternalData : public ::testing::Test {
+class ExternalData : public test::TempFolder {
  protected:
   void SetUp() override {
-    root_ = std::filesystem::temp_directory_path() /
-            ("onnxmap-ext-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(root_);
+    TempFolder::SetUp();
     std::filesystem::create_directories(root_ / "model");
     write(root_ / "model" / "weights.bin", std::string(4096, '\0') + std::string(16, '\x01'));
     write(root_ / "outside.bin", std::string(16, '\x02'));
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-
-  static void write(const std::filesystem::path& path, const std::string& content) {
-    std::ofstream(path, std::ios::binary) << content;
   }
 
   // Writes model.onnx whose tensor "w" (FLOAT[4]) lives at `location`, `offset`, `length`.
@@ -231,8 +224,6 @@ class ExternalData : public ::testing::Test {
       EXPECT_EQ(e.kind(), kind) << e.what();
     }
   }
-
-  std::filesystem::path root_;
 };
 
 TEST_F(ExternalData, MappedInPlace) {

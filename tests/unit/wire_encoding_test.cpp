@@ -7,7 +7,7 @@
 
 #include "onnxmap/schema.hpp"
 #include "onnxmap/wire.hpp"
-#include "wire_test_util.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap::wire {
 namespace {

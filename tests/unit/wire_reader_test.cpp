@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "onnxmap/wire.hpp"
-#include "wire_test_util.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap::wire {
 namespace {

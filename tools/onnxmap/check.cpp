@@ -41,7 +41,7 @@ nlohmann::json report_json(const std::string& model, const CheckReport& report) 
           {"problems", std::move(problems)}};
 }
 
-void print_text(const std::string& model, const CheckReport& report, bool data) {
+void print_check_text(const std::string& model, const CheckReport& report, bool data) {
   for (const Problem& p : report.problems) {
     std::cout << model << ": " << (p.path.empty() ? "" : p.path + ": ") << p.detail << " ("
               << to_string(p.kind);
@@ -71,7 +71,7 @@ int run_check(const CheckArgs& args) {
   if (args.json) {
     print_json(std::cout, report_json(args.model, report));
   } else {
-    print_text(args.model, report, args.data);
+    print_check_text(args.model, report, args.data);
   }
   return report.ok() ? kExitOk : kExitInvalid;
 }

@@ -64,7 +64,7 @@ bool has_external_tensors(const Model& model) {
 }
 
 // "OUT: 1.2 KiB + 2 data files (...); N tensors external, ...", from the JSON alone.
-void print_text(const nlohmann::json& out) {
+void print_convert_text(const nlohmann::json& out) {
   std::cout << out["output"].get<std::string>() << ": "
             << human_bytes(out["model_bytes"].get<std::uint64_t>());
   const auto& files = out["data_files"];
@@ -108,7 +108,7 @@ int run_convert(ConvertArgs& args) {
   if (args.json) {
     print_json(std::cout, out);
   } else {
-    print_text(out);
+    print_convert_text(out);
   }
   return kExitOk;
 }

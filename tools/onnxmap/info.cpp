@@ -118,7 +118,7 @@ void print_stats_text(const nlohmann::json& stats) {
   if (!stats["external_files"].empty()) print_section("external data files", files, false);
 }
 
-void print_text(const nlohmann::json& info) {
+void print_info_text(const nlohmann::json& info) {
   std::cout << labelled("ir_version", ir_text(info["ir_version"].get<std::int64_t>()));
   std::string opsets;
   for (const auto& [domain, version] : info["opset_import"].items()) {
@@ -159,7 +159,7 @@ int run_info(const InfoArgs& args) {
   if (args.json) {
     print_json(std::cout, info);
   } else {
-    print_text(info);
+    print_info_text(info);
   }
   return kExitOk;
 }

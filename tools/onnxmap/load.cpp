@@ -63,7 +63,7 @@ nlohmann::json load_json(const LoadArgs& args, const LoadStats& stats, double se
 }
 
 // "3 tensors, 1.2 GiB in 0.812 s, 1.59 GB/s (mode read, 4 threads)", from the JSON alone.
-void print_text(const nlohmann::json& out) {
+void print_load_text(const nlohmann::json& out) {
   std::array<char, 64> rate{};
   std::snprintf(rate.data(), rate.size(), "%.3f s, %.2f GB/s", out["seconds"].get<double>(),
                 out["gb_per_s"].get<double>());
@@ -105,7 +105,7 @@ int run_load(const LoadArgs& args) {
   if (args.json) {
     print_json(std::cout, out);
   } else {
-    print_text(out);
+    print_load_text(out);
   }
   return kExitOk;
 }

@@ -22,7 +22,7 @@ struct SynthArgs {
 };
 
 // "OUT: N tensors, N nodes, N parameters, SIZE [+ SIZE of data] [(payloads are holes)]".
-void print_text(const nlohmann::json& out) {
+void print_synth_text(const nlohmann::json& out) {
   std::cout << out["output"].get<std::string>() << ": " << out["tensors"].get<std::uint64_t>()
             << " tensors, " << out["nodes"].get<std::uint64_t>() << " nodes, "
             << out["parameters"].get<std::uint64_t>() << " parameters, "
@@ -51,7 +51,7 @@ int run_synth(SynthArgs args) {
   if (args.json) {
     print_json(std::cout, out);
   } else {
-    print_text(out);
+    print_synth_text(out);
   }
   return kExitOk;
 }
