@@ -44,7 +44,8 @@ configure() {
 run_tests() {
   local dir=$1
   shift
-  rm -f "$dir/python/tests/pytest.xml"  # the pytest report of this run only
+  # The JUnit reports test_summary.py counts: this run's only.
+  rm -f "$dir/python/tests/pytest.xml" "$dir"/*.xml
   meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 "$@"
 }
 

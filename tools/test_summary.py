@@ -1,41 +1,65 @@
 #!/usr/bin/python3
 """The closing line of tools/test.sh, `tests: N passed, N failed, N skipped`, over the meson test
-logs of the builds it names. The meson test "python" counts as the pytest cases of its JUnit
-report; a build without a log counts as one failure; ODR_FAILED=1 counts the ODR check as failed
-(it is one test either way).
+logs of the builds it names. A meson test with a JUnit report counts as the cases the report
+lists: the pytest suite ("python", python/tests/pytest.xml) and the GoogleTest programs ("unit",
+"threads", which meson runs with --gtest_output=xml:BUILD/NAME.xml). A build without a log counts
+as one failure; ODR_FAILED=1 counts the ODR check as failed (it is one test either way).
 
     test_summary.py BUILD_DIR...
 """
-import json, os, sys, collections
+import collections
+import json
+import os
+import pathlib
+import sys
 import xml.etree.ElementTree as ET
-counts = collections.Counter()
-counts["FAIL" if os.environ.get("ODR_FAILED") == "1" else "OK"] += 1  # tools/odr_check.sh
 
-def add_pytest(report):
-    """Adds the cases of a pytest JUnit report; returns how many failed."""
+
+def junit_counts(report):
+    """(passed, failed, skipped) over every test suite of a JUnit report."""
+    passed = failed = skipped = 0
     for suite in ET.parse(report).getroot().iter("testsuite"):
-        failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
-        skipped = int(suite.get("skipped", 0))
-        counts["OK"] += int(suite.get("tests", 0)) - failed - skipped
-        counts["FAIL"] += failed
-        counts["SKIP"] += skipped
-        return failed
+        bad = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+        skip = int(suite.get("skipped", 0)) + int(suite.get("disabled", 0))
+        passed += int(suite.get("tests", 0)) - bad - skip
+        failed += bad
+        skipped += skip
+    return passed, failed, skipped
 
-for build in sys.argv[1:]:
-    try:
-        with open(f"{build}/meson-logs/testlog.json") as log:
-            for line in log:
-                entry = json.loads(line)
-                report = f"{build}/python/tests/pytest.xml"
-                if entry["name"] == "python" and entry["result"] in ("OK", "FAIL"):
-                    try:
-                        if add_pytest(report) == 0 and entry["result"] == "FAIL":
-                            counts["FAIL"] += 1  # pytest failed outside any case
-                        continue
-                    except (FileNotFoundError, ET.ParseError):
-                        pass
-                counts[entry["result"]] += 1
-    except FileNotFoundError:
-        counts["FAIL"] += 1
-failed = sum(n for r, n in counts.items() if r not in ("OK", "SKIP", "EXPECTEDFAIL"))
-print(f"tests: {counts['OK'] + counts['EXPECTEDFAIL']} passed, {failed} failed, {counts['SKIP']} skipped")
+
+def report_of(build, name):
+    if name == "python":
+        return build / "python" / "tests" / "pytest.xml"
+    return build / f"{name}.xml"
+
+
+def main():
+    counts = collections.Counter()
+    counts["FAIL" if os.environ.get("ODR_FAILED") == "1" else "OK"] += 1  # tools/odr_check.sh
+    for build in map(pathlib.Path, sys.argv[1:]):
+        log = build / "meson-logs" / "testlog.json"
+        if not log.is_file():
+            counts["FAIL"] += 1
+            continue
+        for line in log.read_text().splitlines():
+            entry = json.loads(line)
+            report = report_of(build, entry["name"])
+            if entry["result"] in ("OK", "FAIL") and report.is_file():
+                try:
+                    passed, failed, skipped = junit_counts(report)
+                except ET.ParseError:
+                    counts[entry["result"]] += 1
+                    continue
+                counts["OK"] += passed
+                counts["SKIP"] += skipped
+                # A run that failed outside any case (a crash, a collection error) is one failure.
+                counts["FAIL"] += failed or (1 if entry["result"] == "FAIL" else 0)
+                continue
+            counts[entry["result"]] += 1
+    failed = sum(n for result, n in counts.items() if result not in ("OK", "SKIP", "EXPECTEDFAIL"))
+    print(f"tests: {counts['OK'] + counts['EXPECTEDFAIL']} passed, {failed} failed, "
+          f"{counts['SKIP']} skipped")
+
+
+if __name__ == "__main__":
+    main()
