@@ -32,7 +32,9 @@ if [ ! -d "$seeds" ]; then
   mkdir -p "$seeds/fixtures" "$seeds/models" "$seeds/tensors" "$seeds/external"
   /usr/bin/python3 tests/conformance/make_fixtures.py "$seeds/fixtures" >/dev/null
   find "$seeds/fixtures" -name '*.onnx' -exec cp {} "$seeds/models/" \;
-  cp tests/fuzz/regressions/fuzz_*/*.onnx "$seeds/models/"
+  for kept in tests/fuzz/regressions/fuzz_*/*.onnx; do
+    cp "$kept" "$seeds/models/$(basename "$(dirname "$kept")")-$(basename "$kept")"
+  done
   corpus=../shared/corpus/onnx-backend
   if [ -d "$corpus" ]; then
     n=0

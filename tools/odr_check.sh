@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build-odr}
 flags="-Werror=odr -Werror=lto-type-mismatch"
 if [ ! -f "$build/build.ninja" ]; then
-  CXX=g++ meson setup "$build" --buildtype=plain -Db_lto=true -Dtests=disabled -Dbench=disabled \
+  CXX="$(command -v ccache >/dev/null && echo "ccache ")g++" meson setup "$build" --buildtype=plain -Db_lto=true -Dtests=disabled -Dbench=disabled \
     -Dpython=disabled -Dcpp_args="$flags" -Dcpp_link_args="$flags" >/dev/null
 fi
 log=$build/odr-check.log

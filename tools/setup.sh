@@ -60,7 +60,7 @@ onnxmap_asan_setup() {
   local build=build-asan
   [ -f "$build/build.ninja" ] && return 0
   # -Db_lundef=false: meson needs it to link with the sanitizer runtimes.
-  CXX="ccache clang++" meson setup "$build" --buildtype=debugoptimized -Dwerror=true \
+  CXX="$(command -v ccache >/dev/null && echo "ccache ")clang++" meson setup "$build" --buildtype=debugoptimized -Dwerror=true \
     -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=enabled -Dunity=on -Dbench=disabled \
     >/dev/null
 }

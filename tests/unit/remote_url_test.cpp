@@ -3,8 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>  // temp_folder.hpp uses std::memcpy
-
 #include "onnxmap/error.hpp"
 #include "onnxmap/remote_options.hpp"
 #include "remote/cache_record.hpp"
