@@ -15,6 +15,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/setup.sh
 onnxmap_install_deps
+# CI clones into a new folder each run: ccache may then reuse compiles made in another folder
+# (their debug information names that folder, which nobody debugs in CI).
+if [ -n "${CI:-}" ]; then
+  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+fi
 
 logs=build-logs
 mkdir -p "$logs"
