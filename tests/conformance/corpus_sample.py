@@ -1,8 +1,8 @@
 """Which corpus files a sweep of command runs takes: every one, or every Nth with
 ONNXMAP_CORPUS_SAMPLE=N, which the sanitizer builds set (tests/meson.build): there each process
 starts about 20 times slower, the plain build already sweeps every file, and tools/fuzz.sh runs
-every one through the sanitized fuzz targets. Fixtures are never sampled, nor the pytest suite,
-which reads the corpus in one process."""
+every one through the sanitized fuzz targets as seeds (cut at 64 KiB). Fixtures are never
+sampled, nor the pytest suite, which reads the corpus in one process."""
 import os
 
 
