@@ -65,11 +65,10 @@ class ScopedTestFolder {
 class TempFolder : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = test_folder_path();
-    std::filesystem::remove_all(root_);
-    std::filesystem::create_directories(root_);
+    folder_.emplace();
+    root_ = folder_->path();
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
+  void TearDown() override { folder_.reset(); }
 
   [[nodiscard]] std::filesystem::path at(const std::string& name) const { return root_ / name; }
 
@@ -99,6 +98,9 @@ class TempFolder : public ::testing::Test {
   }
 
   std::filesystem::path root_;
+
+ private:
+  std::optional<ScopedTestFolder> folder_;
 };
 
 // {0x0a, 0x01, ...} as bytes.
