@@ -63,10 +63,9 @@ def run_problems(verb, run, check_exit=False):
     return problems
 
 
-def agreement_problems(run, path):
+def agreement_problems(run, path, ls_json):
     """The text and JSON forms of ls and graph list the same tensors and nodes."""
     problems = []
-    ls_json = json.loads(run("ls", path, "--json").stdout)
     ls_text = run("ls", path).stdout.decode(errors="replace").splitlines()
     if len(ls_text) != len(ls_json) + 1:
         problems.append(f"ls: {len(ls_text) - 1} text rows, {len(ls_json)} JSON rows")
@@ -91,10 +90,9 @@ def walk_graphs(model):
                 pending += attribute.get("graphs", [])
 
 
-def get_runs(run, path, scratch):
+def get_runs(run, path, scratch, rows):
     """(label, run) for `get` of the model's first and last tensor to a file: .npy where the
     dtype has one, --raw where `get` says it has none."""
-    rows = json.loads(run("ls", path, "--json").stdout)
     out = []
     for row in {id(r): r for r in rows[:1] + rows[-1:]}.values():
         target = scratch / f"get-{abs(hash((str(path), row['path'])))}"
@@ -110,11 +108,12 @@ def model_problems(run, path, scratch):
     """Every verb in its text form on one model; returns (verb runs, problems)."""
     runs = [(" ".join(args), run(args[0], path, *args[1:])) for args in (
         ("info",), ("info", "--stats"), ("ls",), ("graph",), ("dump",), ("load",))]
-    runs += get_runs(run, path, scratch)
+    ls_json = json.loads(run("ls", path, "--json").stdout)
+    runs += get_runs(run, path, scratch, ls_json)
     problems = [p for verb, r in runs for p in run_problems(verb, r)]
     check = run("check", path)
     problems += run_problems("check", check, check_exit=True)
-    problems += agreement_problems(run, path)
+    problems += agreement_problems(run, path, ls_json)
     return len(runs) + 1, problems
 
 
