@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "onnxmap/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 namespace onnxmap::bench {
 
@@ -59,7 +59,8 @@ void resident_read(benchmark::State& state, std::uint64_t size) {
 // As many bytes as onnxmap_fetch_* read of the model's bench tensor.
 void resident_read_tensor(benchmark::State& state, const std::filesystem::path& path,
                           const BenchModel& m) {
-  resident_read(state, Model::open(path).tensor(m.tensor).byte_size());
+  const Model model = Model::open(path);
+  resident_read(state, model.tensor(m.tensor).byte_size());
 }
 
 // As many bytes as onnxmap_slice_rows_first_touch reads.

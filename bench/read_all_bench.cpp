@@ -54,27 +54,34 @@ std::uint64_t total_bytes(std::span<const Tensor> tensors) {
 }
 
 // Zero-copy, one thread: every tensor's bytes read where they are mapped.
-std::uint64_t sum_every_tensor(const Model& model, const BulkOptions&,
+std::uint64_t sum_every_tensor(const Model& model, const LoadOptions&,
                                std::span<std::byte> /*staging*/) {
   std::uint64_t sum = 0;
   for (const Tensor& tensor : tensors_to_read(model)) sum += checksum(tensor.data().bytes());
   return sum;
 }
 
-// The pool reads the pages in (page_in: MADV_WILLNEED and a touch per page in file order), then
-// one thread reads the bytes, now mapped.
-std::uint64_t page_in_then_sum(const Model& model, const BulkOptions& options,
-                               std::span<std::byte> /*staging*/) {
+std::vector<LoadItem> plan_of(std::span<const Tensor> tensors) {
+  std::vector<LoadItem> plan;
+  plan.reserve(tensors.size());
+  for (const Tensor& tensor : tensors) plan.push_back({tensor});
+  return plan;
+}
+
+// The loader's pool reads the pages into the page cache (prefetch: large reads in file order),
+// then one thread reads the bytes, now cached, through the map.
+std::uint64_t prefetch_then_sum(const Model& model, const LoadOptions& options,
+                                std::span<std::byte> /*staging*/) {
   const std::vector<Tensor> tensors = tensors_to_read(model);
-  page_in(tensors, options);
+  prefetch(plan_of(tensors), options);
   std::uint64_t sum = 0;
   for (const Tensor& tensor : tensors) sum += checksum(tensor.data().bytes());
   return sum;
 }
 
-// read_into, batch by batch through the staging buffer (a tensor larger than it gets a batch of
+// load_into, batch by batch through the staging buffer (a tensor larger than it gets a batch of
 // its own and a buffer of its own). Returns the bytes copied.
-std::uint64_t copy_every_tensor(const Model& model, const BulkOptions& options,
+std::uint64_t copy_every_tensor(const Model& model, const LoadOptions& options,
                                 std::span<std::byte> staging) {
   const std::vector<Tensor> tensors = tensors_to_read(model);
   std::vector<std::byte> oversized;
@@ -95,19 +102,20 @@ std::uint64_t copy_every_tensor(const Model& model, const BulkOptions& options,
       used = oversized.size();
       ++last;
     }
-    read_into(std::span(tensors).subspan(first, last - first), buffers, options);
+    const auto batch = plan_of(std::span(tensors).subspan(first, last - first));
+    (void)load_into(batch, buffers, {}, options);
     copied += used;
     first = last;
   }
   return copied;
 }
 
-using ReadAll = std::uint64_t (*)(const Model&, const BulkOptions&, std::span<std::byte>);
+using ReadAll = std::uint64_t (*)(const Model&, const LoadOptions&, std::span<std::byte>);
 
 // Times open + `read_all`; the close after it is not timed (onnxmap_close measures it).
 void read_all(benchmark::State& state, const std::filesystem::path& path, ReadAll read,
               unsigned threads, bool needs_staging) {
-  BulkOptions options;
+  LoadOptions options;
   options.threads = threads;
   std::uint64_t tensor_count = 0;
   std::uint64_t read_per_iteration = 0;
@@ -148,9 +156,9 @@ void register_read_all(const std::string& name, ReadAll read, unsigned threads,
 }
 
 const bool registered = [] {
-  const unsigned pool = BulkOptions{}.threads;
+  const unsigned pool = LoadOptions{}.threads;
   register_read_all("onnxmap_read_all_sum_1thread", sum_every_tensor, 1, false);
-  register_read_all("onnxmap_read_all_page_in_pool", page_in_then_sum, pool, false);
+  register_read_all("onnxmap_read_all_prefetch_pool", prefetch_then_sum, pool, false);
   register_read_all("onnxmap_read_all_copy_1thread", copy_every_tensor, 1, true);
   register_read_all("onnxmap_read_all_copy_pool", copy_every_tensor, pool, true);
   return true;

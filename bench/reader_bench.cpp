@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "onnxmap/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 
 namespace onnxmap::bench {
@@ -42,7 +42,7 @@ struct ProcessCpu {
 // open the CPU time of every thread (cpu_ms) and the kernel's part of it (kernel_ms). getrusage
 // counts in scheduler ticks on some kernels, so these are means over many opens.
 void time_opens(benchmark::State& state, const std::filesystem::path& path,
-                const Options& options) {
+                const OpenOptions& options) {
   ProcessCpu spent;
   for (auto _ : state) {
     const ProcessCpu before = ProcessCpu::now();
@@ -64,17 +64,17 @@ void time_opens(benchmark::State& state, const std::filesystem::path& path,
 // onnxmap_close reports. The byte counts ride along as counters: the report's floor for open is
 // the metadata bytes (file minus inline payload) copied at the memcpy bandwidth of the same run.
 void open(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
-  time_opens(state, path, Options{});
+  time_opens(state, path, OpenOptions{});
   const ModelBytes counts = model_bytes(Model::open(path));
   state.counters["file_bytes"] = static_cast<double>(counts.file);
   state.counters["inline_payload_bytes"] = static_cast<double>(counts.inline_payload);
 }
 
-// Open on a fixed number of indexing threads (Options::index_threads), for the scaling table.
+// Open on a fixed number of indexing threads (OpenOptions::threads), for the scaling table.
 template <unsigned Threads>
 void open_threads(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
-  Options options;
-  options.index_threads = Threads;
+  OpenOptions options;
+  options.threads = Threads;
   time_opens(state, path, options);
 }
 
@@ -167,8 +167,8 @@ void open_2_vs_1_thread(benchmark::State& state, const std::filesystem::path& pa
     std::optional<Model> models[2];
     for (int turn = 0; turn < 2; ++turn) {
       const auto side = static_cast<std::size_t>((turn + ratios.size()) % 2);
-      Options options;
-      options.index_threads = static_cast<unsigned>(side + 1);
+      OpenOptions options;
+      options.threads = static_cast<unsigned>(side + 1);
       const auto start = Clock::now();
       models[side].emplace(Model::open(path, options));
       seconds[side] = seconds_since(start);

@@ -272,8 +272,9 @@ for m in models:
 
 print("\nEvery tensor's bytes read once, from the path: open included, pages in the page "
       "cache but none mapped. At most the leading 2 GiB of tensors (bench/read_all_bench.cpp). "
-      "sum: every byte summed where it is mapped. page_in: the pool faults the pages in, then "
-      "one thread sums. copy: read_into a reused, pre-faulted 1 GiB staging buffer. Limit: the "
+      "sum: every byte summed where it is mapped. prefetch: the loader's pool reads the pages into "
+      "the page cache, then one thread sums. copy: load_into a reused, pre-faulted 1 GiB staging "
+      "buffer. Limit: the "
       "bytes at the read (sum) or memcpy (copy) bandwidth above. python: onnx.load, then for "
       "each of the same tensors its external data loaded and numpy_helper.to_array (one fresh "
       "process).\n")
@@ -293,7 +294,8 @@ for m in models:
     py_ms = py[0] if py else None
     methods = [
         ("sum, 1 thread", "onnxmap_read_all_sum_1thread", read_bps),
-        (f"page_in pool ({threads:.0f} threads) + sum", "onnxmap_read_all_page_in_pool", read_bps),
+        (f"prefetch pool ({threads:.0f} threads) + sum", "onnxmap_read_all_prefetch_pool",
+         read_bps),
         ("copy, 1 thread", "onnxmap_read_all_copy_1thread", memcpy_bps),
         (f"copy, pool ({threads:.0f} threads)", "onnxmap_read_all_copy_pool", memcpy_bps),
     ]

@@ -5,7 +5,7 @@
 // its loops: the freeing afterwards is not in it. Unlike those loops, every allocation here is
 // the process's first, so memory comes fresh from the kernel for onnxmap's tables and for
 // libprotobuf's messages alike, as in a serving process that opens its model once. onnxmap-open
-// adds the index's own heap bytes. ONNXMAP_INDEX_THREADS sets Options::index_threads (for
+// adds the index's own heap bytes. ONNXMAP_INDEX_THREADS sets OpenOptions::threads (for
 // instruction counts of the pass on a given number of threads).
 
 #include <onnx/onnx_pb.h>
@@ -17,7 +17,7 @@
 #include <cstring>
 #include <optional>
 
-#include "onnxmap/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 
 namespace {
@@ -30,9 +30,9 @@ double ms_since(Clock::time_point start) {
 
 // The open's time; `index_bytes` gets the index's heap bytes.
 double open_model(const char* path, std::uint64_t& index_bytes) {
-  onnxmap::Options options;
+  onnxmap::OpenOptions options;
   if (const char* threads = std::getenv("ONNXMAP_INDEX_THREADS")) {
-    options.index_threads = static_cast<unsigned>(std::strtoul(threads, nullptr, 10));
+    options.threads = static_cast<unsigned>(std::strtoul(threads, nullptr, 10));
   }
   const auto start = Clock::now();
   const onnxmap::Model model = onnxmap::Model::open(path, options);

@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
 
     const onnxmap::Tensor tensor = argc > 2 ? model.tensor(argv[2]) : model.tensor_at(0);
     std::printf("tensor %s %s", std::string(tensor.name()).c_str(),
-                onnxmap::data_type_name(tensor.data_type()).c_str());
+                onnxmap::to_string(tensor.data_type()).c_str());
     for (const std::int64_t dim : tensor.dims()) std::printf(" %lld", static_cast<long long>(dim));
     // The bytes in the raw_data layout: a view into the mapped file, or decoded typed fields.
     const onnxmap::TensorData data = tensor.data();

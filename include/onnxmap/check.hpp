@@ -24,7 +24,7 @@
 #include "onnxmap/error.hpp"
 #include "onnxmap/export.hpp"
 #include "onnxmap/model.hpp"
-#include "onnxmap/model_options.hpp"
+#include "onnxmap/options.hpp"
 
 namespace onnxmap {
 
@@ -60,7 +60,7 @@ struct CheckOptions {
   // Read every payload: decode typed fields, check BOOL values, verify external checksums.
   bool read_data = false;
   // Called from the checking thread while read_data reads, with bytes done and bytes in all.
-  std::function<void(std::uint64_t done, std::uint64_t total)> progress;
+  ProgressCallback progress;
 };
 
 struct CheckReport {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "onnxmap/export.hpp"
+#include "onnxmap/model.hpp"
 #include "onnxmap/schema.hpp"
 
 namespace onnxmap {
@@ -24,6 +25,12 @@ struct DumpOptions {
                                                 schema::MessageKind kind,
                                                 const DumpOptions& options = {},
                                                 std::uint64_t base = 0);
+
+// The JSON text of an opened model's root message (of the kind it was opened as), read from its
+// file. A model opened by URL fetches the bytes first: all of them, or with omit_data only the
+// metadata its mirror holds already. Throws onnxmap::Error (http) when a fetch fails.
+[[nodiscard]] ONNXMAP_API std::string dump_json(const Model& model,
+                                                const DumpOptions& options = {});
 
 // The name of a message kind as onnx.proto spells it ("TensorProto", "TypeProto.Tensor").
 [[nodiscard]] ONNXMAP_API std::string schema_message_name(schema::MessageKind kind);

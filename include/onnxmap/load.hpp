@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "onnxmap/export.hpp"
-#include "onnxmap/load_mode.hpp"
 #include "onnxmap/model.hpp"
+#include "onnxmap/options.hpp"
 #include "onnxmap/tensor.hpp"
 
 namespace onnxmap {
@@ -35,13 +35,6 @@ struct LoadItem {
   Tensor tensor;
   std::uint64_t row_begin = 0;
   std::uint64_t row_end = kAllRows;  // kAllRows: the whole tensor
-};
-
-struct LoadProgress {
-  std::size_t tensors_done = 0;
-  std::size_t tensors_total = 0;
-  std::uint64_t bytes_done = 0;
-  std::uint64_t bytes_total = 0;
 };
 
 // What the callback gets: the index of the item in the plan, and its bytes in the raw_data layout.
@@ -70,7 +63,7 @@ struct LoadOptions {
   // model larger than memory loads with bounded resident memory.
   bool release_after_callback = true;
   // Called on the calling thread after each tensor's callback.
-  std::function<void(const LoadProgress&)> progress;
+  ProgressCallback progress;
 };
 
 struct LoadStats {

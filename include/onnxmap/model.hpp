@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "onnxmap/export.hpp"
-#include "onnxmap/model_options.hpp"
+#include "onnxmap/options.hpp"
 #include "onnxmap/tensor.hpp"
 #include "onnxmap/views.hpp"
 
@@ -42,21 +42,36 @@ class ONNXMAP_API Model {
   [[nodiscard]] ModelVersion model_version() const;
   [[nodiscard]] std::string_view doc_string() const;
   [[nodiscard]] std::vector<StringStringEntry> metadata_props() const;
-  [[nodiscard]] std::optional<Graph> graph() const;
-  [[nodiscard]] ViewRange<Function> functions() const;
-  [[nodiscard]] ViewRange<TrainingInfo> training_info() const;
+  // Views (graphs, functions, tensors) read the model's index and bytes and are valid while the
+  // Model (or a copy of it: copies share one index) lives. Taking one from a temporary Model
+  // does not compile (the `&&` overloads are deleted): `Model::open(p).tensor("w")` would
+  // return a view of a model closed at the end of the statement. Name the model first:
+  //   const auto model = onnxmap::Model::open(p);  auto w = model.tensor("w");
+  [[nodiscard]] std::optional<Graph> graph() const&;
+  [[nodiscard]] ViewRange<Function> functions() const&;
+  [[nodiscard]] ViewRange<TrainingInfo> training_info() const&;
 
   // Tensors: every initializer of every graph, sparse initializer parts, and tensors held in
   // attributes (a Constant's value is found by the Constant's output name), breadth-first.
   [[nodiscard]] std::size_t tensor_count() const noexcept;
-  [[nodiscard]] Tensor tensor_at(std::size_t i) const;
+  [[nodiscard]] Tensor tensor_at(std::size_t i) const&;
   // The outermost tensor named `name`; throws onnxmap::Error (not_found).
-  [[nodiscard]] Tensor tensor(std::string_view name) const;
-  [[nodiscard]] std::optional<Tensor> find_tensor(std::string_view name) const;
+  [[nodiscard]] Tensor tensor(std::string_view name) const&;
+  [[nodiscard]] std::optional<Tensor> find_tensor(std::string_view name) const&;
   // Every tensor named `name`, outermost first.
-  [[nodiscard]] std::vector<Tensor> tensors(std::string_view name) const;
+  [[nodiscard]] std::vector<Tensor> tensors(std::string_view name) const&;
   // The tensor at `path` ("graph.node[3].attribute[0].t"), which always names exactly one.
-  [[nodiscard]] std::optional<Tensor> tensor_at_path(std::string_view path) const;
+  [[nodiscard]] std::optional<Tensor> tensor_at_path(std::string_view path) const&;
+
+  // Views of a temporary Model would dangle: see above.
+  std::optional<Graph> graph() const&& = delete;
+  ViewRange<Function> functions() const&& = delete;
+  ViewRange<TrainingInfo> training_info() const&& = delete;
+  Tensor tensor_at(std::size_t i) const&& = delete;
+  Tensor tensor(std::string_view name) const&& = delete;
+  std::optional<Tensor> find_tensor(std::string_view name) const&& = delete;
+  std::vector<Tensor> tensors(std::string_view name) const&& = delete;
+  std::optional<Tensor> tensor_at_path(std::string_view path) const&& = delete;
 
   // With OpenOptions::collect_payload_errors: the error of every tensor opened as
   // TensorStorage::invalid, in tensor order, naming the file, the tensor's field path and offset.
@@ -72,12 +87,12 @@ class ONNXMAP_API Model {
   [[nodiscard]] std::uint64_t index_bytes() const noexcept;
 
  private:
-  explicit Model(std::shared_ptr<const detail::ModelData> index) : index_(std::move(index)) {}
+  explicit Model(std::shared_ptr<const detail::ModelIndex> index) : index_(std::move(index)) {}
   friend struct detail::ViewAccess;
   friend class ModelSummary;
   friend ModelSummary peek(const std::filesystem::path& path, const OpenOptions& options);
 
-  std::shared_ptr<const detail::ModelData> index_;
+  std::shared_ptr<const detail::ModelIndex> index_;
 };
 
 // What `peek` reads: the model's own fields and the main graph's name, inputs and outputs, with
@@ -100,8 +115,11 @@ class ONNXMAP_API ModelSummary {
   }
   [[nodiscard]] bool has_graph() const { return model_.graph().has_value(); }
   [[nodiscard]] std::string_view graph_name() const;
-  [[nodiscard]] ViewRange<ValueInfo> inputs() const;
-  [[nodiscard]] ViewRange<ValueInfo> outputs() const;
+  // Valid while the summary lives; not from a temporary one (see Model's views).
+  [[nodiscard]] ViewRange<ValueInfo> inputs() const&;
+  [[nodiscard]] ViewRange<ValueInfo> outputs() const&;
+  ViewRange<ValueInfo> inputs() const&& = delete;
+  ViewRange<ValueInfo> outputs() const&& = delete;
   [[nodiscard]] std::uint64_t file_size() const noexcept { return model_.file_size(); }
 
  private:

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "onnxmap/export.hpp"
+#include "onnxmap/options.hpp"
 
 namespace onnxmap {
 
@@ -50,7 +51,7 @@ struct SaveOptions {
   // fsync every file before it is renamed into place (survives a power cut; slower).
   bool durable = false;
   // Called now and then with the bytes written so far and the total planned.
-  std::function<void(std::uint64_t done, std::uint64_t total)> progress;
+  ProgressCallback progress;
 };
 
 struct SaveResult {

@@ -54,8 +54,11 @@ struct DataTypeTraits {
 
 // Traits of `type`, or nullopt for a value outside 1..26 (files may carry any int32).
 [[nodiscard]] ONNXMAP_API std::optional<DataTypeTraits> traits(DataType type) noexcept;
-// "FLOAT16", or "<unknown 99>" for a value no enumerator names (files may carry any int32).
-[[nodiscard]] ONNXMAP_API std::string data_type_name(DataType type);
+// The names of the enums, for people: to_string(DataType::float16) is "FLOAT16" as onnx.proto
+// spells it, or "<unknown 99>" for a value no enumerator names (files may carry any int32);
+// AttributeType "FLOATS"; DataLocation "DEFAULT", "EXTERNAL"; TensorStorage "none", "raw",
+// "external", "typed", "invalid".
+[[nodiscard]] ONNXMAP_API std::string to_string(DataType type);
 
 // AttributeProto.AttributeType.
 enum class AttributeType : std::int32_t {
@@ -76,12 +79,22 @@ enum class AttributeType : std::int32_t {
   type_protos = 14,
 };
 inline constexpr std::int32_t kMaxAttributeType = 14;
-[[nodiscard]] ONNXMAP_API std::string_view attribute_type_name(
-    AttributeType type) noexcept;  // "FLOATS"
+[[nodiscard]] ONNXMAP_API std::string_view to_string(AttributeType type) noexcept;
 
 // TensorProto.DataLocation.
 enum class DataLocation : std::int32_t { internal = 0, external = 1 };
-[[nodiscard]] ONNXMAP_API std::string_view data_location_name(DataLocation location) noexcept;
+[[nodiscard]] ONNXMAP_API std::string_view to_string(DataLocation location) noexcept;
+
+// Where a tensor's elements are stored (Tensor::storage()).
+enum class TensorStorage : std::uint8_t {
+  none,      // no payload field: an empty tensor or one with no data
+  raw,       // raw_data in the model file
+  external,  // a range of an external data file
+  typed,     // float_data, int32_data, int64_data, double_data, uint64_data or string_data
+  invalid,   // only with OpenOptions::collect_payload_errors: see Tensor::payload_error()
+};
+
+[[nodiscard]] ONNXMAP_API std::string_view to_string(TensorStorage storage) noexcept;
 
 // The newest IR version this build knows; newer files still open.
 inline constexpr std::int64_t kLatestIrVersion = 14;

@@ -20,18 +20,6 @@
 
 namespace onnxmap {
 
-// Where a tensor's elements are stored.
-enum class TensorStorage {
-  none,      // no payload field: an empty tensor or one with no data
-  raw,       // raw_data in the model file
-  external,  // a range of an external data file
-  typed,     // float_data, int32_data, int64_data, double_data, uint64_data or string_data
-  invalid,   // only with OpenOptions::collect_payload_errors: see Tensor::payload_error()
-};
-
-// "none", "raw", "external", "typed", "invalid".
-[[nodiscard]] ONNXMAP_API std::string_view to_string(TensorStorage storage) noexcept;
-
 // A tensor's bytes in the raw_data layout (little-endian, sub-byte types packed): either a view
 // into the mapped file (no copy) or a buffer decoded from the typed fields. Which one it is, is
 // part of the type, never hidden.
@@ -50,7 +38,7 @@ class TensorData {
   std::variant<std::span<const std::byte>, std::vector<std::byte>> data_;
 };
 
-class ONNXMAP_API Tensor : public detail::MessageView {
+class ONNXMAP_API Tensor : private detail::MessageView {
  public:
   // The tensor's own name field (may be empty, e.g. in a Constant node).
   [[nodiscard]] std::string_view name() const;
@@ -90,20 +78,23 @@ class ONNXMAP_API Tensor : public detail::MessageView {
   // a part of the payload is read ahead exactly (MADV_WILLNEED), not past its last row.
   [[nodiscard]] std::span<const std::byte> slice_rows(std::uint64_t begin, std::uint64_t end) const;
 
-  // prefetch: reads the bytes into the page cache now, in large requests, and returns when they
-  // are there (a cold touch through the map would read 4 KiB per fault; a model opened by URL
-  // fetches them). release: drops their
-  // pages from this process (MADV_DONTNEED) after use. No-ops for typed storage and for models
-  // opened in the read or direct mode.
+  // prefetch: the loader's prefetch (load.hpp) of this one tensor: reads the bytes into the page
+  // cache now, in large requests on the loader's threads, and returns when they are there (a
+  // cold touch through the map would read 4 KiB per fault; a model opened by URL fetches them).
+  // release: drops their pages from this process (MADV_DONTNEED) after use. No-ops for typed
+  // storage and for models opened in the read or direct mode.
   void prefetch() const;
   void release() const;
 
-  [[nodiscard]] std::uint32_t tensor_id() const noexcept { return tensor_; }
+  // The same tensor of the same opened model.
+  friend bool operator==(const Tensor& a, const Tensor& b) noexcept {
+    return a.index_ == b.index_ && a.tensor_ == b.tensor_;
+  }
 
  private:
   friend struct detail::ViewAccess;
   // `tensor` is an id in the model's tensor table.
-  Tensor(const detail::ModelData* index, std::uint32_t tensor);
+  Tensor(const detail::ModelIndex* index, std::uint32_t tensor);
 
   // The payload, or rows [begin, end) of it, checked as bytes() and slice_rows() check, without
   // a fetch or advice: for those two, and for the bulk loader, which plans its own reads.

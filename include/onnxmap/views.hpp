@@ -36,7 +36,7 @@ struct Dimension {
 };
 
 // TypeProto and its kinds.
-class ONNXMAP_API Type : public detail::MessageView {
+class ONNXMAP_API Type : private detail::MessageView {
  public:
   enum class Kind { none, tensor, sequence, map, optional, sparse_tensor, opaque };
 
@@ -59,12 +59,11 @@ class ONNXMAP_API Type : public detail::MessageView {
 
  private:
   friend struct detail::ViewAccess;
-  Type(const detail::ModelData* index, detail::SpanList spans)
+  Type(const detail::ModelIndex* index, detail::SpanList spans)
       : MessageView(index, std::move(spans)) {}
-  [[nodiscard]] detail::SpanList kind_spans() const;  // the bytes of the oneof member set last
 };
 
-class ONNXMAP_API ValueInfo : public detail::MessageView {
+class ONNXMAP_API ValueInfo : private detail::MessageView {
  public:
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] Type type() const;
@@ -74,12 +73,12 @@ class ONNXMAP_API ValueInfo : public detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<ValueInfo>;
-  ValueInfo(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
+  ValueInfo(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
 class SparseTensor;
 
-class ONNXMAP_API Attribute : public detail::MessageView {
+class ONNXMAP_API Attribute : private detail::MessageView {
  public:
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] AttributeType type() const;  // UNDEFINED when absent or not a known value
@@ -103,10 +102,10 @@ class ONNXMAP_API Attribute : public detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<Attribute>;
-  Attribute(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
+  Attribute(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
-class ONNXMAP_API Node : public detail::MessageView {
+class ONNXMAP_API Node : private detail::MessageView {
  public:
   [[nodiscard]] Names inputs() const;
   [[nodiscard]] Names outputs() const;
@@ -122,10 +121,10 @@ class ONNXMAP_API Node : public detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<Node>;
-  Node(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
+  Node(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
-class ONNXMAP_API Graph : public detail::MessageView {
+class ONNXMAP_API Graph : private detail::MessageView {
  public:
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] std::string_view doc_string() const;
@@ -140,10 +139,10 @@ class ONNXMAP_API Graph : public detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<Graph>;
-  Graph(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
+  Graph(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
-class ONNXMAP_API SparseTensor : public detail::MessageView {
+class ONNXMAP_API SparseTensor : private detail::MessageView {
  public:
   [[nodiscard]] std::optional<Tensor> values() const;
   [[nodiscard]] std::optional<Tensor> indices() const;
@@ -152,10 +151,10 @@ class ONNXMAP_API SparseTensor : public detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<SparseTensor>;
-  SparseTensor(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
+  SparseTensor(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
-class ONNXMAP_API Function : public detail::MessageView {
+class ONNXMAP_API Function : private detail::MessageView {
  public:
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] std::string_view domain() const;
@@ -173,10 +172,10 @@ class ONNXMAP_API Function : public detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<Function>;
-  Function(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
+  Function(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
-class ONNXMAP_API TrainingInfo : public detail::MessageView {
+class ONNXMAP_API TrainingInfo : private detail::MessageView {
  public:
   [[nodiscard]] std::optional<Graph> initialization() const;
   [[nodiscard]] std::optional<Graph> algorithm() const;
@@ -186,7 +185,7 @@ class ONNXMAP_API TrainingInfo : public detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<TrainingInfo>;
-  TrainingInfo(const detail::ModelData* index, std::uint32_t record) : MessageView(index, record) {}
+  TrainingInfo(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
 };
 
 }  // namespace onnxmap

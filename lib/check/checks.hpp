@@ -5,6 +5,7 @@
 #include <string>
 
 #include "onnxmap/check.hpp"
+#include "view/view_access.hpp"
 
 namespace onnxmap::detail {
 

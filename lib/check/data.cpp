@@ -9,7 +9,7 @@
 
 #include "check/checks.hpp"
 #include "check/sha1.hpp"
-#include "onnxmap/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 namespace onnxmap::detail {
 
@@ -69,7 +69,7 @@ class DataReader {
     for (const Tensor& t : tensors) total_ += t.bytes().size();
     for (auto& [location, digest] : hashed_files_) {
       try {
-        files_.emplace(location, MappedFile::open(model_.folder() / location, options_.open.load));
+        files_.emplace(location, MappedFile::open(model_.folder() / location, options_.open.mode));
         total_ += files_.at(location).size();
       } catch (const Error& e) {
         add_problem(report_, ProblemKind::external_data, "external_data", e.detail());
@@ -101,7 +101,7 @@ class DataReader {
           add_problem(report_, ProblemKind::payload, t.path(),
                       "BOOL element " + std::to_string(element) + " is " +
                           std::to_string(std::to_integer<int>(*bad)) + ", not 0 or 1",
-                      t.offset());
+                      detail::ViewAccess::offset(t));
           bad_bool_reported = true;
         }
       } else {
@@ -138,7 +138,7 @@ class DataReader {
       if (!is_hex_digest(stored)) {
         add_problem(report_, ProblemKind::checksum, path,
                     "checksum '" + std::string(stored) + "' is not a SHA-1 (40 hex digits)",
-                    t.offset());
+                    detail::ViewAccess::offset(t));
         continue;
       }
       const std::string location(t.data_file());
@@ -149,7 +149,7 @@ class DataReader {
       add_problem(report_, ProblemKind::checksum, path,
                   "checksum " + expected + " is neither the SHA-1 of '" + location + "' (" + *file +
                       ") nor of the tensor's bytes",
-                  t.offset());
+                  detail::ViewAccess::offset(t));
     }
   }
 

@@ -30,7 +30,7 @@ void check_elements(const Tensor& tensor, CheckReport& report) {
   const auto type = static_cast<std::int32_t>(tensor.data_type());
   if (type == static_cast<std::int32_t>(DataType::undefined)) {
     add_problem(report, ProblemKind::payload, tensor.path() + ".data_type",
-                "data_type is UNDEFINED (0); a tensor needs an element type", tensor.offset());
+                "data_type is UNDEFINED (0); a tensor needs an element type", detail::ViewAccess::offset(tensor));
     return;
   }
   const std::uint64_t count = tensor.element_count();
@@ -40,7 +40,7 @@ void check_elements(const Tensor& tensor, CheckReport& report) {
       add_problem(report, ProblemKind::payload, tensor.path(),
                   "no data field, but dims " + dims_text(tensor.dims()) + " need " +
                       std::to_string(count) + " elements",
-                  tensor.offset());
+                  detail::ViewAccess::offset(tensor));
     }
     return;
   }
@@ -50,7 +50,7 @@ void check_elements(const Tensor& tensor, CheckReport& report) {
       add_problem(report, ProblemKind::payload, tensor.path() + ".string_data",
                   std::to_string(held) + " strings, but dims " + dims_text(tensor.dims()) +
                       " need " + std::to_string(count),
-                  tensor.offset());
+                  detail::ViewAccess::offset(tensor));
     }
     return;
   }
@@ -105,7 +105,7 @@ void check_overlaps(const Model& model, CheckReport& report) {
                       ") of '" + std::string(cur.file) + "' overlap bytes [" +
                       std::to_string(prev.begin) + ", " + std::to_string(prev.end) + ") of " +
                       a.path() + " ('" + std::string(a.lookup_name()) + "')",
-                  b.offset());
+                  detail::ViewAccess::offset(b));
     }
     if (cur.end > prev.end) reach = i;
   }

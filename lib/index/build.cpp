@@ -49,11 +49,11 @@ std::atomic<bool> pool_everywhere{false};  // set_pool_everywhere_for_tests()
 // data file (data file ids follow the order of first use).
 struct NeedsSerial {};
 
-unsigned pick_threads(const Options& options, std::uint64_t file_size, IndexScope scope,
+unsigned pick_threads(const OpenOptions& options, std::uint64_t file_size, IndexScope scope,
                       bool everywhere) {
   if (scope == IndexScope::metadata) return 1;
   if (file_size < kParallelMinBytes && !everywhere) return 1;
-  if (options.index_threads != 0) return std::min(options.index_threads, 256U);
+  if (options.threads != 0) return std::min(options.threads, 256U);
   return std::clamp(std::thread::hardware_concurrency(), 1U, 256U);
 }
 
@@ -352,17 +352,9 @@ bool set_pool_everywhere_for_tests(bool on) noexcept {
   return pool_everywhere.exchange(on);
 }
 
-MappedFile open_model_file(const std::filesystem::path& path, const Options& options) {
-  try {
-    return MappedFile::open(path, options.load);
-  } catch (const Error& e) {
-    throw e.in_context(path.string(), "");
-  }
-}
-
 std::shared_ptr<ModelIndex> build_index(MappedFile file, std::string display_name,
                                         std::filesystem::path folder, MessageKind root,
-                                        const Options& options, IndexScope scope) {
+                                        const OpenOptions& options, IndexScope scope) {
   check_options(options);
   auto index = std::make_shared<ModelIndex>();
   index->file = std::move(file);
@@ -376,6 +368,23 @@ std::shared_ptr<ModelIndex> build_index(MappedFile file, std::string display_nam
   index->tensors.shrink_to_fit();
   index->dims.shrink_to_fit();
   build_name_table(*index, builder.name_hashes());
+  return index;
+}
+
+std::shared_ptr<const ModelIndex> build_index(ModelSource source, MessageKind root,
+                                              const OpenOptions& options, IndexScope scope) {
+  // The fetcher learns the pass is over however it ends.
+  struct Indexed {
+    PayloadFetcher* fetcher;
+    ~Indexed() {
+      if (fetcher != nullptr) fetcher->indexed();
+    }
+  } indexed{source.fetcher.get()};
+  OpenOptions effective = options;
+  effective.mode = source.data_mode;
+  auto index = build_index(std::move(source.file), std::move(source.display_name),
+                           std::move(source.folder), root, effective, scope);
+  index->fetcher = std::move(source.fetcher);
   return index;
 }
 

@@ -46,7 +46,7 @@ std::uint32_t open_data_file(ModelIndex& index, std::string_view location) {
                             "has several hard links and may be a file from outside the folder");
     }
   }
-  index.data_files.push_back({std::string(location), MappedFile::open(full, index.options.load)});
+  index.data_files.push_back({std::string(location), MappedFile::open(full, index.options.mode)});
   return static_cast<std::uint32_t>(index.data_files.size() - 1);
 }
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "onnxmap/detail/span.hpp"
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::detail {
 

@@ -10,6 +10,9 @@
 
 namespace onnxmap::detail {
 
+// "No record", "no tensor", "no data file": an id that is never valid.
+inline constexpr std::uint32_t kNone = UINT32_MAX;
+
 struct MessageRecord {
   // Offsets have 48 bits: model files up to 256 TiB.
   static constexpr std::uint64_t kOffsetLimit = std::uint64_t{1} << 48U;

@@ -9,14 +9,6 @@
 
 namespace onnxmap::detail {
 
-void check_options(const Options& options) {
-  if (options.max_depth < 1 || options.max_depth > kMaxDepthCeiling) {
-    throw Error(ErrorKind::invalid_argument, "max_depth is " + std::to_string(options.max_depth) +
-                                                 "; it must be 1.." +
-                                                 std::to_string(kMaxDepthCeiling));
-  }
-}
-
 SpanList ModelIndex::spans(std::uint32_t record) const {
   if (messages[record].merged == 0) return SpanList{span(record)};
   const auto it = std::lower_bound(merged_spans.begin(), merged_spans.end(), record,

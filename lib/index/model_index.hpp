@@ -13,10 +13,15 @@
 #include "io/payload_fetcher.hpp"
 #include "onnxmap/detail/span.hpp"
 #include "onnxmap/error.hpp"
-#include "onnxmap/mapped_file.hpp"
-#include "onnxmap/model_options.hpp"
+#include "io/mapped_file.hpp"
+#include "onnxmap/options.hpp"
 #include "onnxmap/schema.hpp"
 #include "schema/descriptors.hpp"
+#include "source/model_source.hpp"
+
+namespace onnxmap {
+class Model;
+}  // namespace onnxmap
 
 namespace onnxmap::detail {
 
@@ -39,15 +44,6 @@ using schema::MessageKind;
   }
 }
 
-// How a tensor's elements are stored.
-enum class Storage : std::uint8_t {
-  none,      // no payload field at all (an empty tensor, or one with no data)
-  raw,       // raw_data: a view into the model file
-  external,  // data_location EXTERNAL: a view into a data file
-  typed,     // float_data, int32_data, ...: decoded on request
-  invalid,   // the payload could not be located; ModelIndex::payload_errors says why
-};
-
 struct TensorRecord {
   std::uint32_t message = kNone;         // the TensorProto's MessageRecord
   std::uint32_t next_same_name = kNone;  // the next tensor (breadth-first) with the same name
@@ -56,9 +52,9 @@ struct TensorRecord {
   // The low bits of name_hash(name), hashed while the pass reads the name: building the name
   // table and most lookups then compare names without touching their pages.
   std::uint32_t name_hash = 0;
-  Storage storage = Storage::none;
-  std::uint8_t typed_field = 0;      // the typed field that holds the data, for Storage::typed
-  std::uint32_t data_file = kNone;   // index into ModelIndex::data_files, for Storage::external
+  TensorStorage storage = TensorStorage::none;
+  std::uint8_t typed_field = 0;      // the typed field that holds the data, for TensorStorage::typed
+  std::uint32_t data_file = kNone;   // index into ModelIndex::data_files, for TensorStorage::external
   std::uint64_t payload_offset = 0;  // in the model file, or in the data file when external
   std::uint64_t payload_length = 0;
   std::uint32_t dims_begin = 0;  // into ModelIndex::dims
@@ -77,18 +73,18 @@ struct DataFile {
   MappedFile file;
 };
 
-// A tensor opened as Storage::invalid (Options::collect_payload_errors) and why.
+// A tensor opened as TensorStorage::invalid (OpenOptions::collect_payload_errors) and why.
 struct PayloadError {
   std::uint32_t tensor = kNone;
   Error error;
 };
 
-// ModelData is the name the public headers know it by (an opaque pointer in every view).
-struct ModelData {
+// The index of one opened model (public headers know it only by name).
+struct ModelIndex {
   MappedFile file;
   std::string display_name;      // the path, for error messages
   std::filesystem::path folder;  // external data locations resolve against it
-  Options options;
+  OpenOptions options;
   PodTable<MessageRecord> messages;  // [0] is the root message; breadth-first
   std::vector<std::pair<std::uint32_t, SpanList>> merged_spans;       // sorted by record id
   std::vector<std::pair<std::uint32_t, std::uint64_t>> long_lengths;  // sorted by record id
@@ -107,12 +103,12 @@ struct ModelData {
   // The mapped file holding a raw or external payload (nullptr for other storage), and the
   // location of that file as the model names it ("" for the model file itself).
   [[nodiscard]] const MappedFile* payload_file(const TensorRecord& r) const noexcept {
-    if (r.storage == Storage::raw) return &file;
-    if (r.storage == Storage::external) return &data_files[r.data_file].file;
+    if (r.storage == TensorStorage::raw) return &file;
+    if (r.storage == TensorStorage::external) return &data_files[r.data_file].file;
     return nullptr;
   }
   [[nodiscard]] std::string_view payload_location(const TensorRecord& r) const noexcept {
-    return r.storage == Storage::external ? std::string_view(data_files[r.data_file].location)
+    return r.storage == TensorStorage::external ? std::string_view(data_files[r.data_file].location)
                                           : std::string_view();
   }
   // What the index knows of a record, for code outside the pass (views, the writer): use these
@@ -163,23 +159,14 @@ struct ModelData {
   [[nodiscard]] const Error* payload_error(std::uint32_t tensor) const noexcept;
 };
 
-using ModelIndex = ModelData;
-
-// Throws onnxmap::Error (invalid_argument) for options no open can honour (max_depth outside
-// 1..kMaxDepthCeiling).
-void check_options(const Options& options);
-
 // The hash of the tensor-name table.
 [[nodiscard]] std::uint64_t name_hash(std::string_view name) noexcept;
-
-// Opens a model file as `options` say, errors naming the file.
-[[nodiscard]] MappedFile open_model_file(const std::filesystem::path& path, const Options& options);
 
 // How much of the model the pass indexes: everything, or only what `peek` shows (the model's
 // own fields, the main graph's name, inputs and outputs), skipping nodes and tensors unread.
 enum class IndexScope { full, metadata };
 
-// A seam for tests: the pass uses its pool (Options::index_threads threads, or every core) on
+// A seam for tests: the pass uses its pool (OpenOptions::threads threads, or every core) on
 // every level of every file, however small, cut into chunks of any size, so that small inputs
 // reach the parallel code. Returns the previous setting. Process-wide; tests only.
 bool set_pool_everywhere_for_tests(bool on) noexcept;
@@ -187,7 +174,15 @@ bool set_pool_everywhere_for_tests(bool on) noexcept;
 // Maps `path` and builds its index. Throws onnxmap::Error naming file, field path and offset.
 [[nodiscard]] std::shared_ptr<ModelIndex> build_index(MappedFile file, std::string display_name,
                                                       std::filesystem::path folder,
-                                                      MessageKind root, const Options& options,
+                                                      MessageKind root, const OpenOptions& options,
                                                       IndexScope scope = IndexScope::full);
+// The index of `source`, which then holds the source's fetcher (called indexed() either way).
+[[nodiscard]] std::shared_ptr<const ModelIndex> build_index(ModelSource source, MessageKind root,
+                                                            const OpenOptions& options,
+                                                            IndexScope scope);
+
+// The index of an opened model, for the layers above the index that work on one (the writer):
+// defined beside Model, which holds it.
+[[nodiscard]] const ModelIndex& index_of(const Model& model) noexcept;
 
 }  // namespace onnxmap::detail

@@ -14,7 +14,7 @@
 
 #include "index/field_cursor.hpp"
 #include "onnxmap/detail/span.hpp"
-#include "onnxmap/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 namespace onnxmap::detail {
 

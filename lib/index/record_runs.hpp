@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "onnxmap/detail/span.hpp"
-#include "onnxmap/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 namespace onnxmap::detail {
 

@@ -70,7 +70,7 @@ std::variant<Payload, Error> locate_external(const ExternalRef& ref, std::uint64
                      " bytes)",
                  tensor_offset, "external_data");
   }
-  return Payload{Storage::external, file.id, offset, length};
+  return Payload{TensorStorage::external, file.id, offset, length};
 }
 
 }  // namespace
@@ -120,15 +120,15 @@ std::variant<Payload, Error> locate_payload(const TensorFields& fields,
       return Error(ErrorKind::bad_tensor, "a STRING tensor cannot use raw_data", fields.raw->offset,
                    "raw_data");
     }
-    payload = {Storage::raw, kNone, fields.raw->offset, fields.raw->length};
+    payload = {TensorStorage::raw, kNone, fields.raw->offset, fields.raw->length};
   } else if (fields.typed) {
-    payload = {Storage::typed, kNone, fields.typed->offset, fields.typed->length};
+    payload = {TensorStorage::typed, kNone, fields.typed->offset, fields.typed->length};
   }
-  const bool raw = payload.storage == Storage::raw;
-  if ((raw || payload.storage == Storage::external) && expected && payload.length != *expected) {
+  const bool raw = payload.storage == TensorStorage::raw;
+  if ((raw || payload.storage == TensorStorage::external) && expected && payload.length != *expected) {
     return Error(ErrorKind::bad_tensor,
                  std::to_string(payload.length) + " bytes, but " + std::to_string(*count) +
-                     " elements of " + data_type_name(fields.data_type) + " need " +
+                     " elements of " + to_string(fields.data_type) + " need " +
                      std::to_string(*expected),
                  raw ? payload.offset : tensor_offset, raw ? "raw_data" : "external_data");
   }

@@ -36,8 +36,8 @@ struct TensorFields {
 
 // Where a tensor's elements are.
 struct Payload {
-  Storage storage = Storage::none;
-  std::uint32_t data_file = kNone;  // Storage::external
+  TensorStorage storage = TensorStorage::none;
+  std::uint32_t data_file = kNone;  // TensorStorage::external
   std::uint64_t offset = 0;         // in the model file, or in the data file when external
   std::uint64_t length = 0;
 };

@@ -91,7 +91,7 @@ void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, i
     throw std::logic_error("onnxmap: a level has more tensors than counted");
   if (problem) {
     // The tensor stays listed (name, type, dims) but has no bytes to hand out.
-    tensor.storage = Storage::invalid;
+    tensor.storage = TensorStorage::invalid;
     tensor.data_file = kNone;
     tensor.payload_offset = 0;
     tensor.payload_length = 0;

@@ -14,7 +14,7 @@ namespace onnxmap::detail {
 // Reads the metadata of TensorProto record `id`, at `depth` in the message tree, and writes its
 // TensorRecord to the next of `slots`, its dims to `out.dims`. Throws onnxmap::Error (bad_tensor,
 // unsafe_path, max_tensors passed, ...) with a field path relative to the tensor, unless
-// Options::collect_payload_errors keeps payload problems in `out.payload_errors`.
+// OpenOptions::collect_payload_errors keeps payload problems in `out.payload_errors`.
 void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, int depth,
                   const OpenDataFile& open_data_file, TensorSlots& slots, LevelOutput& out);
 

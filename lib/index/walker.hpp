@@ -12,7 +12,7 @@
 #include "index/field_roles.hpp"
 #include "index/payload_trim.hpp"
 #include "onnxmap/detail/span.hpp"
-#include "onnxmap/model_options.hpp"
+#include "onnxmap/options.hpp"
 
 namespace onnxmap::detail {
 
@@ -20,7 +20,7 @@ namespace onnxmap::detail {
 // that worker's payload trimmer.
 struct PassContext {
   const std::byte* file;
-  const Options& options;
+  const OpenOptions& options;
   IndexScope scope;
   PayloadTrimmer& trim;
   const FieldActions& actions = FieldActions::get();

@@ -13,7 +13,7 @@
 #include <optional>
 #include <span>
 
-#include "onnxmap/load_mode.hpp"
+#include "onnxmap/options.hpp"
 
 namespace onnxmap::io {
 

@@ -1,4 +1,4 @@
-#include "onnxmap/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -187,10 +187,13 @@ void MappedFile::advise_sequential(std::uint64_t offset, std::uint64_t length) c
   for (std::uint64_t g = first; g <= last; ++g) advised_[g].store(1, std::memory_order_relaxed);
 }
 
-void MappedFile::prefetch(std::uint64_t offset, std::uint64_t length) const noexcept {
-  if (!mapped_) return;
+bool MappedFile::resident(std::uint64_t offset, std::uint64_t length) const {
+  if (!mapped_) return true;
   const auto range = page_range(bytes_, offset, length);
-  if (!range.empty()) (void)::madvise(range.data(), range.size(), MADV_WILLNEED);
+  std::vector<unsigned char> pages((range.size() + page_size() - 1) / page_size());
+  if (pages.empty()) return true;
+  if (::mincore(range.data(), range.size(), pages.data()) != 0) return false;
+  return std::all_of(pages.begin(), pages.end(), [](unsigned char p) { return (p & 1U) != 0; });
 }
 
 void MappedFile::release(std::uint64_t offset, std::uint64_t length) const noexcept {

@@ -1,6 +1,6 @@
 #pragma once
 // The hook through which a remote model fills its local mirror before a view of a payload is
-// handed out (ModelIndex::fetcher). Local models have none.
+// handed out (ModelSource::fetcher, then ModelIndex::fetcher). Local models have none.
 
 #include <cstdint>
 #include <span>
@@ -23,6 +23,9 @@ class PayloadFetcher {
   // the model file) present in the mirror, several requests at once. Safe from any thread.
   // Throws onnxmap::Error when a fetch fails.
   virtual void fetch(std::string_view location, std::span<const ByteRange> ranges) const = 0;
+  // Called once the index pass has opened the files (or failed): a fetcher may then let go of
+  // what only the open needed.
+  virtual void indexed() noexcept {}
   void fetch(std::string_view location, std::uint64_t offset, std::uint64_t length) const {
     const ByteRange range{offset, length};
     fetch(location, std::span(&range, 1));

@@ -209,7 +209,7 @@ HttpClient::HttpClient(std::string url, const RemoteOptions& options, const Http
     const char* token = std::getenv(options_.token_variable.c_str());
     if (token != nullptr) token_ = token;
   }
-  options_.parallel = std::max(options_.parallel, 1);
+  options_.connections = std::max(options_.connections, 1U);
 }
 
 HttpClient::~HttpClient() {
@@ -308,7 +308,7 @@ void HttpClient::finish(Transfer& t, int curl_code) {
   }
 }
 
-// Runs every transfer, at most options_.parallel at once; the first failure stops the rest.
+// Runs every transfer, at most options_.connections at once; the first failure stops the rest.
 void HttpClient::run(std::vector<std::unique_ptr<Transfer>>& transfers, const Sink& sink) {
   auto* multi = static_cast<CURLM*>(multi_);
   std::size_t next = 0;
@@ -322,7 +322,7 @@ void HttpClient::run(std::vector<std::unique_ptr<Transfer>>& transfers, const Si
   };
   while ((next < transfers.size() && !failure) || active > 0) {
     while (!failure && next < transfers.size() &&
-           active < static_cast<std::size_t>(options_.parallel)) {
+           active < static_cast<std::size_t>(options_.connections)) {
       transfers[next]->sink = &sink;
       start(*transfers[next++]);
       ++active;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "io/payload_fetcher.hpp"
-#include "onnxmap/remote_options.hpp"
+#include "onnxmap/options.hpp"
 
 namespace onnxmap::remote {
 

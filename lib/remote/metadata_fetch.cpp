@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "onnxmap/error.hpp"
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 #include "schema/descriptors.hpp"
 
 namespace onnxmap::remote {

@@ -5,18 +5,18 @@
 #include <mutex>
 
 #include "io/payload_fetcher.hpp"
-#include "onnxmap/remote.hpp"
+#include "onnxmap/error.hpp"
 #include "remote/cache_record.hpp"
 #include "remote/metadata_fetch.hpp"
 #include "remote/mirror_file.hpp"
 #include "remote/url.hpp"
-#include "view/view_access.hpp"
 
 namespace onnxmap::detail {
 
 namespace {
 
 using remote::MirrorFile;
+using schema::MessageKind;
 
 // The first request asks for this much; a model file up to kWholeFile bytes is then fetched
 // whole in at most one more (the .onnx of an external-data model is all metadata).
@@ -75,12 +75,10 @@ class RemoteModel final : public PayloadFetcher {
 
   // After the index pass: a temporary mirror's names go (its files live on while mapped and
   // open here); a cache's record is written.
-  void opened() {
-    if (folder_.empty()) return;
-    if (options_.cache_dir.empty()) {
-      std::filesystem::remove_all(folder_);
-    } else {
-      save_record();
+  void indexed() noexcept override {
+    try {
+      drop_names_or_save();
+    } catch (...) {  // a name left in the temporary folder, or a cache not written, is no error
     }
   }
 
@@ -93,6 +91,15 @@ class RemoteModel final : public PayloadFetcher {
   [[nodiscard]] const std::filesystem::path& model_path() const { return model_->path(); }
 
  private:
+  void drop_names_or_save() {
+    if (folder_.empty()) return;
+    if (options_.cache_dir.empty()) {
+      std::filesystem::remove_all(folder_);
+    } else {
+      save_record();
+    }
+  }
+
   MirrorFile& add_data_file(const std::string& location) {
     const std::string url = remote::resolve_location(url_, location);
     if (url == url_)
@@ -139,44 +146,17 @@ class RemoteModel final : public PayloadFetcher {
 
 }  // namespace
 
-std::shared_ptr<const ModelIndex> open_remote(std::string_view url, const Options& options,
-                                              MessageKind root, IndexScope scope) {
-  check_options(options);
-  auto remote = std::make_shared<RemoteModel>(url, options.remote);
-  Options local = options;
-  local.load = LoadMode::map;  // the mirror is filled behind the map
-  std::shared_ptr<ModelIndex> index;
+Mirror open_mirror(std::string_view url, const RemoteOptions& options, MessageKind root,
+                   int max_depth) {
+  auto remote = std::make_shared<RemoteModel>(url, options);
   try {
-    const std::filesystem::path folder = remote->prepare(root, options.max_depth);
-    index = build_index(MappedFile::open(remote->model_path(), LoadMode::map), std::string(url),
-                        folder, root, local, scope);
+    std::filesystem::path folder = remote->prepare(root, max_depth);
+    std::filesystem::path model_path = remote->model_path();
+    return {std::move(model_path), std::move(folder), std::move(remote)};
   } catch (...) {
-    remote->opened();
+    remote->indexed();
     throw;
-  }
-  remote->opened();
-  index->fetcher = std::move(remote);
-  return index;
-}
-
-void fetch_whole_model(const ModelIndex& index) {
-  if (!index.fetcher) return;
-  index.fetcher->fetch("", 0, index.file.size());
-  std::vector<std::vector<ByteRange>> external(index.data_files.size());
-  for (const TensorRecord& t : index.tensors) {
-    if (t.storage == Storage::external) {
-      external[t.data_file].push_back({t.payload_offset, t.payload_length});
-    }
-  }
-  for (std::size_t f = 0; f < external.size(); ++f) {
-    index.fetcher->fetch(index.data_files[f].location, external[f]);
   }
 }
 
 }  // namespace onnxmap::detail
-
-std::span<const std::byte> onnxmap::model_file_bytes(const Model& model, bool with_payloads) {
-  const detail::ModelIndex* index = detail::ViewAccess::index(model);
-  if (index->fetcher && with_payloads) index->fetcher->fetch("", 0, index->file.size());
-  return index->file.bytes();
-}

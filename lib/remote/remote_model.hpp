@@ -1,24 +1,29 @@
 #pragma once
-// Opening a model by URL: its metadata is fetched into a sparse local mirror (remote/), the
-// unchanged index pass runs over the mirror, and the views fetch payload ranges on demand through
-// the PayloadFetcher hook (io/payload_fetcher.hpp) before handing out a view.
+// A model given by URL, as a sparse local mirror: its metadata is fetched at open, its payloads
+// on demand through the fetcher (io/payload_fetcher.hpp).
 
+#include <filesystem>
 #include <memory>
 #include <string_view>
 
-#include "index/model_index.hpp"
+#include "io/payload_fetcher.hpp"
+#include "onnxmap/options.hpp"
+#include "onnxmap/schema.hpp"
 
 namespace onnxmap::detail {
 
-// The index of the model at `url`; the returned pointer keeps the mirror and its connections
-// alive. Throws onnxmap::Error (http for the server's failures, the index's kinds for the file).
-[[nodiscard]] std::shared_ptr<const ModelIndex> open_remote(std::string_view url,
-                                                            const Options& options,
-                                                            MessageKind root, IndexScope scope);
+struct Mirror {
+  std::filesystem::path model_path;  // the mirror of the model file
+  std::filesystem::path folder;      // where the mirrors of its external data files lie
+  // Fills the mirrors; keeps them and the connections alive. Its indexed() drops a temporary
+  // mirror's names (or writes a cache's record) once the index pass has opened the files.
+  std::shared_ptr<PayloadFetcher> fetcher;
+};
 
-// For a model opened by URL: fetches every byte of the model file and every external payload,
-// so that code reading the files beneath the views (the writer's verbatim copy) sees them whole.
-// Nothing for a local model.
-void fetch_whole_model(const ModelIndex& index);
+// Fetches the metadata of the model at `url` (root message `root`, nested at most `max_depth`
+// deep) into a mirror, or trusts a cached one. Throws onnxmap::Error (http for the server's
+// failures).
+[[nodiscard]] Mirror open_mirror(std::string_view url, const RemoteOptions& options,
+                                 schema::MessageKind root, int max_depth);
 
 }  // namespace onnxmap::detail

@@ -5,7 +5,7 @@
 
 #include "common/location.hpp"
 #include "onnxmap/error.hpp"
-#include "onnxmap/remote_options.hpp"
+#include "onnxmap/options.hpp"
 #include "remote/curl_api.hpp"
 
 namespace onnxmap {

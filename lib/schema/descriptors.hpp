@@ -7,7 +7,7 @@
 #include <string>
 
 #include "onnxmap/schema.hpp"
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::schema {
 
@@ -94,9 +94,9 @@ namespace onnxmap::schema {
 
 namespace onnxmap {
 
-// data_type_name of the raw int32 a file carries (the index keeps data types as read).
-[[nodiscard]] inline std::string data_type_name(std::int32_t type) {
-  return data_type_name(static_cast<DataType>(type));
+// to_string(DataType) of the raw int32 a file carries (the index keeps data types as read).
+[[nodiscard]] inline std::string to_string(std::int32_t type) {
+  return to_string(static_cast<DataType>(type));
 }
 
 }  // namespace onnxmap

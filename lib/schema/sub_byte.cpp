@@ -18,7 +18,7 @@ std::uint32_t sub_byte_bits(DataType type) {
   const auto found = traits(type);
   if (!found || found->bits == 0 || found->bits >= 8) {
     throw Error(ErrorKind::invalid_argument,
-                data_type_name(type) +
+                to_string(type) +
                     " is not a sub-byte type (UINT4, INT4, FLOAT4E2M1, UINT2 "
                     "or INT2): it has nothing to unpack");
   }
@@ -33,7 +33,7 @@ void unpack_sub_byte(DataType type, std::span<const std::byte> packed, std::span
   const std::uint64_t needed = (std::uint64_t{out.size()} + per_byte - 1) / per_byte;
   if (packed.size() < needed) {
     throw Error(ErrorKind::invalid_argument, std::to_string(out.size()) + " " +
-                                                 data_type_name(type) + " elements need " +
+                                                 to_string(type) + " elements need " +
                                                  std::to_string(needed) + " bytes, but " +
                                                  std::to_string(packed.size()) + " were given");
   }

@@ -72,20 +72,31 @@ std::optional<DataTypeTraits> traits(DataType type) noexcept {
   return kDataTypes[static_cast<std::size_t>(value)];
 }
 
-std::string data_type_name(DataType data_type) {
+std::string to_string(DataType data_type) {
   const auto type = static_cast<std::int32_t>(data_type);
   if (type < 0 || type > kMaxDataType) return "<unknown " + std::to_string(type) + ">";
   return std::string(kDataTypes[static_cast<std::size_t>(type)].name);
 }
 
-std::string_view attribute_type_name(AttributeType type) noexcept {
+std::string_view to_string(AttributeType type) noexcept {
   const auto value = static_cast<std::int32_t>(type);
   if (value < 0 || value > kMaxAttributeType) return "<unknown>";
   return kAttributeTypes[static_cast<std::size_t>(value)];
 }
 
-std::string_view data_location_name(DataLocation location) noexcept {
+std::string_view to_string(DataLocation location) noexcept {
   return location == DataLocation::external ? "EXTERNAL" : "DEFAULT";
+}
+
+std::string_view to_string(TensorStorage storage) noexcept {
+  switch (storage) {
+    case TensorStorage::none: return "none";
+    case TensorStorage::raw: return "raw";
+    case TensorStorage::external: return "external";
+    case TensorStorage::typed: return "typed";
+    case TensorStorage::invalid: return "invalid";
+  }
+  return "invalid";
 }
 
 std::optional<std::string_view> onnx_release_for_ir(std::int64_t ir_version) noexcept {

@@ -10,7 +10,6 @@ namespace onnxmap {
 namespace {
 
 using detail::ModelIndex;
-using detail::ViewRange;
 
 template <class View>
 ViewRange<View> range(const ModelIndex* index, std::pair<std::uint32_t, std::uint32_t> ids) {

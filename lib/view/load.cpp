@@ -62,7 +62,8 @@ class Engine {
   std::vector<io::FileReader> readers_;
   std::vector<ItemState> states_;
   LoadStats stats_;
-  LoadProgress progress_;
+  std::uint64_t bytes_done_ = 0;
+  std::uint64_t bytes_total_ = 0;
 
   std::mutex lock_;
   std::condition_variable changed_;
@@ -79,8 +80,7 @@ LoadStats Engine::run() {
   for (const detail::PlanFile& file : plan_.files) {
     readers_.push_back(file.file->reader()->reopen(read_mode));
   }
-  progress_.tensors_total = plan_.items.size();
-  for (const auto& item : plan_.items) progress_.bytes_total += item.length;
+  for (const auto& item : plan_.items) bytes_total_ += item.length;
   // Bytes in memory already, and typed fields, need no reading threads.
   std::size_t streamed = 0;
   for (std::size_t i = 0; i < plan_.items.size(); ++i) {
@@ -129,9 +129,8 @@ void Engine::deliver(std::size_t item, std::span<const std::byte> bytes) {
   if (on_tensor_) on_tensor_(LoadedTensor{item, bytes});
   ++stats_.tensors;
   stats_.bytes += bytes.size();
-  ++progress_.tensors_done;
-  progress_.bytes_done += bytes.size();
-  if (options_.progress) options_.progress(progress_);
+  bytes_done_ += bytes.size();
+  if (options_.progress) options_.progress(bytes_done_, bytes_total_);
 }
 
 // An item whose bytes are in memory or decoded: handed over as is, or copied to its buffer.

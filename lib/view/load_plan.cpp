@@ -17,7 +17,7 @@ namespace {
 // who fetches them for a model opened by URL.
 PlanFile payload_file(const Tensor& t) {
   const ModelIndex* index = ViewAccess::index(t);
-  const TensorRecord& r = index->tensors[t.tensor_id()];
+  const TensorRecord& r = index->tensors[ViewAccess::tensor(t)];
   return {index->payload_file(r), index->fetcher.get(), index->payload_location(r)};
 }
 

@@ -10,7 +10,7 @@
 
 #include "io/payload_fetcher.hpp"
 #include "onnxmap/load.hpp"
-#include "onnxmap/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 namespace onnxmap::detail {
 

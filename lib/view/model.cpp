@@ -1,6 +1,5 @@
 #include "onnxmap/model.hpp"
 
-#include "remote/remote_model.hpp"
 #include "view/leaf.hpp"
 
 namespace onnxmap {
@@ -14,18 +13,14 @@ constexpr std::uint32_t kRoot = 0;
 
 Model Model::open(const std::filesystem::path& path, const OpenOptions& options,
                   schema::MessageKind root) {
-  if (is_url(path.native())) {
-    return Model(detail::open_remote(path.native(), options, root, detail::IndexScope::full));
-  }
-  MappedFile file = detail::open_model_file(path, options);
-  return Model(
-      detail::build_index(std::move(file), path.string(), path.parent_path(), root, options));
+  return Model(detail::build_index(detail::open_source(path, options, root), root, options,
+                                   detail::IndexScope::full));
 }
 
 Model Model::from_bytes(std::span<const std::byte> bytes, const OpenOptions& options,
                         schema::MessageKind root, const std::filesystem::path& folder) {
-  return Model(
-      detail::build_index(MappedFile::from_bytes(bytes), "<memory>", folder, root, options));
+  return Model(detail::build_index(detail::source_from_bytes(bytes, options, folder), root,
+                                   options, detail::IndexScope::full));
 }
 
 std::int64_t Model::ir_version() const {
@@ -56,15 +51,15 @@ std::vector<StringStringEntry> Model::metadata_props() const {
   return detail::decode_entries(
       index_.get(), detail::FieldAccess(index_.get(), kRoot).messages_field(MP::kMetadataProps));
 }
-std::optional<Graph> Model::graph() const {
+std::optional<Graph> Model::graph() const& {
   const auto [first, last] = index_->children(kRoot, MP::kGraph);
   if (first == last) return std::nullopt;
   return detail::ViewAccess::make<Graph>(index_.get(), first);
 }
-ViewRange<Function> Model::functions() const {
+ViewRange<Function> Model::functions() const& {
   return detail::ViewAccess::range<Function>(index_.get(), index_->children(kRoot, MP::kFunctions));
 }
-ViewRange<TrainingInfo> Model::training_info() const {
+ViewRange<TrainingInfo> Model::training_info() const& {
   return detail::ViewAccess::range<TrainingInfo>(index_.get(),
                                                  index_->children(kRoot, MP::kTrainingInfo));
 }
@@ -72,23 +67,23 @@ ViewRange<TrainingInfo> Model::training_info() const {
 std::size_t Model::tensor_count() const noexcept {
   return index_->tensors.size();
 }
-Tensor Model::tensor_at(std::size_t i) const {
+Tensor Model::tensor_at(std::size_t i) const& {
   return detail::ViewAccess::make<Tensor>(index_.get(), static_cast<std::uint32_t>(i));
 }
 
-std::optional<Tensor> Model::find_tensor(std::string_view name) const {
+std::optional<Tensor> Model::find_tensor(std::string_view name) const& {
   const std::uint32_t id = index_->find_tensor(name);
   if (id == detail::kNone) return std::nullopt;
   return detail::ViewAccess::make<Tensor>(index_.get(), id);
 }
 
-Tensor Model::tensor(std::string_view name) const {
+Tensor Model::tensor(std::string_view name) const& {
   if (auto found = find_tensor(name)) return *found;
   throw Error(ErrorKind::not_found, "no tensor named '" + std::string(name) + "'", Error::kNoOffset,
               {}, index_->display_name);
 }
 
-std::vector<Tensor> Model::tensors(std::string_view name) const {
+std::vector<Tensor> Model::tensors(std::string_view name) const& {
   std::vector<Tensor> out;
   for (std::uint32_t id = index_->find_tensor(name); id != detail::kNone;
        id = index_->tensors[id].next_same_name) {
@@ -97,7 +92,7 @@ std::vector<Tensor> Model::tensors(std::string_view name) const {
   return out;
 }
 
-std::optional<Tensor> Model::tensor_at_path(std::string_view path) const {
+std::optional<Tensor> Model::tensor_at_path(std::string_view path) const& {
   const std::uint32_t record = index_->record_at_path(path);
   if (record == detail::kNone) return std::nullopt;
   const std::uint32_t id = index_->tensor_of_message(record);
@@ -127,5 +122,13 @@ const std::filesystem::path& Model::folder() const noexcept {
 std::uint64_t Model::file_size() const noexcept {
   return index_->file.size();
 }
+
+namespace detail {
+
+const ModelIndex& index_of(const Model& model) noexcept {
+  return *ViewAccess::index(model);
+}
+
+}  // namespace detail
 
 }  // namespace onnxmap

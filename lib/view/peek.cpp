@@ -2,7 +2,6 @@
 
 #include "index/model_index.hpp"
 #include "onnxmap/model.hpp"
-#include "remote/remote_model.hpp"
 #include "view/view_access.hpp"
 
 namespace onnxmap {
@@ -23,22 +22,17 @@ std::string_view ModelSummary::graph_name() const {
   return graph ? graph->name() : std::string_view{};
 }
 
-ViewRange<ValueInfo> ModelSummary::inputs() const {
+ViewRange<ValueInfo> ModelSummary::inputs() const& {
   return graph_values(model_, true);
 }
-ViewRange<ValueInfo> ModelSummary::outputs() const {
+ViewRange<ValueInfo> ModelSummary::outputs() const& {
   return graph_values(model_, false);
 }
 
 ModelSummary peek(const std::filesystem::path& path, const OpenOptions& options) {
-  if (is_url(path.native())) {
-    return ModelSummary(Model(detail::open_remote(
-        path.native(), options, schema::MessageKind::ModelProto, detail::IndexScope::metadata)));
-  }
-  MappedFile file = detail::open_model_file(path, options);
-  return ModelSummary(Model(detail::build_index(std::move(file), path.string(), path.parent_path(),
-                                                schema::MessageKind::ModelProto, options,
-                                                detail::IndexScope::metadata)));
+  const auto root = schema::MessageKind::ModelProto;
+  return ModelSummary(Model(detail::build_index(detail::open_source(path, options, root), root,
+                                                options, detail::IndexScope::metadata)));
 }
 
 }  // namespace onnxmap

@@ -2,8 +2,6 @@
 
 #include "onnxmap/tensor.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -11,6 +9,7 @@
 
 #include "index/tensor_table.hpp"
 #include "io/payload_fetcher.hpp"
+#include "onnxmap/load.hpp"
 #include "view/leaf.hpp"
 #include "view/tensor_decode.hpp"
 
@@ -40,21 +39,9 @@ void advise_access(const MappedFile* file, std::uint64_t offset, std::uint64_t l
 // cold slices at half the speed of the preads (cold_load_bench, README "Loading cold").
 constexpr std::uint64_t kSliceReadAheadBytes = std::uint64_t{64} << 10U;
 
-// Whether every page of [offset, offset + length) of a mapped file is in the page cache; one
-// mincore() call, so a warm slice costs no read.
-bool resident(const MappedFile& file, std::uint64_t offset, std::uint64_t length) {
-  const std::uint64_t page = MappedFile::page_size();
-  const auto begin = reinterpret_cast<std::uintptr_t>(file.bytes().data()) + offset;
-  const std::uintptr_t first = begin / page * page;
-  const std::size_t size = begin + length - first;
-  std::vector<unsigned char> pages((size + page - 1) / page);
-  if (::mincore(reinterpret_cast<void*>(first), size, pages.data()) != 0) return false;
-  return std::all_of(pages.begin(), pages.end(), [](unsigned char p) { return (p & 1U) != 0; });
-}
-
 void advise_slice(const MappedFile* file, std::uint64_t offset, std::uint64_t length) {
   if (file == nullptr || !file->is_mapped() || length < kSliceReadAheadBytes) return;
-  if (!resident(*file, offset, length)) file->read_ahead(offset, length);
+  if (!file->resident(offset, length)) file->read_ahead(offset, length);  // a warm slice: no read
 }
 
 // Raw and external payloads as they lie in the mapped files; empty for other storage.
@@ -82,17 +69,6 @@ void fetch_message(const detail::ModelIndex* index, std::uint32_t record) {
 }
 
 }  // namespace
-
-std::string_view to_string(TensorStorage storage) noexcept {
-  switch (storage) {
-    case TensorStorage::none: return "none";
-    case TensorStorage::raw: return "raw";
-    case TensorStorage::external: return "external";
-    case TensorStorage::typed: return "typed";
-    case TensorStorage::invalid: return "invalid";
-  }
-  return "invalid";
-}
 
 Tensor::Tensor(const detail::ModelIndex* index, std::uint32_t tensor)
     : MessageView(index, index->tensors[tensor].message), tensor_(tensor) {}
@@ -125,7 +101,7 @@ std::uint64_t Tensor::byte_size() const {
 }
 
 TensorStorage Tensor::storage() const {
-  return static_cast<TensorStorage>(record_of(index_, tensor_).storage);
+  return record_of(index_, tensor_).storage;
 }
 
 std::optional<Error> Tensor::payload_error() const {
@@ -145,7 +121,7 @@ std::vector<StringStringEntry> Tensor::metadata_props() const {
 
 std::string_view Tensor::data_file() const {
   const auto& r = record_of(index_, tensor_);
-  if (r.storage != detail::Storage::external) return {};
+  if (r.storage != TensorStorage::external) return {};
   return index_->data_files[r.data_file].location;
 }
 
@@ -162,7 +138,7 @@ std::uint64_t Tensor::alignment() const {
 
 std::span<const std::byte> Tensor::bytes() const {
   const auto& r = record_of(index_, tensor_);
-  if (r.storage == detail::Storage::raw || r.storage == detail::Storage::external) {
+  if (r.storage == TensorStorage::raw || r.storage == TensorStorage::external) {
     fetch_payload(index_, r, 0, r.payload_length);
   }
   const auto view = payload_view();
@@ -173,11 +149,11 @@ std::span<const std::byte> Tensor::bytes() const {
 std::span<const std::byte> Tensor::payload_view() const {
   const auto& r = record_of(index_, tensor_);
   switch (r.storage) {
-    case detail::Storage::none: return {};
-    case detail::Storage::raw:
-    case detail::Storage::external: return stored_payload(index_, r);
-    case detail::Storage::typed: break;
-    case detail::Storage::invalid: throw *index_->payload_error(tensor_);
+    case TensorStorage::none: return {};
+    case TensorStorage::raw:
+    case TensorStorage::external: return stored_payload(index_, r);
+    case TensorStorage::typed: break;
+    case TensorStorage::invalid: throw *index_->payload_error(tensor_);
   }
   throw Error(ErrorKind::invalid_argument,
               "the tensor's elements are in a typed field, which cannot be viewed without "
@@ -187,7 +163,7 @@ std::span<const std::byte> Tensor::payload_view() const {
 
 TensorData Tensor::data() const {
   const auto& r = record_of(index_, tensor_);
-  if (r.storage != detail::Storage::typed) return TensorData(bytes());
+  if (r.storage != TensorStorage::typed) return TensorData(bytes());
   fetch_message(index_, r.message);
   try {
     return TensorData(
@@ -242,12 +218,9 @@ std::span<const std::byte> Tensor::rows_view(std::uint64_t begin, std::uint64_t 
 }
 
 void Tensor::prefetch() const {
-  const auto& r = record_of(index_, tensor_);
-  if (const MappedFile* file = index_->payload_file(r)) {
-    fetch_payload(index_, r, 0, r.payload_length);
-    file->read_ahead(r.payload_offset, r.payload_length);
-    advise_access(file, r.payload_offset, r.payload_length);
-  }
+  if (index_->payload_file(record_of(index_, tensor_)) == nullptr) return;  // no stored payload
+  const LoadItem item{*this};
+  onnxmap::prefetch(std::span(&item, 1));
 }
 
 void Tensor::release() const {

@@ -41,7 +41,7 @@ std::vector<std::byte> decode_typed(const ModelIndex& index, const SpanList& spa
                                     std::uint64_t count) {
   const auto type = static_cast<DataType>(data_type);
   const auto t = traits(type);
-  const std::string name = data_type_name(type);
+  const std::string name = to_string(type);
   const std::uint32_t expected_field = t ? field_for(type) : 0;
   if (expected_field == 0 || expected_field != field) {
     const auto* desc = schema::find_field(schema::MessageKind::TensorProto, field);

@@ -23,18 +23,18 @@ Type::Kind kind_of_field(std::uint32_t number) {
   }
 }
 
-}  // namespace
-
 // The oneof member set last, with only its occurrences after the last switch (protobuf clears a
 // oneof when another member is set, and merges repeats of the same member).
-detail::SpanList Type::kind_spans() const {
+detail::SpanList kind_spans(const detail::ModelIndex* index, const detail::SpanList& spans) {
   detail::SpanList member;
   std::uint32_t current = 0;
-  for (const detail::Span& span : spans_) {
-    wire::Reader reader(index_->bytes(span), span.offset);
+  for (const detail::Span& span : spans) {
+    wire::Reader reader(index->bytes(span), span.offset);
     wire::Field field;
     while (reader.next(field)) {
-      if (kind_of_field(field.number) == Kind::none || field.type != wire::WireType::len) continue;
+      if (kind_of_field(field.number) == Type::Kind::none || field.type != wire::WireType::len) {
+        continue;
+      }
       if (field.number != current) {
         current = field.number;
         member = detail::SpanList{};
@@ -44,6 +44,8 @@ detail::SpanList Type::kind_spans() const {
   }
   return member;
 }
+
+}  // namespace
 
 Type::Kind Type::kind() const {
   if (empty()) return Kind::none;
@@ -68,7 +70,7 @@ DataType Type::elem_type() const {
   const Kind k = kind();
   if (k != Kind::tensor && k != Kind::sparse_tensor) return DataType::undefined;
   // TypeProto.Tensor and TypeProto.SparseTensor share field numbers.
-  const detail::FieldAccess member(index_, kind_spans());
+  const detail::FieldAccess member(index_, kind_spans(index_, spans_));
   return static_cast<DataType>(
       wire::as_int32(member.varint_field(schema::TypeProtoTensor::kElemType).value_or(0)));
 }
@@ -76,7 +78,7 @@ DataType Type::elem_type() const {
 std::optional<std::vector<Dimension>> Type::shape() const {
   const Kind k = kind();
   if (k != Kind::tensor && k != Kind::sparse_tensor) return std::nullopt;
-  const detail::FieldAccess member(index_, kind_spans());
+  const detail::FieldAccess member(index_, kind_spans(index_, spans_));
   auto shape_spans = member.message_field(schema::TypeProtoTensor::kShape);
   if (shape_spans.empty()) return std::nullopt;
   const detail::FieldAccess shape(index_, std::move(shape_spans));
@@ -107,7 +109,7 @@ std::optional<std::vector<Dimension>> Type::shape() const {
 
 Type Type::element() const {
   const Kind k = kind();
-  const detail::FieldAccess member(index_, kind_spans());
+  const detail::FieldAccess member(index_, kind_spans(index_, spans_));
   // Sequence.elem_type, Optional.elem_type and Map.value_type.
   if (k == Kind::sequence)
     return {index_, member.message_field(schema::TypeProtoSequence::kElemType)};
@@ -119,19 +121,19 @@ Type Type::element() const {
 
 DataType Type::map_key_type() const {
   if (kind() != Kind::map) return DataType::undefined;
-  const detail::FieldAccess member(index_, kind_spans());
+  const detail::FieldAccess member(index_, kind_spans(index_, spans_));
   return static_cast<DataType>(
       wire::as_int32(member.varint_field(schema::TypeProtoMap::kKeyType).value_or(0)));
 }
 
 std::string_view Type::opaque_domain() const {
   if (kind() != Kind::opaque) return {};
-  return detail::FieldAccess(index_, kind_spans()).string_field(schema::TypeProtoOpaque::kDomain);
+  return detail::FieldAccess(index_, kind_spans(index_, spans_)).string_field(schema::TypeProtoOpaque::kDomain);
 }
 
 std::string_view Type::opaque_name() const {
   if (kind() != Kind::opaque) return {};
-  return detail::FieldAccess(index_, kind_spans()).string_field(schema::TypeProtoOpaque::kName);
+  return detail::FieldAccess(index_, kind_spans(index_, spans_)).string_field(schema::TypeProtoOpaque::kName);
 }
 
 namespace {
@@ -142,7 +144,7 @@ std::string leaf_text(const Type& type) {
     case Type::Kind::tensor:
     case Type::Kind::sparse_tensor: {
       std::string out = type.kind() == Type::Kind::sparse_tensor ? "sparse " : "";
-      out += data_type_name(type.elem_type());
+      out += to_string(type.elem_type());
       const auto dims = type.shape();
       if (!dims) return out;
       out += '[';
@@ -171,7 +173,7 @@ std::string Type::to_string() const {
     switch (type.kind()) {
       case Kind::sequence: prefix += "seq("; break;
       case Kind::optional: prefix += "optional("; break;
-      case Kind::map: prefix += "map(" + data_type_name(type.map_key_type()) + ","; break;
+      case Kind::map: prefix += "map(" + onnxmap::to_string(type.map_key_type()) + ","; break;
       default: return prefix + leaf_text(type) + std::string(open, ')');
     }
   }

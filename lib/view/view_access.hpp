@@ -32,15 +32,26 @@ struct ViewAccess {
   [[nodiscard]] static const ModelIndex* index(const Model& model) noexcept {
     return model.index_.get();
   }
-  [[nodiscard]] static const ModelIndex* index(const MessageView& view) noexcept {
+  // Views inherit MessageView privately; as their friend this reads it through any of them.
+  template <class View>
+  [[nodiscard]] static const ModelIndex* index(const View& view) noexcept {
     return view.index_;
   }
-  [[nodiscard]] static std::uint32_t record(const MessageView& view) noexcept {
+  template <class View>
+  [[nodiscard]] static std::uint32_t record(const View& view) noexcept {
     return view.record_;
   }
-  [[nodiscard]] static const SpanList& spans(const MessageView& view) noexcept {
+  template <class View>
+  [[nodiscard]] static const SpanList& spans(const View& view) noexcept {
     return view.spans_;
   }
+  // The offset of the view's message in the model file, for reports that point into it (check).
+  template <class View>
+  [[nodiscard]] static std::uint64_t offset(const View& view) noexcept {
+    return view.offset();
+  }
+  // The tensor's id in the model's tensor table.
+  [[nodiscard]] static std::uint32_t tensor(const Tensor& tensor) noexcept { return tensor.tensor_; }
   // A tensor's payload, or rows of it, checked but neither fetched nor advised.
   [[nodiscard]] static std::span<const std::byte> payload_view(const Tensor& tensor) {
     return tensor.payload_view();

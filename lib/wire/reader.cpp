@@ -1,6 +1,6 @@
 #include <string>
 
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::wire {
 

@@ -1,4 +1,4 @@
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::wire {
 

@@ -71,7 +71,7 @@ void TensorBuilder::check_size(std::optional<std::uint64_t> held) {
   }
   if (held && *held != *need) {
     throw Error(ErrorKind::invalid_argument,
-                what + std::to_string(*held) + " bytes, but its dims of " + data_type_name(type_) +
+                what + std::to_string(*held) + " bytes, but its dims of " + to_string(type_) +
                     " need " + std::to_string(*need));
   }
   byte_size_ = *need;

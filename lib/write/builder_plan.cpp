@@ -4,7 +4,7 @@
 
 #include "write/builder_plan.hpp"
 
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::detail {
 

@@ -8,7 +8,7 @@
 #include "common/location.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/schema.hpp"
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::detail {
 

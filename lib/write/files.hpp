@@ -14,6 +14,8 @@
 #include <functional>
 #include <span>
 
+#include "onnxmap/options.hpp"
+
 namespace onnxmap::detail {
 
 class SourceFile {
@@ -38,7 +40,7 @@ class SourceFile {
 // Bytes written so far over all files of one save, reported to the caller now and then.
 class Progress {
  public:
-  Progress(std::uint64_t total, std::function<void(std::uint64_t, std::uint64_t)> callback)
+  Progress(std::uint64_t total, ProgressCallback callback)
       : total_(total), callback_(std::move(callback)) {}
   void advance(std::uint64_t bytes);
   void finish();
@@ -47,7 +49,7 @@ class Progress {
   std::uint64_t total_;
   std::uint64_t done_ = 0;
   std::uint64_t reported_ = 0;
-  std::function<void(std::uint64_t, std::uint64_t)> callback_;
+  ProgressCallback callback_;
 };
 
 // A complete file under its temporary name, waiting to be renamed into place; removed if it

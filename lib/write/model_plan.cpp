@@ -3,9 +3,8 @@
 #include <algorithm>
 
 #include "onnxmap/tensor.hpp"
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 #include "schema/descriptors.hpp"
-#include "view/view_access.hpp"
 
 namespace onnxmap::detail {
 
@@ -48,8 +47,8 @@ Reach reach_of(const ModelIndex& index, std::uint32_t record) {
 
 class ModelPlanner {
  public:
-  ModelPlanner(const ModelIndex& index, DataLayout& layout, Plan& plan, SaveResult& result)
-      : index_(index), layout_(layout), plan_(plan), result_(result) {}
+  ModelPlanner(const Model& model, DataLayout& layout, Plan& plan, SaveResult& result)
+      : model_(model), index_(index_of(model)), layout_(layout), plan_(plan), result_(result) {}
 
   void run() {
     // A model opened with OpenOptions::collect_payload_errors may hold tensors whose bytes could
@@ -73,7 +72,7 @@ class ModelPlanner {
     const TensorRecord& t = index_.tensors[tensor];
     const Reach reach = reach_of(index_, t.message);
     const bool movable =
-        reach.reachable && (t.storage == Storage::raw || t.storage == Storage::external);
+        reach.reachable && (t.storage == TensorStorage::raw || t.storage == TensorStorage::external);
     return {t.name, movable ? t.payload_length : 0, reach.in_attribute, movable};
   }
 
@@ -83,10 +82,10 @@ class ModelPlanner {
     changed_.assign(index_.messages.size(), false);
     for (std::uint32_t t = 0; t < index_.tensors.size(); ++t) {
       const TensorRecord& record = index_.tensors[t];
-      const bool external_now = record.storage == Storage::external;
+      const bool external_now = record.storage == TensorStorage::external;
       const bool external_next = layout_.goes_external(info_of(t));
       // An external tensor always moves: its new data file sits beside the new model.
-      if (!external_now && !(external_next && record.storage == Storage::raw)) continue;
+      if (!external_now && !(external_next && record.storage == TensorStorage::raw)) continue;
       moving_[t] = true;
       ++result_.reencoded_tensors;
       for (std::uint32_t id = record.message; id != kNone && !changed_[id];
@@ -166,14 +165,13 @@ class ModelPlanner {
           [](const wire::Field&) {});
     }
     // A checksum stays true wherever the bytes go; location, offset and length are rewritten.
-    const Tensor view = ViewAccess::make<Tensor>(&index_, tensor);
-    const auto entries = view.external_data();
+    const auto entries = model_.tensor_at(tensor).external_data();
     std::vector<KeptEntry> kept;
     for (const StringStringEntry& e : entries) {
       if (e.key == "checksum") kept.push_back({e.key, e.value});
     }
     Chunk payload{model_source_, t.payload_offset, t.payload_length};
-    if (t.storage == Storage::external) {
+    if (t.storage == TensorStorage::external) {
       const SourceFile*& source = data_sources_[t.data_file];
       if (source == nullptr)
         source = &plan_.own_source(source_for(index_.data_files[t.data_file].file));
@@ -184,6 +182,7 @@ class ModelPlanner {
     layout_.append_data(plan_, out, info, payload, kept);
   }
 
+  const Model& model_;
   const ModelIndex& index_;
   DataLayout& layout_;
   Plan& plan_;
@@ -197,8 +196,8 @@ class ModelPlanner {
 
 }  // namespace
 
-void plan_model(const ModelIndex& index, DataLayout& layout, Plan& plan, SaveResult& result) {
-  ModelPlanner(index, layout, plan, result).run();
+void plan_model(const Model& model, DataLayout& layout, Plan& plan, SaveResult& result) {
+  ModelPlanner(model, layout, plan, result).run();
 }
 
 }  // namespace onnxmap::detail

@@ -5,12 +5,13 @@
 // the source. With nothing to move, the plan is the whole source file, byte for byte.
 
 #include "index/model_index.hpp"
+#include "onnxmap/model.hpp"
 #include "onnxmap/save.hpp"
 #include "write/data_layout.hpp"
 #include "write/plan.hpp"
 
 namespace onnxmap::detail {
 
-void plan_model(const ModelIndex& index, DataLayout& layout, Plan& plan, SaveResult& result);
+void plan_model(const Model& model, DataLayout& layout, Plan& plan, SaveResult& result);
 
 }  // namespace onnxmap::detail

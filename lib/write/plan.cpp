@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::detail {
 

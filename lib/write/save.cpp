@@ -12,8 +12,6 @@
 
 #include "onnxmap/error.hpp"
 #include "onnxmap/model.hpp"
-#include "remote/remote_model.hpp"
-#include "view/view_access.hpp"
 #include "write/builder_plan.hpp"
 #include "write/files.hpp"
 #include "write/model_plan.hpp"
@@ -77,6 +75,22 @@ void sync_folder(const fs::path& folder) {
     throw Error(ErrorKind::io, "cannot fsync the folder", Error::kNoOffset, {}, folder.string());
 }
 
+// A model opened by URL: every byte of the model file and every external payload is fetched, so
+// that the verbatim copy reads the files whole. Nothing for a local model.
+void fetch_whole_model(const detail::ModelIndex& index) {
+  if (!index.fetcher) return;
+  index.fetcher->fetch("", 0, index.file.size());
+  std::vector<std::vector<detail::ByteRange>> external(index.data_files.size());
+  for (const detail::TensorRecord& t : index.tensors) {
+    if (t.storage == TensorStorage::external) {
+      external[t.data_file].push_back({t.payload_offset, t.payload_length});
+    }
+  }
+  for (std::size_t f = 0; f < external.size(); ++f) {
+    index.fetcher->fetch(index.data_files[f].location, external[f]);
+  }
+}
+
 SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::path>& sources,
                       const SaveOptions& options, SaveResult result) {
   if (!path.has_filename()) {
@@ -122,8 +136,8 @@ SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::pa
 }  // namespace
 
 SaveResult save(const Model& model, const std::filesystem::path& path, const SaveOptions& options) {
-  const detail::ModelIndex& index = *detail::ViewAccess::index(model);
-  detail::fetch_whole_model(index);  // untouched bytes are copied from the files verbatim
+  const detail::ModelIndex& index = detail::index_of(model);
+  fetch_whole_model(index);  // untouched bytes are copied from the files verbatim
   std::vector<fs::path> sources;
   if (!index.file.path().empty() && index.file.path() != "-") sources.push_back(index.file.path());
   for (const detail::DataFile& file : index.data_files) sources.push_back(file.file.path());
@@ -131,7 +145,7 @@ SaveResult save(const Model& model, const std::filesystem::path& path, const Sav
   detail::DataLayout layout(options, path.filename().string());
   Plan plan;
   SaveResult result;
-  detail::plan_model(index, layout, plan, result);
+  detail::plan_model(model, layout, plan, result);
   layout.finish(plan);
   return write_plan(plan, path, sources, options, std::move(result));
 }

@@ -51,7 +51,7 @@ py::object elem_type(const PyValueInfo& self) {
   if (type.kind() != Type::Kind::tensor && type.kind() != Type::Kind::sparse_tensor) {
     return py::none();
   }
-  return py::str(data_type_name(type.elem_type()));
+  return py::str(to_string(type.elem_type()));
 }
 
 void bind_value_info(py::module_& m) {

@@ -27,25 +27,26 @@ struct Selection {
 bool is_keyed(const Model& model, const Tensor& t) {
   const std::string_view name = t.lookup_name();
   const auto outermost = name.empty() ? std::nullopt : model.find_tensor(name);
-  return outermost && outermost->tensor_id() == t.tensor_id();
+  return outermost && *outermost == t;
 }
 
 // The tensors of keys() whose name matches the glob `filter`, or those `names` lists, in model
 // order; with a shard, plan_shard's rows of each.
 std::vector<LoadItem> plan_of(const Model& model, const Selection& s) {
   if (s.filter && s.names) raise_invalid("load and prefetch take filter or names, not both");
-  std::unordered_set<std::uint32_t> wanted;
+  // Tensors by their place in the file, which tells repeats of a name apart.
+  std::unordered_set<std::string> wanted;
   if (s.names) {
-    for (const std::string& name : *s.names) wanted.insert(model.tensor(name).tensor_id());
+    for (const std::string& name : *s.names) wanted.insert(model.tensor(name).path());
   } else {
     for (const LoadItem& item : plan_all(model, s.filter.value_or(""))) {
-      if (is_keyed(model, item.tensor)) wanted.insert(item.tensor.tensor_id());
+      if (is_keyed(model, item.tensor)) wanted.insert(item.tensor.path());
     }
   }
   std::vector<LoadItem> plan;
   for (LoadItem& item :
        s.shard ? plan_shard(model, s.shard->first, s.shard->second) : plan_all(model)) {
-    if (wanted.contains(item.tensor.tensor_id())) plan.push_back(std::move(item));
+    if (wanted.contains(item.tensor.path())) plan.push_back(std::move(item));
   }
   return plan;
 }
@@ -194,8 +195,8 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
 
   std::optional<py::error_already_set> failure;
   if (!progress.is_none()) {
-    options.progress = [&](const LoadProgress& p) {
-      call_python(failure, [&] { progress(p.bytes_done, p.bytes_total); });
+    options.progress = [&](std::uint64_t done, std::uint64_t total) {
+      call_python(failure, [&] { progress(done, total); });
     };
   }
   Destinations into;

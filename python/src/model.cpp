@@ -75,29 +75,15 @@ std::vector<Tensor> chosen(PyModel& self, const std::optional<std::vector<std::s
   return out;
 }
 
-BulkOptions bulk_options(unsigned threads, std::size_t chunk_bytes) {
-  BulkOptions options;
-  options.threads = threads;
-  options.chunk_bytes = chunk_bytes;
-  return options;
-}
-
-void page_in_tensors(PyModel& self, const std::optional<std::vector<std::string>>& names,
-                     unsigned threads, std::size_t chunk_bytes) {
-  const ModelPtr keep = self.get();
-  const auto tensors = chosen(self, names);
-  py::gil_scoped_release unlocked;
-  page_in(tensors, bulk_options(threads, chunk_bytes));
-}
-
-// Copies of the chosen tensors into new writable arrays, read in large chunks on a thread pool
-// (read_into). Types NumPy lacks and STRING tensors come as Tensor.numpy() gives them.
+// Copies of the chosen tensors into new writable arrays, read by the loader (load_into) in the
+// read mode on `threads` threads. Types NumPy lacks and STRING tensors come as Tensor.numpy()
+// gives them.
 py::dict read_tensors(PyModel& self, const std::optional<std::vector<std::string>>& names,
-                      unsigned threads, std::size_t chunk_bytes) {
+                      unsigned threads) {
   const ModelPtr model = self.get();
   const auto tensors = chosen(self, names);
   py::dict out;
-  std::vector<Tensor> bulk;
+  std::vector<LoadItem> plan;
   std::vector<std::span<std::byte>> buffers;
   for (const Tensor& t : tensors) {
     const auto tr = traits(static_cast<DataType>(t.data_type()));
@@ -111,11 +97,13 @@ py::dict read_tensors(PyModel& self, const std::optional<std::vector<std::string
                     std::vector<py::ssize_t>(dims.begin(), dims.end()));
     buffers.emplace_back(static_cast<std::byte*>(array.mutable_data()),
                          static_cast<std::size_t>(array.nbytes()));
-    bulk.push_back(t);
+    plan.push_back({t});
     out[py::str(name)] = array;
   }
+  LoadOptions options;
+  options.threads = threads;
   py::gil_scoped_release unlocked;
-  read_into(bulk, buffers, bulk_options(threads, chunk_bytes));
+  (void)load_into(plan, buffers, {}, options);
   return out;
 }
 
@@ -191,11 +179,8 @@ void bind_tensors(py::class_<PyModel>& c) {
             return out;
           },
           "Every tensor, repeats and unnamed ones included, in model order.")
-      .def("page_in", &page_in_tensors, py::arg("names") = py::none(), py::arg("threads") = 4,
-           py::arg("chunk_bytes") = BulkOptions{}.chunk_bytes,
-           "Read the tensors' pages into memory in large chunks on a thread pool.")
-      .def("read", &read_tensors, py::arg("names") = py::none(), py::arg("threads") = 4,
-           py::arg("chunk_bytes") = BulkOptions{}.chunk_bytes,
+      .def("read", &read_tensors, py::arg("names") = py::none(),
+           py::arg("threads") = LoadOptions{}.threads,
            "Copies of the tensors as writable arrays (name to array), read on a thread pool.");
 }
 

@@ -15,7 +15,7 @@ OpenOptions take_open_options(py::dict& kwargs) {
   OpenOptions options;
   std::string load = "map";
   take_kwarg(kwargs, "load", load);
-  options.load = load_mode_named(load);
+  options.mode = load_mode_named(load);
   take_kwarg(kwargs, "max_depth", options.max_depth);
   take_kwarg(kwargs, "max_tensors", options.max_tensors);
   take_kwarg(kwargs, "max_messages", options.max_messages);

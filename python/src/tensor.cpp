@@ -20,7 +20,7 @@ using Rows = std::pair<std::uint64_t, std::uint64_t>;
 DataTypeTraits numpy_traits(const Tensor& t) {
   const auto found = traits(static_cast<DataType>(t.data_type()));
   if (!found) {
-    raise_invalid(t.path() + " has data type " + data_type_name(t.data_type()) +
+    raise_invalid(t.path() + " has data type " + to_string(t.data_type()) +
                   ", which NumPy cannot hold");
   }
   return *found;
@@ -134,7 +134,7 @@ using PyTensor = Held<Tensor>;
 std::string repr(const PyTensor& self) {
   const auto dims = py::str(py::cast(shape_of(self.view))).cast<std::string>();
   return "<onnxmap.Tensor " + std::string(self.view.lookup_name()) + " " +
-         data_type_name(self.view.data_type()) + dims + " " +
+         to_string(self.view.data_type()) + dims + " " +
          std::string(to_string(self.view.storage())) + ">";
 }
 
@@ -155,7 +155,7 @@ void bind_tensor(py::module_& m) {
                        "bytes when is_view is True, else a decoded copy.")
       .def_property_readonly("name", [](const PyTensor& s) { return s.view.lookup_name(); })
       .def_property_readonly("dtype",
-                             [](const PyTensor& s) { return data_type_name(s.view.data_type()); })
+                             [](const PyTensor& s) { return to_string(s.view.data_type()); })
       .def_property_readonly(
           "data_type",
           [](const PyTensor& s) { return static_cast<std::int32_t>(s.view.data_type()); })

@@ -121,7 +121,7 @@ def evicted_copy(source, folder):
     return folder / source.name
 
 
-def test_page_in_makes_payloads_resident(fixtures, tmp_path):
+def test_prefetch_makes_payloads_resident(fixtures, tmp_path):
     path = evicted_copy(fixtures / "external_one_file.onnx", tmp_path)
     with onnxmap.open(path) as model:
         arrays = [model[name].numpy() for name in model.keys()]
@@ -129,10 +129,10 @@ def test_page_in_makes_payloads_resident(fixtures, tmp_path):
         total = sum(resident_pages(a)[1] for a in arrays)
         if before > total // 2:
             pytest.skip(f"the kernel kept {before} of {total} pages cached after DONTNEED")
-        model.page_in()
+        model.prefetch()
         for name, array in zip(model.keys(), arrays):
             resident, pages = resident_pages(array)
-            assert resident == pages, f"{name}: {resident} of {pages} pages after page_in"
+            assert resident == pages, f"{name}: {resident} of {pages} pages after prefetch"
 
 
 def test_bulk_read(fixtures):

@@ -25,7 +25,7 @@
 
 #include "index_compare.hpp"
 #include "onnxmap/onnxmap.hpp"
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 #include "scratch.hpp"
 #include "walk.hpp"
 
@@ -124,10 +124,10 @@ std::vector<std::byte> model_bytes(const std::vector<TensorSpec>& tensors) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const auto bytes = model_bytes(parse(text));
-  onnxmap::Options options;
-  options.load = size % 2 == 0 ? onnxmap::LoadMode::map : onnxmap::LoadMode::read;
+  onnxmap::OpenOptions options;
+  options.mode = size % 2 == 0 ? onnxmap::LoadMode::map : onnxmap::LoadMode::read;
   // The parallel pass meets external tensors, which only its serial scan may open.
-  options.index_threads = 1 + static_cast<unsigned>(size % 4);
+  options.threads = 1 + static_cast<unsigned>(size % 4);
   const onnxmap::fuzz::PoolEverywhere pool;
   try {
     const onnxmap::Model model = onnxmap::Model::from_bytes(

@@ -31,10 +31,10 @@ struct Outcome {
 };
 
 Outcome open_and_walk(onnxmap::LoadMode mode) {
-  onnxmap::Options options;
-  options.load = mode;
+  onnxmap::OpenOptions options;
+  options.mode = mode;
   options.max_depth = 32;
-  options.index_threads = 3;  // the parallel pass, on any input
+  options.threads = 3;  // the parallel pass, on any input
   const onnxmap::fuzz::PoolEverywhere pool;
   try {
     const onnxmap::Model model = onnxmap::Model::open(model_path(), options);
@@ -58,8 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     __builtin_trap();  // the two load modes disagree about the same bytes
   }
   for (const onnxmap::LoadMode mode : {onnxmap::LoadMode::read, onnxmap::LoadMode::map}) {
-    onnxmap::Options options;
-    options.load = mode;
+    onnxmap::OpenOptions options;
+    options.mode = mode;
     options.max_depth = 32;
     try {
       onnxmap::fuzz::walk_summary(onnxmap::peek(model_path(), options));

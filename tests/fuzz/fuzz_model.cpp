@@ -14,13 +14,13 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto bytes = std::as_bytes(std::span(data, size));
-  onnxmap::Options options;
+  onnxmap::OpenOptions options;
   // Small limits keep each run short; the limits themselves are part of what is fuzzed.
   options.max_depth = 32;
   // 2..8 threads, with the pool on every level: compare_thread_counts splits even a tiny file.
-  options.index_threads = 2 + static_cast<unsigned>(size % 7);
+  options.threads = 2 + static_cast<unsigned>(size % 7);
   if (!onnxmap::fuzz::compare_thread_counts(
-           bytes, options, onnxmap::schema::MessageKind::ModelProto, options.index_threads)
+           bytes, options, onnxmap::schema::MessageKind::ModelProto, options.threads)
            .empty()) {
     __builtin_trap();  // the parallel pass built another index, or failed otherwise
   }

@@ -12,8 +12,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto bytes = std::as_bytes(std::span(data, size));
-  onnxmap::Options options;
-  options.index_threads = 1 + static_cast<unsigned>(size % 4);
+  onnxmap::OpenOptions options;
+  options.threads = 1 + static_cast<unsigned>(size % 4);
   const onnxmap::fuzz::PoolEverywhere pool;
   try {
     const onnxmap::Model model =

@@ -16,9 +16,9 @@ struct Outcome {
   std::optional<Error> error;
 };
 
-Outcome build(const std::function<MappedFile()>& file, Options options, schema::MessageKind root,
+Outcome build(const std::function<MappedFile()>& file, OpenOptions options, schema::MessageKind root,
               unsigned threads, const std::filesystem::path& folder) {
-  options.index_threads = threads;
+  options.threads = threads;
   try {
     return {detail::build_index(file(), "model.onnx", folder, root, options), std::nullopt};
   } catch (const Error& e) {
@@ -85,7 +85,7 @@ std::string compare_indexes(const detail::ModelIndex& a, const detail::ModelInde
   return "";
 }
 
-std::string compare_outcomes(const std::function<MappedFile()>& file, const Options& options,
+std::string compare_outcomes(const std::function<MappedFile()>& file, const OpenOptions& options,
                              schema::MessageKind root, unsigned threads,
                              const std::filesystem::path& folder) {
   const PoolEverywhere pool;
@@ -115,16 +115,16 @@ PoolEverywhere::~PoolEverywhere() {
   detail::set_pool_everywhere_for_tests(before_);
 }
 
-std::string compare_thread_counts(std::span<const std::byte> bytes, const Options& options,
+std::string compare_thread_counts(std::span<const std::byte> bytes, const OpenOptions& options,
                                   schema::MessageKind root, unsigned threads,
                                   const std::filesystem::path& folder) {
   return compare_outcomes([bytes] { return MappedFile::from_bytes(bytes); }, options, root, threads,
                           folder);
 }
 
-std::string compare_thread_counts(const std::filesystem::path& path, const Options& options,
+std::string compare_thread_counts(const std::filesystem::path& path, const OpenOptions& options,
                                   unsigned threads) {
-  return compare_outcomes([&] { return MappedFile::open(path, options.load); }, options,
+  return compare_outcomes([&] { return MappedFile::open(path, options.mode); }, options,
                           schema::MessageKind::ModelProto, threads, path.parent_path());
 }
 

@@ -61,9 +61,9 @@ SaveOptions save_options_from(std::size_t choice) {
 }  // namespace
 
 SaveRoundTrip compare_save_roundtrip(std::span<const std::byte> input, std::size_t choice) {
-  Options open_options;
+  OpenOptions open_options;
   open_options.max_depth = 32;
-  open_options.index_threads = 1 + static_cast<unsigned>(choice % 3);
+  open_options.threads = 1 + static_cast<unsigned>(choice % 3);
   const PoolEverywhere pool;
   std::optional<Model> source;
   try {

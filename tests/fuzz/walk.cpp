@@ -231,7 +231,7 @@ void walk_model(const Model& model) {
     // A path scan is linear; a few lookups are enough to exercise it.
     if (i < 4) {
       const auto by_path = model.tensor_at_path(t.path());
-      if (!by_path || by_path->tensor_id() != t.tensor_id()) {
+      if (!by_path || !(*by_path == t)) {
         throw std::logic_error("tensor_at_path misses a listed path");
       }
     }

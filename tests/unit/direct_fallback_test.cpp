@@ -99,7 +99,7 @@ TEST_F(DirectFallback, DirectWhereTheSystemAllowsIt) {
   const auto [bytes, stats] = load_direct(model, 2);
   EXPECT_EQ(bytes, expected_);
   OpenOptions open_direct;
-  open_direct.load = LoadMode::direct;
+  open_direct.mode = LoadMode::direct;
   EXPECT_EQ(bytes_of(Model::open(path_, open_direct)), expected_);
   // Nothing was refused by the seam; the file system of the temporary folder decides.
   EXPECT_EQ(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 0U);
@@ -111,7 +111,7 @@ TEST_F(DirectFallback, RefusedOpenReadsBuffered) {
   (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_open);
   const auto [bytes, stats] = load_direct(model, 2);
   OpenOptions open_direct;
-  open_direct.load = LoadMode::direct;
+  open_direct.mode = LoadMode::direct;
   const Bytes opened = bytes_of(Model::open(path_, open_direct));
   // One refused open per file: the loader's data file, then the open's model and data files.
   EXPECT_EQ(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 3U);
@@ -135,7 +135,7 @@ TEST_F(DirectFallback, RefusedReadsFallBackToBufferedOnes) {
   }
   (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_read);
   OpenOptions open_direct;
-  open_direct.load = LoadMode::direct;
+  open_direct.mode = LoadMode::direct;
   const Bytes opened = bytes_of(Model::open(path_, open_direct));
   EXPECT_GE(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 2U);  // both files
   EXPECT_EQ(opened, expected_);

@@ -74,7 +74,7 @@ class ExternalHostile : public test::TempFolder {
                     const OpenOptions& options = {}) {
     for (const LoadMode mode : {LoadMode::map, LoadMode::read}) {
       OpenOptions with_mode = options;
-      with_mode.load = mode;
+      with_mode.mode = mode;
       try {
         (void)Model::from_bytes(model_bytes(refs), with_mode, schema::MessageKind::ModelProto,
                                 folder());

@@ -11,9 +11,9 @@
 #include "fuzz/index_compare.hpp"
 #include "index/model_index.hpp"
 #include "model_builder.hpp"
-#include "onnxmap/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
-#include "onnxmap/synth.hpp"
+#include "write/synth.hpp"
 #include "test_support.hpp"
 
 namespace onnxmap::test {
@@ -27,7 +27,7 @@ using TP = schema::TensorProto;
 
 constexpr unsigned kThreadCounts[] = {2, 3, 8};
 
-void expect_same(std::span<const std::byte> bytes, const Options& options = {},
+void expect_same(std::span<const std::byte> bytes, const OpenOptions& options = {},
                  const std::string& what = "") {
   for (const unsigned threads : kThreadCounts) {
     EXPECT_EQ(fuzz::compare_thread_counts(bytes, options, schema::MessageKind::ModelProto, threads),
@@ -36,7 +36,7 @@ void expect_same(std::span<const std::byte> bytes, const Options& options = {},
   }
 }
 
-void expect_same_file(const std::filesystem::path& path, const Options& options = {}) {
+void expect_same_file(const std::filesystem::path& path, const OpenOptions& options = {}) {
   for (const unsigned threads : kThreadCounts) {
     EXPECT_EQ(fuzz::compare_thread_counts(path, options, threads), "") << path;
   }
@@ -86,10 +86,10 @@ std::vector<std::byte> big_model(std::size_t nodes, const NodeEdit& edit = {}) {
 
 TEST(IndexThreads, SameIndexOnBigGraphs) {
   expect_same(big_model(3000));
-  Options collect;
+  OpenOptions collect;
   collect.collect_payload_errors = true;
   expect_same(big_model(3000), collect);
-  Options metadata_limits;
+  OpenOptions metadata_limits;
   metadata_limits.max_depth = 3;  // attributes' tensors are at depth 5: a depth error
   expect_same(big_model(3000), metadata_limits);
 }
@@ -145,7 +145,7 @@ TEST(IndexThreads, SameErrorsWhereverTheProblemIs) {
       return false;
     };
     expect_same(big_model(3000, bad_tensors), {}, "bad tensor at " + std::to_string(at));
-    Options collect;
+    OpenOptions collect;
     collect.collect_payload_errors = true;
     expect_same(big_model(3000, bad_tensors), collect, "collected at " + std::to_string(at));
   }
@@ -158,18 +158,18 @@ TEST(IndexThreads, LimitsHoldExactly) {
   // Every node, attribute, tensor, value info, the graph and the model.
   const std::uint64_t records = index->messages.size();
   for (const std::uint64_t limit : {records - 1, records, records + 1, records / 2}) {
-    Options options;
+    OpenOptions options;
     options.max_messages = limit;
     expect_same(bytes, options, "max_messages " + std::to_string(limit));
   }
   const std::uint64_t tensors = index->tensors.size();
   for (const std::uint64_t limit : {tensors - 1, tensors, tensors + 1, tensors / 3}) {
-    Options options;
+    OpenOptions options;
     options.max_tensors = limit;
     expect_same(bytes, options, "max_tensors " + std::to_string(limit));
   }
   for (const int depth : {1, 2, 3, 4, 5}) {
-    Options options;
+    OpenOptions options;
     options.max_depth = depth;
     expect_same(bytes, options, "max_depth " + std::to_string(depth));
   }
@@ -215,11 +215,11 @@ TEST_F(IndexThreadsFiles, SyntheticModels) {
   external.external_data = true;
   (void)synth(at("external.onnx"), external);
   expect_same_file(at("external.onnx"));
-  Options collect;
+  OpenOptions collect;
   collect.collect_payload_errors = true;
   expect_same_file(at("external.onnx"), collect);
   // Default options pick the thread count (every core for a file this size): the same index.
-  EXPECT_EQ(Options{}.index_threads, 0U);
+  EXPECT_EQ(OpenOptions{}.threads, 0U);
   EXPECT_EQ(fuzz::compare_thread_counts(at("heavy.onnx"), {}, 0), "");
 }
 

@@ -50,7 +50,7 @@ class LoadModes : public test::TempFolder {
 TEST_F(LoadModes, ReadAndMapAgree) {
   const fs::path path = write_model("m.onnx");
   OpenOptions copy;
-  copy.load = LoadMode::read;
+  copy.mode = LoadMode::read;
   const Model mapped = Model::open(path);
   const Model copied = Model::open(path, copy);
   const auto a = mapped.tensor("w").bytes();
@@ -65,7 +65,7 @@ TEST_F(LoadModes, ReadAndMapAgree) {
 TEST_F(LoadModes, ACopiedFileMayBeTruncatedAfterOpen) {
   const fs::path path = write_model("m.onnx");
   OpenOptions copy;
-  copy.load = LoadMode::read;
+  copy.mode = LoadMode::read;
   const Model model = Model::open(path, copy);
   fs::resize_file(path, 0);
   const auto bytes = model.tensor("w").bytes();
@@ -112,7 +112,7 @@ TEST_F(LoadModes, PipesAreRead) {
       .write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
   OpenOptions copy;
-  copy.load = LoadMode::read;
+  copy.mode = LoadMode::read;
   const Model copied = Model::open(file, copy);
   EXPECT_EQ(copied.file_size(), bytes.size());
   EXPECT_TRUE(std::ranges::equal(copied.tensor("w").bytes(), w));
@@ -121,7 +121,7 @@ TEST_F(LoadModes, PipesAreRead) {
 TEST_F(LoadModes, ModelFilesThatAreNotFiles) {
   for (const LoadMode mode : {LoadMode::map, LoadMode::read}) {
     OpenOptions options;
-    options.load = mode;
+    options.mode = mode;
     try {
       (void)Model::open(root_, options);
       ADD_FAILURE() << "opened a folder";

@@ -15,7 +15,7 @@
 #include "model_builder.hpp"
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
-#include "onnxmap/synth.hpp"
+#include "write/synth.hpp"
 #include "test_support.hpp"
 
 namespace onnxmap {
@@ -60,7 +60,7 @@ TEST_F(Load, EveryOpenModeGivesTheMapsBytes) {
     const auto expected = bytes_by_name(Model::open(path));
     for (const LoadMode mode : {LoadMode::read, LoadMode::direct}) {
       OpenOptions options;
-      options.load = mode;
+      options.mode = mode;
       const Model model = Model::open(path, options);
       EXPECT_EQ(bytes_by_name(model), expected) << to_string(mode) << " external " << external;
       EXPECT_FALSE(model.tensor_at(0).bytes().empty());
@@ -78,7 +78,7 @@ std::string message_of(Call&& call) {
 // The message of the error `open` throws, or "" when it opens.
 std::string open_error(const fs::path& path, LoadMode mode) {
   OpenOptions options;
-  options.load = mode;
+  options.mode = mode;
   return message_of([&] { (void)Model::open(path, options); });
 }
 
@@ -107,7 +107,7 @@ TEST_F(Load, DirectOnTmpfs) {
   const fs::path path = shm / ("onnxmap-load-" + std::to_string(::getpid()) + ".onnx");
   fs::copy_file(source, path, fs::copy_options::overwrite_existing);
   OpenOptions options;
-  options.load = LoadMode::direct;
+  options.mode = LoadMode::direct;
   const auto copied = bytes_by_name(Model::open(path, options));
   const Model model = Model::open(path);
   LoadOptions load_options;
@@ -128,10 +128,10 @@ std::vector<std::vector<std::byte>> load_all(std::span<const LoadItem> plan,
   std::vector<int> calls(plan.size());
   std::uint64_t last_done = 0;
   LoadOptions with_progress = options;
-  with_progress.progress = [&](const LoadProgress& p) {
-    EXPECT_GE(p.bytes_done, last_done);
-    EXPECT_LE(p.bytes_done, p.bytes_total);
-    last_done = p.bytes_done;
+  with_progress.progress = [&](std::uint64_t done, std::uint64_t total) {
+    EXPECT_GE(done, last_done);
+    EXPECT_LE(done, total);
+    last_done = done;
   };
   const LoadStats stats = load(
       plan,
@@ -208,7 +208,7 @@ TEST_F(Load, LoadIntoCallerBuffersAndTypedFields) {
   write(at("m.onnx"), bytes);
   for (const LoadMode open_mode : kModes) {
     OpenOptions open_options;
-    open_options.load = open_mode;
+    open_options.mode = open_mode;
     const Model model = Model::open(at("m.onnx"), open_options);
     const auto plan = plan_all(model);
     const auto expected = expected_bytes(plan);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "onnxmap/schema.hpp"
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::test {
 

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "onnxmap/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 #include "test_support.hpp"
 
 namespace onnxmap::test {

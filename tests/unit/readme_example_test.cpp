@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "onnxmap/onnxmap.hpp"
-#include "onnxmap/synth.hpp"
+#include "write/synth.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -51,11 +51,11 @@ TEST(Readme, LibraryExampleRuns) {
 
   EXPECT_EQ(bytes.size(), 256U * 64U * 2U);
   EXPECT_EQ(rows.size(), 16U * 64U * 2U);
-  EXPECT_EQ(onnxmap::Model::open("model.ext.onnx")
-                .tensor("model.layers.0.mlp.up_proj.weight")
-                .data_file(),
+  const auto ext = onnxmap::Model::open("model.ext.onnx");
+  EXPECT_EQ(ext.tensor("model.layers.0.mlp.up_proj.weight").data_file(),
             "model.ext.onnx.data");
-  EXPECT_EQ(onnxmap::Model::open("tiny.onnx").tensor("w").bytes().size(), 64U);
+  const auto tiny = onnxmap::Model::open("tiny.onnx");
+  EXPECT_EQ(tiny.tensor("w").bytes().size(), 64U);
   std::filesystem::current_path(old_path);
 }
 

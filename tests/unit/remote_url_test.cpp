@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "onnxmap/error.hpp"
-#include "onnxmap/remote_options.hpp"
+#include "onnxmap/options.hpp"
 #include "remote/cache_record.hpp"
 #include "remote/range_set.hpp"
 #include "remote/url.hpp"

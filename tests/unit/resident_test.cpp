@@ -15,7 +15,7 @@
 #include "onnxmap/onnxmap.hpp"
 #include "onnxmap/save.hpp"
 #include "onnxmap/schema_fields.hpp"
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 #include "test_support.hpp"
 
 namespace onnxmap::test {

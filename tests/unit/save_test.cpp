@@ -75,7 +75,7 @@ TEST_F(Save, NothingToMoveIsByteForByte) {
   EXPECT_EQ(r.reencoded_tensors, 0U);
   EXPECT_EQ(r.model_bytes, std::filesystem::file_size(first));
   // In read mode too (bytes in memory, no file to copy from).
-  const Model in_memory = Model::open(first, OpenOptions{.load = LoadMode::read});
+  const Model in_memory = Model::open(first, OpenOptions{.mode = LoadMode::read});
   save(in_memory, at("c.onnx"));
   EXPECT_EQ(read(first), read(at("c.onnx")));
 }

@@ -24,17 +24,17 @@ TEST(Schema, DataTypeTraits) {
   EXPECT_EQ(traits(DataType::string)->bits, 0U);
   EXPECT_FALSE(traits(DataType::undefined).has_value());
   EXPECT_FALSE(traits(static_cast<DataType>(27)).has_value());
-  EXPECT_EQ(data_type_name(static_cast<DataType>(24)), "FLOAT8E8M0");
-  EXPECT_EQ(data_type_name(static_cast<DataType>(99)), "<unknown 99>");
+  EXPECT_EQ(to_string(static_cast<DataType>(24)), "FLOAT8E8M0");
+  EXPECT_EQ(to_string(static_cast<DataType>(99)), "<unknown 99>");
   for (std::int32_t t = 1; t <= kMaxDataType; ++t) {
     ASSERT_TRUE(traits(static_cast<DataType>(t)).has_value()) << t;
   }
 }
 
 TEST(Schema, AttributeTypeNames) {
-  EXPECT_EQ(attribute_type_name(AttributeType::floats), "FLOATS");
-  EXPECT_EQ(attribute_type_name(AttributeType::type_protos), "TYPE_PROTOS");
-  EXPECT_EQ(attribute_type_name(static_cast<AttributeType>(15)), "<unknown>");
+  EXPECT_EQ(to_string(AttributeType::floats), "FLOATS");
+  EXPECT_EQ(to_string(AttributeType::type_protos), "TYPE_PROTOS");
+  EXPECT_EQ(to_string(static_cast<AttributeType>(15)), "<unknown>");
 }
 
 TEST(Schema, IrReleases) {

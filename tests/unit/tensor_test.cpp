@@ -242,7 +242,8 @@ TEST_F(ExternalData, MappedInPlace) {
 }
 
 TEST_F(ExternalData, LengthDefaultsToTheRestOfTheFile) {
-  EXPECT_EQ(Model::open(model("weights.bin", "4096", "")).tensor("w").bytes().size(), 16U);
+  const Model opened = Model::open(model("weights.bin", "4096", ""));
+  EXPECT_EQ(opened.tensor("w").bytes().size(), 16U);
 }
 
 TEST_F(ExternalData, RangeAndSizeChecks) {
@@ -270,13 +271,13 @@ TEST_F(ExternalData, PathPolicy) {
   // The option opens what the policy refuses, for users who lay out their files that way.
   OpenOptions trusting;
   trusting.allow_external_outside_folder = true;
-  EXPECT_EQ(Model::open(model("../outside.bin", "", ""), trusting).tensor("w").bytes()[0],
-            std::byte{2});
+  const Model opened = Model::open(model("../outside.bin", "", ""), trusting);
+  EXPECT_EQ(opened.tensor("w").bytes()[0], std::byte{2});
 }
 
 TEST_F(ExternalData, ReadModeCopiesInsteadOfMapping) {
   OpenOptions copy;
-  copy.load = LoadMode::read;
+  copy.mode = LoadMode::read;
   const Model m = Model::open(model("weights.bin", "4096", "16"), copy);
   EXPECT_EQ(m.tensor("w").bytes()[0], std::byte{1});
 }

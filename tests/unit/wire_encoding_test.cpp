@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "onnxmap/schema.hpp"
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 #include "test_support.hpp"
 
 namespace onnxmap::wire {

@@ -7,7 +7,7 @@
 #include <bit>
 #include <cstdint>
 
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 #include "test_support.hpp"
 
 namespace onnxmap::wire {

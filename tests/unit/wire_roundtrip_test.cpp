@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::wire {
 namespace {

@@ -55,12 +55,12 @@ std::string quoted(std::string_view bytes) {
 }
 
 std::string tensor_text(const Tensor& tensor) {
-  return data_type_name(tensor.data_type()) + dims_text(tensor.dims());
+  return to_string(tensor.data_type()) + dims_text(tensor.dims());
 }
 
 std::string sparse_tensor_text(const SparseTensor& tensor) {
   const auto values = tensor.values();
-  const std::string type = values ? data_type_name(values->data_type()) : "?";
+  const std::string type = values ? to_string(values->data_type()) : "?";
   const std::string nnz =
       values && !values->dims().empty() ? std::to_string(values->dims()[0]) : "?";
   const std::vector<std::int64_t> dims = tensor.dims();

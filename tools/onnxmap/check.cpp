@@ -59,7 +59,7 @@ void print_check_text(const std::string& model, const CheckReport& report, bool 
 
 int run_check(const CheckArgs& args) {
   CheckOptions options;
-  options.open.load = args.load.mode();
+  options.open.mode = args.load.mode();
   options.open.remote = args.remote;
   options.read_data = args.data;
   CheckReport report;

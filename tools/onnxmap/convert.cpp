@@ -84,7 +84,7 @@ int run_convert(ConvertArgs& args) {
   options.max_external_file_size = *parse_size(args.max_file_size);
   options.align = *parse_size(args.align);
   OpenOptions open_options;
-  open_options.load = args.load.mode();
+  open_options.mode = args.load.mode();
   open_options.remote = args.remote;
   const Model model = Model::open(args.in, open_options);
   // Without --external-data or --inline, the data stays where the input keeps it.

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "load_mode_option.hpp"
-#include "onnxmap/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
 #include "verbs.hpp"
@@ -43,7 +43,7 @@ int run_dump(const DumpArgs& args) {
     OpenOptions open;
     open.remote = args.remote;
     const Model model = Model::open(args.model, open, *kind);
-    std::cout << dump_json(model_file_bytes(model, !args.omit_data), *kind, options);
+    std::cout << dump_json(model, options);
     return kExitOk;
   }
   const MappedFile file = MappedFile::open(args.model, args.load.mode());

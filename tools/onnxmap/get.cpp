@@ -8,7 +8,7 @@
 #include "load_mode_option.hpp"
 #include "npy.hpp"
 #include "onnxmap/onnxmap.hpp"
-#include "onnxmap/wire.hpp"
+#include "wire/wire.hpp"
 #include "remote_flags.hpp"
 #include "verbs.hpp"
 
@@ -51,7 +51,7 @@ void write_file(const std::string& path, std::span<const char> header,
 
 int run_get(const GetArgs& args) {
   OpenOptions options;
-  options.load = args.load.mode();
+  options.mode = args.load.mode();
   options.remote = args.remote;
   const Model model = Model::open(args.model, options);
   const Tensor tensor = find(model, args.tensor);
@@ -60,7 +60,7 @@ int run_get(const GetArgs& args) {
 
   const bool npy = args.raw_out.empty();
   if (npy && (!t || type == DataType::string)) {
-    std::cerr << "onnxmap: " << tensor.path() << " is a " << data_type_name(tensor.data_type())
+    std::cerr << "onnxmap: " << tensor.path() << " is a " << to_string(tensor.data_type())
               << " tensor, which .npy cannot hold; use --raw FILE for its bytes\n";
     return kExitUsage;
   }

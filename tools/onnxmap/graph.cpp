@@ -110,7 +110,7 @@ class GraphText {
 
 int run_graph(const GraphArgs& args) {
   OpenOptions options;
-  options.load = args.load.mode();
+  options.mode = args.load.mode();
   options.remote = args.remote;
   const Model model = Model::open(args.model, options);
   const nlohmann::json walked = graph_json(model, args.depth);

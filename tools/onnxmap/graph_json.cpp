@@ -68,7 +68,7 @@ class GraphWalk {
 
   nlohmann::json attribute(const Attribute& a, int level) const {
     nlohmann::json out{{"name", std::string(a.name())},
-                       {"type", std::string(attribute_type_name(a.type()))},
+                       {"type", std::string(to_string(a.type()))},
                        {"value", attribute_value_text(a)}};
     if (max_depth_ >= 0 && level >= max_depth_) return out;
     nlohmann::json graphs = nlohmann::json::array();

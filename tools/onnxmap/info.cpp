@@ -78,7 +78,7 @@ nlohmann::json stats_json(const Model& model) {
   std::map<std::string, std::uint64_t> files;
   for (std::size_t i = 0; i < model.tensor_count(); ++i) {
     const Tensor t = model.tensor_at(i);
-    auto& entry = by_dtype[data_type_name(t.data_type())];
+    auto& entry = by_dtype[to_string(t.data_type())];
     if (entry.is_null()) entry = {{"tensors", 0}, {"elements", 0}, {"bytes", 0}};
     entry["tensors"] = entry["tensors"].get<std::uint64_t>() + 1;
     entry["elements"] = entry["elements"].get<std::uint64_t>() + t.element_count();
@@ -149,7 +149,7 @@ void print_info_text(const nlohmann::json& info) {
 
 int run_info(const InfoArgs& args) {
   OpenOptions options;
-  options.load = args.load.mode();
+  options.mode = args.load.mode();
   options.remote = args.remote;
   // With --stats the model is opened once, in full: "-" (standard input) can be read only once.
   std::optional<Model> full;

@@ -87,7 +87,7 @@ int run_load(const LoadArgs& args) {
   options.mode = *parse_load_mode(args.mode);
   options.threads = args.threads;
   ProgressBar bar("load");
-  options.progress = [&](const LoadProgress& p) { bar.update(p.bytes_done, p.bytes_total); };
+  options.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
   // Every page of every tensor is read once, so map-mode bytes are really in this process.
   unsigned char sink = 0;
   const LoadStats stats = load(

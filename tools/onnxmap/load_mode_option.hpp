@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "onnxmap/load_mode.hpp"
+#include "onnxmap/options.hpp"
 
 namespace onnxmap::cli {
 

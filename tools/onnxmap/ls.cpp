@@ -36,7 +36,7 @@ bool has_offset(const Tensor& t) {
 nlohmann::json tensor_json(const Tensor& t) {
   nlohmann::json row;
   row["name"] = std::string(t.lookup_name());
-  row["dtype"] = data_type_name(t.data_type());
+  row["dtype"] = to_string(t.data_type());
   row["dims"] = std::vector<std::int64_t>(t.dims().begin(), t.dims().end());
   row["bytes"] = t.byte_size();
   row["storage"] = std::string(to_string(t.storage()));
@@ -95,7 +95,7 @@ void print_table(const nlohmann::json& rows) {
 
 int run_ls(const LsArgs& args) {
   OpenOptions options;
-  options.load = args.load.mode();
+  options.mode = args.load.mode();
   options.remote = args.remote;
   const Model model = Model::open(args.model, options);
   nlohmann::json rows = nlohmann::json::array();

@@ -3,7 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "onnxmap/remote_options.hpp"
+#include "onnxmap/options.hpp"
 
 namespace onnxmap::cli {
 

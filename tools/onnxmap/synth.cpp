@@ -7,7 +7,7 @@
 
 #include "format.hpp"
 #include "onnxmap/onnxmap.hpp"
-#include "onnxmap/synth.hpp"
+#include "write/synth.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "onnxmap/load_mode.hpp"
+#include "onnxmap/options.hpp"
 
 namespace onnxmap::cli {
 

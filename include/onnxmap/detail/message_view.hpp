@@ -23,23 +23,22 @@ class Names;
 namespace detail {
 
 // The index of an opened model. Defined inside the library; views only carry a pointer to it.
-struct ModelData;
+struct ModelIndex;
 // The library's way in to views and models (constructing them, reading their index).
 struct ViewAccess;
 
+// Views inherit it privately: none of it is part of a view's interface.
 class ONNXMAP_API MessageView {
- public:
-  // Offset in the model file of the message's first byte.
+ protected:
+  MessageView() = default;
+  MessageView(const ModelIndex* index, std::uint32_t record);
+  MessageView(const ModelIndex* index, SpanList spans) : index_(index), spans_(std::move(spans)) {}
+
+  [[nodiscard]] bool empty() const noexcept { return spans_.empty(); }
+  // Offset in the model file of the message's first byte (for errors).
   [[nodiscard]] std::uint64_t offset() const noexcept {
     return spans_.empty() ? 0 : spans_.front().offset;
   }
-
- protected:
-  MessageView() = default;
-  MessageView(const ModelData* index, std::uint32_t record);
-  MessageView(const ModelData* index, SpanList spans) : index_(index), spans_(std::move(spans)) {}
-
-  [[nodiscard]] bool empty() const noexcept { return spans_.empty(); }
   [[nodiscard]] bool has(std::uint32_t number) const;
   // Singular fields: the last occurrence wins.
   [[nodiscard]] std::string_view string_field(std::uint32_t number) const;
@@ -58,8 +57,9 @@ class ONNXMAP_API MessageView {
   // Indexed children held in field `number`: record ids [first, last).
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> children(std::uint32_t number) const;
 
-  const ModelData* index_ = nullptr;
-  std::uint32_t record_ = kNone;  // the message's record in the index; kNone for leaf messages
+  const ModelIndex* index_ = nullptr;
+  // The message's record in the index; all ones (no record) for leaf messages.
+  std::uint32_t record_ = UINT32_MAX;
   SpanList spans_;
 
  private:
@@ -98,8 +98,8 @@ class ViewRange {
 
    private:
     friend class ViewRange;
-    iterator(const detail::ModelData* index, std::uint32_t id) : index_(index), id_(id) {}
-    const detail::ModelData* index_ = nullptr;
+    iterator(const detail::ModelIndex* index, std::uint32_t id) : index_(index), id_(id) {}
+    const detail::ModelIndex* index_ = nullptr;
     std::uint32_t id_ = 0;
   };
   [[nodiscard]] iterator begin() const { return {index_, first_}; }
@@ -107,10 +107,10 @@ class ViewRange {
 
  private:
   friend struct detail::ViewAccess;
-  ViewRange(const detail::ModelData* index, std::uint32_t first, std::uint32_t last)
+  ViewRange(const detail::ModelIndex* index, std::uint32_t first, std::uint32_t last)
       : index_(index), first_(first), last_(last) {}
 
-  const detail::ModelData* index_;
+  const detail::ModelIndex* index_;
   std::uint32_t first_;
   std::uint32_t last_;
 };
@@ -175,9 +175,5 @@ class ONNXMAP_API Names {
   detail::SpanList spans_;
   std::uint32_t number_ = 0;
 };
-
-namespace detail {
-using onnxmap::ViewRange;  // its former name
-}  // namespace detail
 
 }  // namespace onnxmap

@@ -9,9 +9,6 @@
 
 namespace onnxmap::detail {
 
-// "No record", "no tensor", "no data file": an id that is never valid.
-inline constexpr std::uint32_t kNone = UINT32_MAX;
-
 // A byte range of the model file.
 struct Span {
   std::uint64_t offset = 0;

@@ -10,7 +10,7 @@
 #include <memory>
 #include <span>
 
-#include "onnxmap/load_mode.hpp"
+#include "onnxmap/options.hpp"
 
 namespace onnxmap {
 
@@ -47,11 +47,12 @@ class MappedFile {
   // a fault there reads ahead in large chunks instead of one page. Each 2 MiB of the file is
   // advised at most once, so calling it on every access costs two atomic loads.
   void advise_sequential(std::uint64_t offset, std::uint64_t length) const noexcept;
-  // Ask the kernel to read [offset, offset+length) ahead (MADV_WILLNEED, asynchronous), or to
-  // drop those pages (MADV_DONTNEED; clean file pages are re-read on the next touch). No-ops for
-  // copied files.
-  void prefetch(std::uint64_t offset, std::uint64_t length) const noexcept;
+  // Drops the pages of [offset, offset+length) from this process (MADV_DONTNEED; clean file
+  // pages are re-read on the next touch). No-op for copied files.
   void release(std::uint64_t offset, std::uint64_t length) const noexcept;
+  // Whether every page of [offset, offset+length) is in the page cache (one mincore call), so
+  // that a caller can skip reading ahead what is there. Copied files: always.
+  [[nodiscard]] bool resident(std::uint64_t offset, std::uint64_t length) const;
   // Like release, but only the pages lying wholly inside the range, so that bytes beside it that
   // are in use stay mapped.
   void release_interior(std::uint64_t offset, std::uint64_t length) const noexcept;

@@ -1,4 +1,5 @@
-// Bulk reads on a thread pool: every byte lands where it belongs, typed tensors included.
+// The loader's pool: every byte lands where it belongs in many small requests, typed tensors
+// included, and prefetch (of a plan or of one tensor) leaves every payload page in the page cache.
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -9,7 +10,7 @@
 #include <numeric>
 
 #include "model_builder.hpp"
-#include "onnxmap/bulk.hpp"
+#include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
 #include "test_support.hpp"
 
@@ -19,7 +20,7 @@ namespace {
 using test::message;
 using test::sub;
 
-TEST(Bulk, ReadIntoCopiesEveryTensorInChunks) {
+TEST(LoadPool, LoadIntoCopiesEveryTensorInSmallRequests) {
   const auto bytes = message([](wire::Writer& m) {
     sub(m, schema::ModelProto::kGraph, [](wire::Writer& g) {
       for (int i = 0; i < 6; ++i) {
@@ -47,29 +48,33 @@ TEST(Bulk, ReadIntoCopiesEveryTensorInChunks) {
   });
   const Model model = Model::from_bytes(bytes);
   std::vector<Tensor> tensors;
-  for (std::size_t i = 0; i < model.tensor_count(); ++i) tensors.push_back(model.tensor_at(i));
+  std::vector<LoadItem> plan;
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    tensors.push_back(model.tensor_at(i));
+    plan.push_back({tensors.back()});
+  }
   std::vector<std::vector<std::byte>> storage;
   std::vector<std::span<std::byte>> buffers;
   for (const Tensor& t : tensors) storage.emplace_back(t.byte_size());
   for (auto& s : storage) buffers.emplace_back(s);
 
-  BulkOptions options;
+  LoadOptions options;
   options.threads = 4;
-  // Many chunks per tensor, so threads interleave; then units of work holding many tensors.
-  for (const std::size_t chunk_bytes : {64, 1000, 1 << 20}) {
-    options.chunk_bytes = chunk_bytes;
+  // Many requests per tensor, so threads interleave; then requests holding many tensors.
+  for (const std::uint64_t request_bytes : {64, 1000, 1 << 20}) {
+    options.request_bytes = request_bytes;
     for (auto& s : storage) std::fill(s.begin(), s.end(), std::byte{0xEE});
-    read_into(tensors, buffers, options);
+    (void)load_into(plan, buffers, {}, options);
     for (std::size_t i = 0; i < tensors.size(); ++i) {
       const TensorData expected = tensors[i].data();
       ASSERT_TRUE(std::equal(storage[i].begin(), storage[i].end(), expected.bytes().begin(),
                              expected.bytes().end()))
-          << tensors[i].path() << " in chunks of " << chunk_bytes;
+          << tensors[i].path() << " in requests of " << request_bytes;
     }
   }
 
   buffers[0] = buffers[0].subspan(1);
-  EXPECT_THROW(read_into(tensors, buffers, options), Error);
+  EXPECT_THROW((void)load_into(plan, buffers, {}, options), Error);
 }
 
 // How many of the pages under `bytes` are in the page cache (mincore).
@@ -95,9 +100,8 @@ void write_evicted(const std::filesystem::path& path, const std::vector<std::byt
   ::close(fd);
 }
 
-TEST(Bulk, PageInMakesEveryPayloadPageResident) {
-  const test::ScopedTestFolder folder;
-  const auto path = folder.path() / "model.onnx";
+// Writes a model of four 1 MiB tensors to `path`, its pages evicted, and opens it.
+Model open_evicted(const std::filesystem::path& path) {
   write_evicted(path, message([](wire::Writer& m) {
                   sub(m, schema::ModelProto::kGraph, [](wire::Writer& g) {
                     for (int i = 0; i < 4; ++i) {
@@ -107,29 +111,55 @@ TEST(Bulk, PageInMakesEveryPayloadPageResident) {
                     }
                   });
                 }));
-  const Model model = Model::open(path);
-  std::vector<Tensor> tensors;
+  return Model::open(path);
+}
+
+// Whether the kernel dropped most of the payload pages when asked (it may keep them).
+bool evicted(std::span<const Tensor> tensors) {
   std::size_t pages = 0;
-  std::size_t resident_before = 0;
-  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
-    tensors.push_back(model.tensor_at(i));
-    pages += tensors.back().byte_size() / static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    resident_before += resident_pages(tensors.back().bytes());
+  std::size_t resident = 0;
+  for (const Tensor& t : tensors) {
+    pages += t.byte_size() / static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    resident += resident_pages(t.bytes());
   }
-  if (resident_before > pages / 2) {
-    GTEST_SKIP() << "the kernel kept " << resident_before << " of " << pages
-                 << " pages cached after POSIX_FADV_DONTNEED: page_in cannot be told apart";
-  }
-  BulkOptions options;
-  options.threads = 2;
-  options.chunk_bytes = 256 << 10;
-  page_in(tensors, options);
+  return resident <= pages / 2;
+}
+
+void expect_resident(std::span<const Tensor> tensors, const std::string& after) {
   for (const Tensor& t : tensors) {
     const auto bytes = t.bytes();
     EXPECT_GE(resident_pages(bytes),
               bytes.size() / static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)))
-        << t.path() << " is not resident after page_in";
+        << t.path() << " is not resident after " << after;
   }
+}
+
+TEST(LoadPool, PrefetchMakesEveryPayloadPageResident) {
+  const test::ScopedTestFolder folder;
+  const Model model = open_evicted(folder.path() / "model.onnx");
+  std::vector<Tensor> tensors;
+  std::vector<LoadItem> plan;
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    tensors.push_back(model.tensor_at(i));
+    plan.push_back({tensors.back()});
+  }
+  if (!evicted(tensors)) GTEST_SKIP() << "the kernel kept the pages after POSIX_FADV_DONTNEED";
+  LoadOptions options;
+  options.threads = 2;
+  options.request_bytes = 256 << 10;
+  prefetch(plan, options);
+  expect_resident(tensors, "prefetch");
+}
+
+TEST(LoadPool, TensorPrefetchMakesItsPayloadResident) {
+  const test::ScopedTestFolder folder;
+  const Model model = open_evicted(folder.path() / "model.onnx");
+  const Tensor tensor = model.tensor_at(2);
+  if (!evicted(std::span(&tensor, 1))) {
+    GTEST_SKIP() << "the kernel kept the pages after POSIX_FADV_DONTNEED";
+  }
+  tensor.prefetch();
+  expect_resident(std::span(&tensor, 1), "Tensor::prefetch");
 }
 
 }  // namespace
