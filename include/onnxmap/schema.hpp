@@ -1,6 +1,6 @@
 #pragma once
 // Facts of onnx.proto that callers need: data types and their traits, attribute types, the
-// versioning rules. Field numbers live in schema_fields.hpp (generated from the schema).
+// versioning rules. The message kinds are in message_kind.hpp (generated from the schema).
 
 #include <cstdint>
 #include <optional>
@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "onnxmap/export.hpp"
-#include "onnxmap/schema_fields.hpp"
+#include "onnxmap/message_kind.hpp"
 
 namespace onnxmap {
 

@@ -10,8 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "onnxmap/schema_fields.hpp"
+#include "onnxmap/message_kind.hpp"
 #include "remote/mirror_file.hpp"
+#include "schema/fields.hpp"
 
 namespace onnxmap::remote {
 

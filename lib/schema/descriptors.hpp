@@ -7,6 +7,7 @@
 #include <string>
 
 #include "onnxmap/schema.hpp"
+#include "schema/fields.hpp"
 #include "wire/wire.hpp"
 
 namespace onnxmap::schema {

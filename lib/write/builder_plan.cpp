@@ -4,6 +4,7 @@
 
 #include "write/builder_plan.hpp"
 
+#include "schema/fields.hpp"
 #include "wire/wire.hpp"
 
 namespace onnxmap::detail {

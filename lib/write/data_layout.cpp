@@ -8,6 +8,7 @@
 #include "common/location.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/schema.hpp"
+#include "schema/fields.hpp"
 #include "wire/wire.hpp"
 
 namespace onnxmap::detail {

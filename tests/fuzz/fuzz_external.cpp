@@ -25,6 +25,7 @@
 
 #include "index_compare.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "schema/fields.hpp"
 #include "wire/wire.hpp"
 #include "scratch.hpp"
 #include "walk.hpp"

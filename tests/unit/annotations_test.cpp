@@ -6,6 +6,7 @@
 #include "model_builder.hpp"
 #include "onnxmap/annotations.hpp"
 #include "onnxmap/model.hpp"
+#include "schema/fields.hpp"
 
 namespace onnxmap {
 namespace {

@@ -9,6 +9,7 @@
 #include "model_builder.hpp"
 #include "onnxmap/check.hpp"
 #include "onnxmap/model.hpp"
+#include "schema/fields.hpp"
 
 namespace onnxmap::test {
 

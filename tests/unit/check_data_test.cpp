@@ -10,6 +10,7 @@
 
 #include "check/sha1.hpp"
 #include "check_builder.hpp"
+#include "schema/fields.hpp"
 #include "test_support.hpp"
 
 namespace onnxmap {

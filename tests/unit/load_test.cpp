@@ -15,6 +15,7 @@
 #include "model_builder.hpp"
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
+#include "schema/fields.hpp"
 #include "write/synth.hpp"
 #include "test_support.hpp"
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "onnxmap/schema.hpp"
+#include "schema/fields.hpp"
 #include "wire/wire.hpp"
 
 namespace onnxmap::test {

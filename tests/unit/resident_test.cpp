@@ -14,7 +14,7 @@
 #include "onnxmap/builder.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "onnxmap/save.hpp"
-#include "onnxmap/schema_fields.hpp"
+#include "schema/fields.hpp"
 #include "wire/wire.hpp"
 #include "test_support.hpp"
 

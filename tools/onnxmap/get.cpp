@@ -8,9 +8,10 @@
 #include "load_mode_option.hpp"
 #include "npy.hpp"
 #include "onnxmap/onnxmap.hpp"
-#include "wire/wire.hpp"
 #include "remote_flags.hpp"
+#include "schema/fields.hpp"
 #include "verbs.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::cli {
 

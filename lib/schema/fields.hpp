@@ -6,40 +6,6 @@
 
 namespace onnxmap::schema {
 
-// Every message of onnx.proto, nested ones flattened (TensorProto.Segment is
-// TensorProtoSegment).
-enum class MessageKind : std::uint8_t {
-  AttributeProto,
-  ValueInfoProto,
-  NodeProto,
-  IntIntListEntryProto,
-  NodeDeviceConfigurationProto,
-  ShardingSpecProto,
-  ShardedDimProto,
-  SimpleShardedDimProto,
-  TrainingInfoProto,
-  ModelProto,
-  DeviceConfigurationProto,
-  StringStringEntryProto,
-  TensorAnnotation,
-  GraphProto,
-  TensorProto,
-  TensorProtoSegment,
-  SparseTensorProto,
-  TensorShapeProtoDimension,
-  TensorShapeProto,
-  TypeProtoTensor,
-  TypeProtoSequence,
-  TypeProtoMap,
-  TypeProtoOptional,
-  TypeProtoSparseTensor,
-  TypeProtoOpaque,
-  TypeProto,
-  OperatorSetIdProto,
-  FunctionProto,
-};
-inline constexpr int kMessageKindCount = 28;
-
 struct AttributeProto {
   enum Field : std::uint32_t {
     kName = 1,

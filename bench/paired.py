@@ -1,0 +1,68 @@
+#!/usr/bin/python3
+"""Times two builds of bench/reader_bench against each other on a noisy machine: round after
+round, each binary runs the same benchmarks on the same models, the order swapped every round,
+and each round gives one new/base ratio per benchmark. A ratio is of medians measured minutes
+apart on the same machine state, so the spread over rounds says what the noise is.
+
+    bench/paired.py BASE_READER_BENCH NEW_READER_BENCH MODELS_DIR [--rounds N] [--filter RE]
+
+MODELS_DIR holds the models tools/bench.sh makes (llm-320g, llm-7b-ext, llm-2g, graph-heavy).
+Prints a markdown table: each benchmark's base and new median, the median of the per-round
+ratios (below 1: the new build is faster), their range, and in how many rounds new was faster.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+DEFAULT_FILTER = r"^onnxmap_(open|lookup|walk_nodes|fetch_warm|fetch_cold)/"
+
+
+def run(binary, models, pattern):
+    """Median real time (ns) of every benchmark `pattern` selects, one process."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([binary, f"--benchmark_filter={pattern}", "--benchmark_repetitions=3",
+                        "--benchmark_report_aggregates_only=true", "--benchmark_min_time=0.1",
+                        "--benchmark_format=json", f"--benchmark_out={out.name}"],
+                       env=dict(os.environ, ONNXMAP_BENCH_DIR=models), check=True,
+                       stdout=subprocess.DEVNULL)
+        report = json.load(open(out.name))
+    scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+    return {b["run_name"]: b["real_time"] * scale[b["time_unit"]]
+            for b in report["benchmarks"] if b.get("aggregate_name") == "median"}
+
+
+def text(ns):
+    return f"{ns / 1e6:.3f} ms" if ns >= 1e5 else f"{ns:.1f} ns"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("base")
+    parser.add_argument("new")
+    parser.add_argument("models")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--filter", default=DEFAULT_FILTER)
+    args = parser.parse_args()
+    base, new = {}, {}
+    for r in range(args.rounds):
+        order = [(args.base, base), (args.new, new)]
+        for binary, into in order if r % 2 == 0 else reversed(order):
+            for name, ns in run(binary, args.models, args.filter).items():
+                into.setdefault(name, []).append(ns)
+        print(f"round {r + 1} of {args.rounds} done", file=sys.stderr)
+    print("| benchmark | base | new | new / base (median of rounds) | range | new faster |")
+    print("|---|---|---|---|---|---|")
+    for name in sorted(base.keys() & new.keys()):
+        ratios = [n / b for b, n in zip(base[name], new[name])]
+        print(f"| {name} | {text(statistics.median(base[name]))} | "
+              f"{text(statistics.median(new[name]))} | {statistics.median(ratios):.3f} | "
+              f"{min(ratios):.2f}-{max(ratios):.2f} | "
+              f"{sum(r < 1 for r in ratios)} of {len(ratios)} |")
+
+
+if __name__ == "__main__":
+    main()
