@@ -1,6 +1,7 @@
 #pragma once
-// The streaming bulk loader, for a serving runtime that opens a checkpoint cold and must have
-// every weight (or its shard of every weight) in memory as fast as the disk allows.
+// The loader: the one way to read many tensors (and Tensor::prefetch's way to read one), for a
+// serving runtime that opens a checkpoint cold and must have every weight (or its shard of every
+// weight) in memory as fast as the disk allows.
 //
 // The tensors asked for are read in file order with large requests on a small thread pool,
 // neighbours coalesced into one request and small gaps between them read through rather than

@@ -97,7 +97,7 @@ class ONNXMAP_API Tensor : private detail::MessageView {
   Tensor(const detail::ModelIndex* index, std::uint32_t tensor);
 
   // The payload, or rows [begin, end) of it, checked as bytes() and slice_rows() check, without
-  // a fetch or advice: for those two, and for the bulk loader, which plans its own reads.
+  // a fetch or advice: for those two, and for the loader, which plans its own reads.
   [[nodiscard]] std::span<const std::byte> payload_view() const;
   [[nodiscard]] std::span<const std::byte> rows_view(std::uint64_t begin, std::uint64_t end) const;
   std::uint32_t tensor_;

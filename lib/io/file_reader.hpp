@@ -1,7 +1,9 @@
 #pragma once
 // Large positioned reads of a regular file, buffered (pread into the page cache) or direct
 // (O_DIRECT, bypassing it), with the fallback where the file system refuses O_DIRECT. The
-// building block of the read and direct load modes and of the bulk loader.
+// building block of the read and direct load modes and of the loader.
+
+#include <sys/uio.h>
 
 #include <atomic>
 #include <cstddef>
@@ -69,6 +71,11 @@ class FileReader {
                                   std::span<std::byte> staging) const;
   [[nodiscard]] static std::uint64_t staging_size(std::uint64_t offset,
                                                   std::uint64_t length) noexcept;
+  // One buffered read of `length` bytes from `offset` scattered over `vectors` (preadv), for
+  // callers that can place the bytes where they belong. False on a short read or an error: the
+  // caller reads the range again through read(), which names it.
+  [[nodiscard]] bool read_scattered(std::span<const iovec> vectors, std::uint64_t offset,
+                                    std::uint64_t length) const noexcept;
 
   // Whether reads go around the page cache: false where the O_DIRECT open was refused, and from
   // the first direct read the system refused (EINVAL) on, whose request and all later ones are
@@ -78,6 +85,7 @@ class FileReader {
   }
   [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  // The buffered descriptor, for the map over the same file (io/).
   [[nodiscard]] int fd() const noexcept { return fd_; }
 
  private:

@@ -1,10 +1,8 @@
-// The bulk loader's engine: reading threads take the plan's requests in file order, copy each
+// The loader's engine: reading threads take the plan's requests in file order, copy each
 // piece into its tensor's buffer, and queue a tensor once its last piece is in; the calling
 // thread runs the callbacks and frees what they are done with, which bounds the bytes in flight.
 
 #include "onnxmap/load.hpp"
-
-#include <sys/uio.h>
 
 #include <algorithm>
 #include <array>
@@ -239,10 +237,8 @@ bool Engine::read_in_place(const detail::Request& r, std::span<std::byte> stagin
     vectors[count++] = {target.data() + piece.item_offset, piece.length};
     at = piece.offset + piece.length;
   }
-  const ssize_t got =
-      ::preadv(reader.fd(), vectors.data(), static_cast<int>(count), static_cast<off_t>(r.begin));
   // A short read (a signal, the end of the file) goes the staging way, which names the error.
-  return got == static_cast<ssize_t>(r.end - r.begin);
+  return reader.read_scattered(std::span(vectors.data(), count), r.begin, r.end - r.begin);
 }
 
 void Engine::read_request(const detail::Request& r, std::span<std::byte> staging) {

@@ -1,5 +1,5 @@
 #pragma once
-// The bulk loader's plan (load.hpp): where each item's bytes are, and the large file reads that
+// The loader's plan (load.hpp): where each item's bytes are, and the large file reads that
 // cover them in file order, neighbours coalesced.
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// onnxmap load MODEL: reads every selected tensor's bytes (the open included) with the bulk
+// onnxmap load MODEL: reads every selected tensor's bytes (the open included) with the
 // loader and reports tensors, bytes, seconds and GB/s: how fast this machine loads this model.
 
 #include <fnmatch.h>
