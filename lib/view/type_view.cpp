@@ -9,16 +9,16 @@ namespace onnxmap {
 
 namespace {
 
-using TP = schema::TypeProto;
+using TypeFields = schema::TypeProto;
 
 Type::Kind kind_of_field(std::uint32_t number) {
   switch (number) {
-    case TP::kTensorType: return Type::Kind::tensor;
-    case TP::kSequenceType: return Type::Kind::sequence;
-    case TP::kMapType: return Type::Kind::map;
-    case TP::kOptionalType: return Type::Kind::optional;
-    case TP::kSparseTensorType: return Type::Kind::sparse_tensor;
-    case TP::kOpaqueType: return Type::Kind::opaque;
+    case TypeFields::kTensorType: return Type::Kind::tensor;
+    case TypeFields::kSequenceType: return Type::Kind::sequence;
+    case TypeFields::kMapType: return Type::Kind::map;
+    case TypeFields::kOptionalType: return Type::Kind::optional;
+    case TypeFields::kSparseTensorType: return Type::Kind::sparse_tensor;
+    case TypeFields::kOpaqueType: return Type::Kind::opaque;
     default: return Type::Kind::none;
   }
 }
@@ -63,7 +63,7 @@ Type::Kind Type::kind() const {
 }
 
 std::string_view Type::denotation() const {
-  return string_field(TP::kDenotation);
+  return string_field(TypeFields::kDenotation);
 }
 
 DataType Type::elem_type() const {
