@@ -40,10 +40,12 @@ struct ProcessCpu {
 
 // Opens `path` each iteration, timing the open alone (without the unmapping), and reports per
 // open the CPU time of every thread (cpu_ms) and the kernel's part of it (kernel_ms). getrusage
-// counts in scheduler ticks on some kernels, so these are means over many opens.
+// counts in scheduler ticks on some kernels, so these are means over many opens. The last open's
+// Model::index_pass() rides along: the threads, the levels on them, the levels scanned again.
 void time_opens(benchmark::State& state, const std::filesystem::path& path,
                 const OpenOptions& options) {
   ProcessCpu spent;
+  IndexPassStats pass;
   for (auto _ : state) {
     const ProcessCpu before = ProcessCpu::now();
     const auto start = Clock::now();
@@ -53,7 +55,11 @@ void time_opens(benchmark::State& state, const std::filesystem::path& path,
     spent.user_ms += after.user_ms - before.user_ms;
     spent.kernel_ms += after.kernel_ms - before.kernel_ms;
     benchmark::DoNotOptimize(model->tensor_count());
+    pass = model->index_pass();
   }
+  state.counters["pass_threads"] = pass.threads;
+  state.counters["pool_levels"] = pass.pool_levels;
+  state.counters["serial_rescans"] = pass.serial_rescans;
   state.counters["cpu_ms"] =
       benchmark::Counter(spent.user_ms + spent.kernel_ms, benchmark::Counter::kAvgIterations);
   state.counters["kernel_ms"] =

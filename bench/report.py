@@ -191,10 +191,12 @@ for m in models:
 
 print("\nWhere an open's time goes: the CPU time of every thread per open (means), the kernel's "
       "part of it (page faults: the tables' fresh memory zeroed, the file's pages mapped), and how "
-      "busy the two threads were (CPU / (2 x wall)):\n")
+      "busy the two threads were (CPU / (2 x wall)); the default open's pass: the threads it "
+      "could use, the levels it scanned on them, and those it scanned again on one thread "
+      "(Model::index_pass()):\n")
 print("| model | 1 thread: wall / CPU / kernel ms | 2 threads: wall / CPU / kernel ms | "
-      "2 threads busy |")
-print("|---|---|---|---|")
+      "2 threads busy | default pass: threads / levels on them / scanned again |")
+print("|---|---|---|---|---|")
 for m in models:
     one, two = ((bench_ms(name, m), counter(name, m, "cpu_ms"), counter(name, m, "kernel_ms"))
                 for name in ("onnxmap_open_1_thread", "onnxmap_open_2_threads"))
@@ -202,7 +204,11 @@ for m in models:
              for wall, cpu, kernel in (one, two)]
     two_wall, two_cpu, _ = two
     busy = "-" if two_cpu is None or not two_wall else f"{100 * two_cpu / (2 * two_wall):.0f}%"
-    print(f"| {m} | {cells[0]} | {cells[1]} | {busy} |")
+    pass_counts = [counter("onnxmap_open", m, k)
+                   for k in ("pass_threads", "pool_levels", "serial_rescans")]
+    pass_cell = ("-" if None in pass_counts
+                 else " / ".join(f"{c:.0f}" for c in pass_counts))
+    print(f"| {m} | {cells[0]} | {cells[1]} | {busy} | {pass_cell} |")
 
 print("\nThe rest of the reader, and peak RSS of one open in a fresh process:\n")
 print("| model | close ms | peek ms | lookup ns | walk nodes ms | walk ns per node | "

@@ -99,6 +99,16 @@ struct OpenOptions {
   RemoteOptions remote{};
 };
 
+// How an open's indexing pass ran (Model::index_pass()): the threads it could use, the levels of
+// the message tree it scanned on them, and the levels it had to scan again on one thread because
+// the threads could not finish them (an error, a limit or an external data file to open); every
+// level below such a level is scanned on one thread.
+struct IndexPassStats {
+  unsigned threads = 1;
+  std::uint32_t pool_levels = 0;
+  std::uint32_t serial_rescans = 0;
+};
+
 // Whether `path` names a URL (http:// or https://, any case) rather than a file.
 [[nodiscard]] ONNXMAP_API bool is_url(std::string_view path) noexcept;
 

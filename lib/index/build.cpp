@@ -1,7 +1,7 @@
-// The one indexing pass, from build_index() to the tables. The record table is filled breadth
-// first, one level of the message tree at a time, so that every message's children are
-// contiguous: level 0 is the root, and scanning the records of level n (index/level_scan.hpp)
-// appends level n + 1. On one thread a level's children go straight into the index's tables.
+// The one indexing pass, from build_index() to the tables; docs/architecture.md ("The indexing
+// pass") tells how a byte of the file becomes a record, in one page.
+//
+// Threads. On one thread a level's children go straight into the index's tables.
 // With more, a level's records are cut into chunks (a very large message, such as a graph of
 // 360 000 nodes, into runs of its fields), scanned on a pool as they are cut, each thread into
 // an output of its own (index/level_output.hpp), and the chunks' parts appended in file order,
@@ -11,7 +11,8 @@
 // first chunks, while one thread takes them all, are scanned into a window of the index's table
 // past its end (children_window()), where their children stay.
 // A level where anything goes wrong (an error, a limit, an external data file to open) is
-// scanned again on one thread, which reports exactly what the serial pass reports.
+// scanned again on one thread, which reports exactly what the serial pass reports; such levels
+// are counted (ModelIndex::pass, Model::index_pass()).
 
 #include <algorithm>
 #include <atomic>
@@ -82,6 +83,7 @@ class IndexBuilder {
           const std::uint32_t id = open_data_file(index_, location);
           return DataFileRef{id, index_.data_files[id].file.size()};
         }) {
+    index_.pass.threads = threads_;
     for (int kind = 0; kind < schema::kMessageKindCount; ++kind) {
       splittable_[kind] = splittable(static_cast<MessageKind>(kind));
     }
@@ -153,7 +155,13 @@ class IndexBuilder {
 
   void index_level(std::uint32_t begin, std::uint32_t end, int depth) {
     const TensorSlots tensors = grow_tensor_table();
-    if (threads_ > 1 && !serial_only_ && scan_on_pool(begin, end, depth, tensors)) return;
+    if (threads_ > 1 && !serial_only_) {
+      switch (scan_on_pool(begin, end, depth, tensors)) {
+        case PoolOutcome::scanned: ++index_.pass.pool_levels; return;
+        case PoolOutcome::needs_serial: ++index_.pass.serial_rescans; break;
+        case PoolOutcome::not_worth: break;
+      }
+    }
     // Straight into the index's tables, nothing to copy: the children are appended to its
     // records, and the dims and payload errors are moved into the output and back.
     LevelOutput out;
@@ -176,28 +184,34 @@ class IndexBuilder {
             static_cast<std::uint32_t>(index_.tensors.size())};
   }
 
+  enum class PoolOutcome { scanned, not_worth, needs_serial };
+
   // Cuts the level into chunks on this thread while the pool scans those already cut, then
-  // scans with the pool. False when the level must be scanned on one thread: it was not worth
-  // the pool, a worker failed (an error, or NeedsSerial), or the level passes a limit the
-  // workers could only check against what precedes their own chunk.
-  bool scan_on_pool(std::uint32_t begin, std::uint32_t end, int depth, TensorSlots tensors) {
+  // scans with the pool. not_worth (nothing scanned) when the level is too small for threads;
+  // needs_serial when it must be scanned again on one thread: a worker failed (an error, or
+  // NeedsSerial), or the level passes a limit the workers could only check against what
+  // precedes their own chunk.
+  PoolOutcome scan_on_pool(std::uint32_t begin, std::uint32_t end, int depth,
+                           TensorSlots tensors) {
     PoolLevel level(begin, depth, tensors, threads_);
     {
       const JoinWorkers join(level);
-      if (!cut_level(begin, end, level)) return false;
+      if (!cut_level(begin, end, level)) return PoolOutcome::not_worth;
       level.feed.close();
       scan_from_feed(level, level.outputs[0]);
     }
     if (level.needs_serial) serial_only_ = true;  // the levels below would ask again
-    if (level.failed) return false;
+    if (level.failed) return PoolOutcome::needs_serial;
     std::uint64_t messages = index_.messages.size() + level.in_place.records.size();
     for (const LevelOutput& out : level.outputs) messages += out.records.size();
-    if (messages > index_.options.max_messages) return false;
+    if (messages > index_.options.max_messages) return PoolOutcome::needs_serial;
     // The window's children stay put only if the table need not move to take the others.
-    if (!level.in_place.records.empty() && messages > index_.messages.capacity()) return false;
+    if (!level.in_place.records.empty() && messages > index_.messages.capacity()) {
+      return PoolOutcome::needs_serial;
+    }
     level_ = append_level(index_, level.feed.chunks(), level.feed.results(), threads_);
     sort_split_records(index_, level.feed.chunks(), level.feed.results(), end);
-    return true;
+    return PoolOutcome::scanned;
   }
 
   // A chunk for the pool: held until the level is worth the pool and has two chunks, when the

@@ -96,6 +96,7 @@ struct ModelIndex {
   // Set for a model opened by URL: fills the mirror behind `file` and the data files before a
   // view of a payload is handed out. Null for a local model.
   std::shared_ptr<const PayloadFetcher> fetcher;
+  IndexPassStats pass;  // how the pass ran
 
   [[nodiscard]] std::span<const std::byte> bytes(const Span& span) const noexcept {
     return file.bytes().subspan(span.offset, span.length);

@@ -223,6 +223,36 @@ TEST_F(IndexThreadsFiles, SyntheticModels) {
   EXPECT_EQ(fuzz::compare_thread_counts(at("heavy.onnx"), {}, 0), "");
 }
 
+// The pass says how it ran: a level the threads scanned counts as such, and a level they could
+// not finish (here: external data files, which only the one-thread scan opens) is counted as
+// scanned again, and leaves every level below it to one thread.
+TEST_F(IndexThreadsFiles, PassCountsLevelsOnThreadsAndScannedAgain) {
+  SynthOptions heavy;  // a 5.7 MB graph of 36 000 nodes: worth the threads at its two big levels
+  heavy.layers = 2000;
+  heavy.hidden = 4;
+  heavy.vocab = 16;
+  (void)synth(at("heavy.onnx"), heavy);
+  OpenOptions two;
+  two.threads = 2;
+  const IndexPassStats on_threads = Model::open(at("heavy.onnx"), two).index_pass();
+  EXPECT_EQ(on_threads.threads, 2U);
+  EXPECT_GE(on_threads.pool_levels, 1U);
+  EXPECT_EQ(on_threads.serial_rescans, 0U);
+  const IndexPassStats one = Model::open(at("heavy.onnx"), OpenOptions{.threads = 1}).index_pass();
+  EXPECT_EQ(one.threads, 1U);
+  EXPECT_EQ(one.pool_levels, 0U);
+
+  SynthOptions external;
+  external.layers = 40;
+  external.hidden = 32;
+  external.external_data = true;
+  (void)synth(at("external.onnx"), external);
+  const fuzz::PoolEverywhere pool;  // this small file's levels go to the threads too
+  const IndexPassStats rescanned = Model::open(at("external.onnx"), two).index_pass();
+  EXPECT_EQ(rescanned.threads, 2U);
+  EXPECT_EQ(rescanned.serial_rescans, 1U);
+}
+
 // Every .onnx file under `folder`.
 std::vector<std::filesystem::path> models_under(const std::filesystem::path& folder) {
   std::vector<std::filesystem::path> out;
