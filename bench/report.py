@@ -176,7 +176,7 @@ for m in models:
     print(f"| {m} | {fmt_ms(o_ms)} | {fmt_ms(pb_ms)} | {fmt_ms(py_ms)} | "
           f"{speed_up(o_ms, pb_ms)} | {speed_up(o_ms, py_ms)} |")
 
-print("\nThe indexing pass on 1 and 2 threads (Options::index_threads; the default, 0, uses every "
+print("\nThe indexing pass on 1 and 2 threads (OpenOptions::threads; the default, 0, uses every "
       "core for files of 4 MiB or more with levels of 16 384 records or more):\n")
 print("| model | 1 thread ms | 2 threads ms | 2 threads / 1 thread speed-up | "
       "paired speed-up (median of back-to-back pairs) | default ms |")
