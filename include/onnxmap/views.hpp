@@ -151,7 +151,8 @@ class ONNXMAP_API SparseTensor : private detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<SparseTensor>;
-  SparseTensor(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
+  SparseTensor(const detail::ModelIndex* index, std::uint32_t record)
+      : MessageView(index, record) {}
 };
 
 class ONNXMAP_API Function : private detail::MessageView {
@@ -185,7 +186,8 @@ class ONNXMAP_API TrainingInfo : private detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<TrainingInfo>;
-  TrainingInfo(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
+  TrainingInfo(const detail::ModelIndex* index, std::uint32_t record)
+      : MessageView(index, record) {}
 };
 
 }  // namespace onnxmap

@@ -138,18 +138,22 @@ class IrChecker {
     for (std::size_t i = 0; i < infos.size(); ++i) {
       const std::string at = path + "[" + std::to_string(i) + "]";
       if (ir_ < 10 && !infos[i].metadata_props().empty())
-        need(10, "metadata_props on value infos", at + ".metadata_props", detail::ViewAccess::offset(infos[i]));
+        need(10, "metadata_props on value infos", at + ".metadata_props",
+             detail::ViewAccess::offset(infos[i]));
       check_type(infos[i].type(), at + ".type", detail::ViewAccess::offset(infos[i]), 0);
     }
   }
 
   void check_graph(const Graph& graph, const std::string& path) {
     if (ir_ < 6 && !graph.sparse_initializers().empty())
-      need(6, "sparse_initializer", path + ".sparse_initializer", detail::ViewAccess::offset(graph));
+      need(6, "sparse_initializer", path + ".sparse_initializer",
+           detail::ViewAccess::offset(graph));
     if (ir_ < 5 && !quantization_annotations(graph).empty())
-      need(5, "quantization_annotation", path + ".quantization_annotation", detail::ViewAccess::offset(graph));
+      need(5, "quantization_annotation", path + ".quantization_annotation",
+           detail::ViewAccess::offset(graph));
     if (ir_ < 10 && !graph.metadata_props().empty())
-      need(10, "metadata_props on graphs", path + ".metadata_props", detail::ViewAccess::offset(graph));
+      need(10, "metadata_props on graphs", path + ".metadata_props",
+           detail::ViewAccess::offset(graph));
     check_value_infos(graph.inputs(), path + ".input");
     check_value_infos(graph.outputs(), path + ".output");
     check_value_infos(graph.value_infos(), path + ".value_info");
@@ -187,7 +191,8 @@ class IrChecker {
       }
       if (type == AttributeType::type_protos) {
         for (std::size_t i = 0; const Type& tp : attr.type_protos()) {
-          check_type(tp, attr_path + ".type_protos[" + std::to_string(i++) + "]", detail::ViewAccess::offset(attr), 0);
+          check_type(tp, attr_path + ".type_protos[" + std::to_string(i++) + "]",
+                     detail::ViewAccess::offset(attr), 0);
         }
       }
       if (const auto tp = type == AttributeType::type_proto ? attr.tp() : std::nullopt) {
@@ -219,7 +224,8 @@ class IrChecker {
       check_data_type(type, tensor.path() + ".data_type", detail::ViewAccess::offset(tensor));
     }
     if (ir_ < 10 && !tensor.metadata_props().empty()) {
-      need(10, "metadata_props on tensors", tensor.path() + ".metadata_props", detail::ViewAccess::offset(tensor));
+      need(10, "metadata_props on tensors", tensor.path() + ".metadata_props",
+           detail::ViewAccess::offset(tensor));
     }
   }
 

@@ -30,7 +30,8 @@ void check_elements(const Tensor& tensor, CheckReport& report) {
   const auto type = static_cast<std::int32_t>(tensor.data_type());
   if (type == static_cast<std::int32_t>(DataType::undefined)) {
     add_problem(report, ProblemKind::payload, tensor.path() + ".data_type",
-                "data_type is UNDEFINED (0); a tensor needs an element type", detail::ViewAccess::offset(tensor));
+                "data_type is UNDEFINED (0); a tensor needs an element type",
+                detail::ViewAccess::offset(tensor));
     return;
   }
   const std::uint64_t count = tensor.element_count();

@@ -318,8 +318,8 @@ class ScopeChecker {
     check_nodes(function.nodes(), path, scope, imports);
     const std::vector<std::string_view> outputs = function.outputs();
     for (std::size_t i = 0; i < outputs.size(); ++i) {
-      check_output(outputs[i], path + ".output[" + std::to_string(i) + "]", detail::ViewAccess::offset(function),
-                   scope);
+      check_output(outputs[i], path + ".output[" + std::to_string(i) + "]",
+                   detail::ViewAccess::offset(function), scope);
     }
     report_missing(imports);
   }

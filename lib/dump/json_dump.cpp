@@ -35,8 +35,7 @@ bool enum_value_known(EnumKind kind, std::uint64_t raw) {
 
 std::string_view enum_name(EnumKind kind, std::uint64_t raw) {
   const std::int32_t value = wire::as_int32(raw);
-  if (kind == EnumKind::attribute_type)
-    return to_string(static_cast<AttributeType>(value));
+  if (kind == EnumKind::attribute_type) return to_string(static_cast<AttributeType>(value));
   return to_string(static_cast<DataLocation>(value));
 }
 

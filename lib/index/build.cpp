@@ -191,8 +191,7 @@ class IndexBuilder {
   // needs_serial when it must be scanned again on one thread: a worker failed (an error, or
   // NeedsSerial), or the level passes a limit the workers could only check against what
   // precedes their own chunk.
-  PoolOutcome scan_on_pool(std::uint32_t begin, std::uint32_t end, int depth,
-                           TensorSlots tensors) {
+  PoolOutcome scan_on_pool(std::uint32_t begin, std::uint32_t end, int depth, TensorSlots tensors) {
     PoolLevel level(begin, depth, tensors, threads_);
     {
       const JoinWorkers join(level);

@@ -10,10 +10,10 @@
 
 #include "index/message_record.hpp"
 #include "index/pod_table.hpp"
+#include "io/mapped_file.hpp"
 #include "io/payload_fetcher.hpp"
 #include "onnxmap/detail/span.hpp"
 #include "onnxmap/error.hpp"
-#include "io/mapped_file.hpp"
 #include "onnxmap/options.hpp"
 #include "onnxmap/schema.hpp"
 #include "schema/descriptors.hpp"
@@ -53,8 +53,9 @@ struct TensorRecord {
   // table and most lookups then compare names without touching their pages.
   std::uint32_t name_hash = 0;
   TensorStorage storage = TensorStorage::none;
-  std::uint8_t typed_field = 0;      // the typed field that holds the data, for TensorStorage::typed
-  std::uint32_t data_file = kNone;   // index into ModelIndex::data_files, for TensorStorage::external
+  std::uint8_t typed_field = 0;  // the typed field that holds the data, for TensorStorage::typed
+  std::uint32_t data_file =
+      kNone;  // index into ModelIndex::data_files, for TensorStorage::external
   std::uint64_t payload_offset = 0;  // in the model file, or in the data file when external
   std::uint64_t payload_length = 0;
   std::uint32_t dims_begin = 0;  // into ModelIndex::dims
@@ -110,7 +111,7 @@ struct ModelIndex {
   }
   [[nodiscard]] std::string_view payload_location(const TensorRecord& r) const noexcept {
     return r.storage == TensorStorage::external ? std::string_view(data_files[r.data_file].location)
-                                          : std::string_view();
+                                                : std::string_view();
   }
   // What the index knows of a record, for code outside the pass (views, the writer): use these
   // rather than MessageRecord's members, whose layout is the index's business.

@@ -13,8 +13,8 @@
 #include <cstdint>
 
 #include "index/field_cursor.hpp"
-#include "onnxmap/detail/span.hpp"
 #include "io/mapped_file.hpp"
+#include "onnxmap/detail/span.hpp"
 
 namespace onnxmap::detail {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "onnxmap/detail/span.hpp"
 #include "io/mapped_file.hpp"
+#include "onnxmap/detail/span.hpp"
 
 namespace onnxmap::detail {
 

@@ -125,7 +125,8 @@ std::variant<Payload, Error> locate_payload(const TensorFields& fields,
     payload = {TensorStorage::typed, kNone, fields.typed->offset, fields.typed->length};
   }
   const bool raw = payload.storage == TensorStorage::raw;
-  if ((raw || payload.storage == TensorStorage::external) && expected && payload.length != *expected) {
+  if ((raw || payload.storage == TensorStorage::external) && expected &&
+      payload.length != *expected) {
     return Error(ErrorKind::bad_tensor,
                  std::to_string(payload.length) + " bytes, but " + std::to_string(*count) +
                      " elements of " + to_string(fields.data_type) + " need " +

@@ -141,8 +141,8 @@ std::uint64_t FileReader::staging_size(std::uint64_t offset, std::uint64_t lengt
 
 bool FileReader::read_scattered(std::span<const iovec> vectors, std::uint64_t offset,
                                 std::uint64_t length) const noexcept {
-  const ssize_t got = ::preadv(fd_, vectors.data(), static_cast<int>(vectors.size()),
-                               static_cast<off_t>(offset));
+  const ssize_t got =
+      ::preadv(fd_, vectors.data(), static_cast<int>(vectors.size()), static_cast<off_t>(offset));
   return got >= 0 && static_cast<std::uint64_t>(got) == length;
 }
 

@@ -4,8 +4,8 @@
 #include <optional>
 
 #include "onnxmap/error.hpp"
-#include "wire/wire.hpp"
 #include "schema/descriptors.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::remote {
 

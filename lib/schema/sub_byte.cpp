@@ -32,10 +32,10 @@ void unpack_sub_byte(DataType type, std::span<const std::byte> packed, std::span
   const std::uint32_t per_byte = 8 / bits;
   const std::uint64_t needed = (std::uint64_t{out.size()} + per_byte - 1) / per_byte;
   if (packed.size() < needed) {
-    throw Error(ErrorKind::invalid_argument, std::to_string(out.size()) + " " +
-                                                 to_string(type) + " elements need " +
-                                                 std::to_string(needed) + " bytes, but " +
-                                                 std::to_string(packed.size()) + " were given");
+    throw Error(ErrorKind::invalid_argument, std::to_string(out.size()) + " " + to_string(type) +
+                                                 " elements need " + std::to_string(needed) +
+                                                 " bytes, but " + std::to_string(packed.size()) +
+                                                 " were given");
   }
   const std::uint32_t mask = (1U << bits) - 1;
   const std::uint32_t sign = 1U << (bits - 1);

@@ -30,8 +30,8 @@ void check_options(const OpenOptions& options);
 
 // The source of the model at `path` (a file, "-" for standard input, or an http(s) URL), whose
 // root message is of kind `root`. Throws onnxmap::Error naming the path or URL.
-[[nodiscard]] ModelSource open_source(const std::filesystem::path& path,
-                                      const OpenOptions& options, schema::MessageKind root);
+[[nodiscard]] ModelSource open_source(const std::filesystem::path& path, const OpenOptions& options,
+                                      schema::MessageKind root);
 // A model held in memory (copied); external data resolves against `folder`.
 [[nodiscard]] ModelSource source_from_bytes(std::span<const std::byte> bytes,
                                             const OpenOptions& options,

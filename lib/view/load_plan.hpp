@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "io/mapped_file.hpp"
 #include "io/payload_fetcher.hpp"
 #include "onnxmap/load.hpp"
-#include "io/mapped_file.hpp"
 
 namespace onnxmap::detail {
 

@@ -19,8 +19,8 @@ Model Model::open(const std::filesystem::path& path, const OpenOptions& options,
 
 Model Model::from_bytes(std::span<const std::byte> bytes, const OpenOptions& options,
                         schema::MessageKind root, const std::filesystem::path& folder) {
-  return Model(detail::build_index(detail::source_from_bytes(bytes, options, folder), root,
-                                   options, detail::IndexScope::full));
+  return Model(detail::build_index(detail::source_from_bytes(bytes, options, folder), root, options,
+                                   detail::IndexScope::full));
 }
 
 std::int64_t Model::ir_version() const {

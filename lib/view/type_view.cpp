@@ -128,12 +128,14 @@ DataType Type::map_key_type() const {
 
 std::string_view Type::opaque_domain() const {
   if (kind() != Kind::opaque) return {};
-  return detail::FieldAccess(index_, kind_spans(index_, spans_)).string_field(schema::TypeProtoOpaque::kDomain);
+  return detail::FieldAccess(index_, kind_spans(index_, spans_))
+      .string_field(schema::TypeProtoOpaque::kDomain);
 }
 
 std::string_view Type::opaque_name() const {
   if (kind() != Kind::opaque) return {};
-  return detail::FieldAccess(index_, kind_spans(index_, spans_)).string_field(schema::TypeProtoOpaque::kName);
+  return detail::FieldAccess(index_, kind_spans(index_, spans_))
+      .string_field(schema::TypeProtoOpaque::kName);
 }
 
 namespace {

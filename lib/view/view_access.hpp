@@ -51,7 +51,9 @@ struct ViewAccess {
     return view.offset();
   }
   // The tensor's id in the model's tensor table.
-  [[nodiscard]] static std::uint32_t tensor(const Tensor& tensor) noexcept { return tensor.tensor_; }
+  [[nodiscard]] static std::uint32_t tensor(const Tensor& tensor) noexcept {
+    return tensor.tensor_;
+  }
   // A tensor's payload, or rows of it, checked but neither fetched nor advised.
   [[nodiscard]] static std::span<const std::byte> payload_view(const Tensor& tensor) {
     return tensor.payload_view();

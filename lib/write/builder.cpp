@@ -70,9 +70,9 @@ void TensorBuilder::check_size(std::optional<std::uint64_t> held) {
     throw Error(ErrorKind::invalid_argument, what + "dims x dtype exceed 2^64 bytes");
   }
   if (held && *held != *need) {
-    throw Error(ErrorKind::invalid_argument,
-                what + std::to_string(*held) + " bytes, but its dims of " + to_string(type_) +
-                    " need " + std::to_string(*need));
+    throw Error(ErrorKind::invalid_argument, what + std::to_string(*held) +
+                                                 " bytes, but its dims of " + to_string(type_) +
+                                                 " need " + std::to_string(*need));
   }
   byte_size_ = *need;
 }
