@@ -9,6 +9,12 @@
 
 namespace onnxmap::detail {
 
+// Where `view`'s message starts in the model file, for a problem's report.
+template <class View>
+[[nodiscard]] std::uint64_t offset_of(const View& view) noexcept {
+  return ViewAccess::offset(view);
+}
+
 inline void add_problem(CheckReport& report, ProblemKind kind, std::string path, std::string detail,
                         std::uint64_t offset = Error::kNoOffset) {
   report.problems.push_back({kind, std::move(path), std::move(detail), offset});

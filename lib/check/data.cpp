@@ -101,7 +101,7 @@ class DataReader {
           add_problem(report_, ProblemKind::payload, t.path(),
                       "BOOL element " + std::to_string(element) + " is " +
                           std::to_string(std::to_integer<int>(*bad)) + ", not 0 or 1",
-                      detail::ViewAccess::offset(t));
+                      detail::offset_of(t));
           bad_bool_reported = true;
         }
       } else {
@@ -138,7 +138,7 @@ class DataReader {
       if (!is_hex_digest(stored)) {
         add_problem(report_, ProblemKind::checksum, path,
                     "checksum '" + std::string(stored) + "' is not a SHA-1 (40 hex digits)",
-                    detail::ViewAccess::offset(t));
+                    detail::offset_of(t));
         continue;
       }
       const std::string location(t.data_file());
@@ -149,7 +149,7 @@ class DataReader {
       add_problem(report_, ProblemKind::checksum, path,
                   "checksum " + expected + " is neither the SHA-1 of '" + location + "' (" + *file +
                       ") nor of the tensor's bytes",
-                  detail::ViewAccess::offset(t));
+                  detail::offset_of(t));
     }
   }
 

@@ -139,21 +139,19 @@ class IrChecker {
       const std::string at = path + "[" + std::to_string(i) + "]";
       if (ir_ < 10 && !infos[i].metadata_props().empty())
         need(10, "metadata_props on value infos", at + ".metadata_props",
-             detail::ViewAccess::offset(infos[i]));
-      check_type(infos[i].type(), at + ".type", detail::ViewAccess::offset(infos[i]), 0);
+             detail::offset_of(infos[i]));
+      check_type(infos[i].type(), at + ".type", detail::offset_of(infos[i]), 0);
     }
   }
 
   void check_graph(const Graph& graph, const std::string& path) {
     if (ir_ < 6 && !graph.sparse_initializers().empty())
-      need(6, "sparse_initializer", path + ".sparse_initializer",
-           detail::ViewAccess::offset(graph));
+      need(6, "sparse_initializer", path + ".sparse_initializer", detail::offset_of(graph));
     if (ir_ < 5 && !quantization_annotations(graph).empty())
       need(5, "quantization_annotation", path + ".quantization_annotation",
-           detail::ViewAccess::offset(graph));
+           detail::offset_of(graph));
     if (ir_ < 10 && !graph.metadata_props().empty())
-      need(10, "metadata_props on graphs", path + ".metadata_props",
-           detail::ViewAccess::offset(graph));
+      need(10, "metadata_props on graphs", path + ".metadata_props", detail::offset_of(graph));
     check_value_infos(graph.inputs(), path + ".input");
     check_value_infos(graph.outputs(), path + ".output");
     check_value_infos(graph.value_infos(), path + ".value_info");
@@ -164,7 +162,7 @@ class IrChecker {
   }
 
   void check_node(const Node& node, const std::string& path) {
-    const std::uint64_t at = detail::ViewAccess::offset(node);
+    const std::uint64_t at = detail::offset_of(node);
     if (ir_ < 3 && !node.domain().empty()) need(3, "node domains", path + ".domain", at);
     if (ir_ < 10 && !node.overload().empty()) need(10, "overload on nodes", path + ".overload", at);
     if (ir_ < 10 && !node.metadata_props().empty())
@@ -180,10 +178,10 @@ class IrChecker {
         add_problem(report_, ProblemKind::ir_version, attr_path + ".type",
                     "attribute '" + std::string(attr.name()) +
                         "' has no type, which IR version 2 and later require",
-                    detail::ViewAccess::offset(attr));
+                    detail::offset_of(attr));
       }
       if (ir_ < 6 && (attr.sparse_tensor().has_value() || !attr.sparse_tensors().empty()))
-        need(6, "sparse tensor attributes", attr_path, detail::ViewAccess::offset(attr));
+        need(6, "sparse tensor attributes", attr_path, detail::offset_of(attr));
       if (const auto g = attr.g()) check_graph(*g, attr_path + ".g");
       const auto graphs = attr.graphs();
       for (std::size_t i = 0; i < graphs.size(); ++i) {
@@ -192,17 +190,17 @@ class IrChecker {
       if (type == AttributeType::type_protos) {
         for (std::size_t i = 0; const Type& tp : attr.type_protos()) {
           check_type(tp, attr_path + ".type_protos[" + std::to_string(i++) + "]",
-                     detail::ViewAccess::offset(attr), 0);
+                     detail::offset_of(attr), 0);
         }
       }
       if (const auto tp = type == AttributeType::type_proto ? attr.tp() : std::nullopt) {
-        check_type(*tp, attr_path + ".tp", detail::ViewAccess::offset(attr), 0);
+        check_type(*tp, attr_path + ".tp", detail::offset_of(attr), 0);
       }
     }
   }
 
   void check_function(const Function& function, const std::string& path) {
-    const std::uint64_t at = detail::ViewAccess::offset(function);
+    const std::uint64_t at = detail::offset_of(function);
     if (ir_ < 9 && !function.attribute_defaults().empty())
       need(9, "attribute_proto on functions", path + ".attribute_proto", at);
     if (ir_ < 10 && !function.overload().empty())
@@ -221,11 +219,11 @@ class IrChecker {
     const auto type = static_cast<std::int32_t>(tensor.data_type());
     const bool unknown = type > kMaxDataType || type < 0;
     if (unknown ? ir_ <= kLatestIrVersion : data_type_since(type) > ir_) {
-      check_data_type(type, tensor.path() + ".data_type", detail::ViewAccess::offset(tensor));
+      check_data_type(type, tensor.path() + ".data_type", detail::offset_of(tensor));
     }
     if (ir_ < 10 && !tensor.metadata_props().empty()) {
       need(10, "metadata_props on tensors", tensor.path() + ".metadata_props",
-           detail::ViewAccess::offset(tensor));
+           detail::offset_of(tensor));
     }
   }
 

@@ -31,7 +31,7 @@ void check_elements(const Tensor& tensor, CheckReport& report) {
   if (type == static_cast<std::int32_t>(DataType::undefined)) {
     add_problem(report, ProblemKind::payload, tensor.path() + ".data_type",
                 "data_type is UNDEFINED (0); a tensor needs an element type",
-                detail::ViewAccess::offset(tensor));
+                detail::offset_of(tensor));
     return;
   }
   const std::uint64_t count = tensor.element_count();
@@ -41,7 +41,7 @@ void check_elements(const Tensor& tensor, CheckReport& report) {
       add_problem(report, ProblemKind::payload, tensor.path(),
                   "no data field, but dims " + dims_text(tensor.dims()) + " need " +
                       std::to_string(count) + " elements",
-                  detail::ViewAccess::offset(tensor));
+                  detail::offset_of(tensor));
     }
     return;
   }
@@ -51,7 +51,7 @@ void check_elements(const Tensor& tensor, CheckReport& report) {
       add_problem(report, ProblemKind::payload, tensor.path() + ".string_data",
                   std::to_string(held) + " strings, but dims " + dims_text(tensor.dims()) +
                       " need " + std::to_string(count),
-                  detail::ViewAccess::offset(tensor));
+                  detail::offset_of(tensor));
     }
     return;
   }
@@ -106,7 +106,7 @@ void check_overlaps(const Model& model, CheckReport& report) {
                       ") of '" + std::string(cur.file) + "' overlap bytes [" +
                       std::to_string(prev.begin) + ", " + std::to_string(prev.end) + ") of " +
                       a.path() + " ('" + std::string(a.lookup_name()) + "')",
-                  detail::ViewAccess::offset(b));
+                  detail::offset_of(b));
     }
     if (cur.end > prev.end) reach = i;
   }

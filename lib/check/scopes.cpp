@@ -143,7 +143,7 @@ class ScopeChecker {
             "function '" + std::string(f.name()) + "' of domain '" + std::string(f.domain()) + "'" +
                 (f.overload().empty() ? "" : " overload '" + std::string(f.overload()) + "'") +
                 " is also functions[" + std::to_string(it->second) + "]",
-            detail::ViewAccess::offset(f));
+            detail::offset_of(f));
       }
       check_function(f, path);
     }
@@ -160,13 +160,13 @@ class ScopeChecker {
         add_problem(
             report_, ProblemKind::duplicate_name, path + ".input[" + std::to_string(i) + "]",
             "graph input '" + std::string(name) + "' is also " + describe(it->second, false),
-            detail::ViewAccess::offset(inputs[i]));
+            detail::offset_of(inputs[i]));
       }
     }
     std::uint32_t init_index = 0;
     for (const Tensor& t : graph.initializers()) {
       define_initializer(t.name(), path + ".initializer[" + std::to_string(init_index) + "]",
-                         init_index, detail::ViewAccess::offset(t), scope);
+                         init_index, detail::offset_of(t), scope);
       ++init_index;
     }
     const auto sparse = graph.sparse_initializers();
@@ -174,13 +174,13 @@ class ScopeChecker {
       const auto values = sparse[i].values();
       if (!values) continue;
       define_initializer(values->name(), path + ".sparse_initializer[" + std::to_string(i) + "]",
-                         init_index + i, detail::ViewAccess::offset(sparse[i]), scope);
+                         init_index + i, detail::offset_of(sparse[i]), scope);
     }
     check_nodes(graph.nodes(), path, scope, imports);
     const auto outputs = graph.outputs();
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       check_output(outputs[i].name(), path + ".output[" + std::to_string(i) + "]",
-                   detail::ViewAccess::offset(outputs[i]), scope);
+                   detail::offset_of(outputs[i]), scope);
     }
   }
 
@@ -234,7 +234,7 @@ class ScopeChecker {
       auto [it, added] = imports.missing.try_emplace(domain);
       if (added) {
         imports.missing_order.push_back(domain);
-        it->second = {path, std::string(node.op_type()), detail::ViewAccess::offset(node), 0};
+        it->second = {path, std::string(node.op_type()), detail::offset_of(node), 0};
       }
       ++it->second.nodes;
     }
@@ -251,7 +251,7 @@ class ScopeChecker {
                     quoted + " (input of " + std::string(node.op_type()) +
                         ") is not a graph input, an initializer, or an output of any node in "
                         "scope",
-                    detail::ViewAccess::offset(node));
+                    detail::offset_of(node));
       } else {
         const bool self = !found.outer && found.definition.index == k;
         add_problem(
@@ -260,7 +260,7 @@ class ScopeChecker {
                 (self ? " is an output of this same node"
                       : " is produced only later, by " + describe(found.definition, found.outer)) +
                 ": nodes must be in topological order",
-            detail::ViewAccess::offset(node));
+            detail::offset_of(node));
       }
     }
     const auto attributes = node.attributes();
@@ -284,7 +284,7 @@ class ScopeChecker {
         add_problem(report_, ProblemKind::ssa, path + ".output[" + std::to_string(j) + "]",
                     "'" + std::string(outputs[j]) + "' is already defined by " +
                         describe(found.definition, found.outer) + ": a value is assigned once",
-                    detail::ViewAccess::offset(node));
+                    detail::offset_of(node));
         continue;
       }
       scope.defined.emplace(outputs[j], Definition{Origin::node, k});
@@ -312,14 +312,14 @@ class ScopeChecker {
                     path + ".input[" + std::to_string(i) + "]",
                     "function input '" + std::string(inputs[i]) + "' is also " +
                         describe(it->second, false),
-                    detail::ViewAccess::offset(function));
+                    detail::offset_of(function));
       }
     }
     check_nodes(function.nodes(), path, scope, imports);
     const std::vector<std::string_view> outputs = function.outputs();
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       check_output(outputs[i], path + ".output[" + std::to_string(i) + "]",
-                   detail::ViewAccess::offset(function), scope);
+                   detail::offset_of(function), scope);
     }
     report_missing(imports);
   }
