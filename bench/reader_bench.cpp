@@ -40,12 +40,10 @@ struct ProcessCpu {
 
 // Opens `path` each iteration, timing the open alone (without the unmapping), and reports per
 // open the CPU time of every thread (cpu_ms) and the kernel's part of it (kernel_ms). getrusage
-// counts in scheduler ticks on some kernels, so these are means over many opens. The last open's
-// Model::index_pass() rides along: the threads, the levels on them, the levels scanned again.
+// counts in scheduler ticks on some kernels, so these are means over many opens.
 void time_opens(benchmark::State& state, const std::filesystem::path& path,
                 const OpenOptions& options) {
   ProcessCpu spent;
-  IndexPassStats pass;
   for (auto _ : state) {
     const ProcessCpu before = ProcessCpu::now();
     const auto start = Clock::now();
@@ -55,11 +53,7 @@ void time_opens(benchmark::State& state, const std::filesystem::path& path,
     spent.user_ms += after.user_ms - before.user_ms;
     spent.kernel_ms += after.kernel_ms - before.kernel_ms;
     benchmark::DoNotOptimize(model->tensor_count());
-    pass = model->index_pass();
   }
-  state.counters["pass_threads"] = pass.threads;
-  state.counters["pool_levels"] = pass.pool_levels;
-  state.counters["serial_rescans"] = pass.serial_rescans;
   state.counters["cpu_ms"] =
       benchmark::Counter(spent.user_ms + spent.kernel_ms, benchmark::Counter::kAvgIterations);
   state.counters["kernel_ms"] =
@@ -74,14 +68,6 @@ void open(benchmark::State& state, const std::filesystem::path& path, const Benc
   const ModelBytes counts = model_bytes(Model::open(path));
   state.counters["file_bytes"] = static_cast<double>(counts.file);
   state.counters["inline_payload_bytes"] = static_cast<double>(counts.inline_payload);
-}
-
-// Open on a fixed number of indexing threads (OpenOptions::threads), for the scaling table.
-template <unsigned Threads>
-void open_threads(benchmark::State& state, const std::filesystem::path& path, const BenchModel&) {
-  OpenOptions options;
-  options.threads = Threads;
-  time_opens(state, path, options);
 }
 
 // Dropping the last reference: the index freed, the file unmapped.
@@ -160,46 +146,14 @@ void protobuf_parse(benchmark::State& state, const std::filesystem::path& path, 
   }
 }
 
-// Opens with 1 and with 2 indexing threads back to back each iteration, in turns which first,
-// and reports the median of the iterations' time(1 thread) / time(2 threads): a ratio that drift
-// on a shared machine (another tenant, the page cache, the CPU's clock) moves much less than two
-// medians taken minutes apart. Both models are freed after both opens are timed, as the
-// benchmarks above time an open without the freeing. The iteration time is the 2-thread open's.
-void open_2_vs_1_thread(benchmark::State& state, const std::filesystem::path& path,
-                        const BenchModel&) {
-  std::vector<double> ratios;
-  for (auto _ : state) {
-    double seconds[2] = {};  // by thread count - 1
-    std::optional<Model> models[2];
-    for (int turn = 0; turn < 2; ++turn) {
-      const auto side = static_cast<std::size_t>((turn + ratios.size()) % 2);
-      OpenOptions options;
-      options.threads = static_cast<unsigned>(side + 1);
-      const auto start = Clock::now();
-      models[side].emplace(Model::open(path, options));
-      seconds[side] = seconds_since(start);
-    }
-    state.SetIterationTime(seconds[1]);
-    ratios.push_back(seconds[0] / seconds[1]);
-  }
-  std::sort(ratios.begin(), ratios.end());
-  state.counters["one_over_two_threads"] = ratios.empty() ? 0 : ratios[ratios.size() / 2];
-}
-
 const bool registered = [] {
   per_model("onnxmap_open", open, Timing::manual);
-  per_model("onnxmap_open_1_thread", open_threads<1>, Timing::manual);
-  per_model("onnxmap_open_2_threads", open_threads<2>, Timing::manual);
   per_model("onnxmap_close", close, Timing::manual);
   per_model("onnxmap_peek", peek_model, Timing::manual);
   per_model("onnxmap_lookup", lookup);
   per_model("onnxmap_fetch_warm", fetch_warm);
   per_model("onnxmap_walk_nodes", walk_nodes);
   per_model("protobuf_parse", protobuf_parse, Timing::manual);
-  // The pass's scaling target is a ratio on the metadata-heavy model. (Paired with a libprotobuf
-  // parse, an open runs in the wake of its 500 MB of allocations, which is not how either runs
-  // alone; that ratio stays with the separate medians above.)
-  per_model("paired_open_2_vs_1_thread", open_2_vs_1_thread, Timing::manual, {"graph-heavy"});
   return true;
 }();
 

@@ -176,39 +176,14 @@ for m in models:
     print(f"| {m} | {fmt_ms(o_ms)} | {fmt_ms(pb_ms)} | {fmt_ms(py_ms)} | "
           f"{speed_up(o_ms, pb_ms)} | {speed_up(o_ms, py_ms)} |")
 
-print("\nThe indexing pass on 1 and 2 threads (OpenOptions::threads; the default, 0, uses every "
-      "core for files of 4 MiB or more with levels of 16 384 records or more):\n")
-print("| model | 1 thread ms | 2 threads ms | 2 threads / 1 thread speed-up | "
-      "paired speed-up (median of back-to-back pairs) | default ms |")
-print("|---|---|---|---|---|---|")
+print("\nWhere an open's time goes: the CPU time per open (means) and the kernel's part of it "
+      "(page faults: the tables' fresh memory zeroed, the file's pages mapped):\n")
+print("| model | wall ms | CPU ms | kernel ms |")
+print("|---|---|---|---|")
 for m in models:
-    one = bench_ms("onnxmap_open_1_thread", m)
-    two = bench_ms("onnxmap_open_2_threads", m)
-    pairs = counter("paired_open_2_vs_1_thread", m, "one_over_two_threads")
-    paired = "-" if pairs is None else f"{pairs:.2f}x"
-    print(f"| {m} | {fmt_ms(one)} | {fmt_ms(two)} | {speed_up(two, one)} | {paired} | "
-          f"{fmt_ms(bench_ms('onnxmap_open', m))} |")
-
-print("\nWhere an open's time goes: the CPU time of every thread per open (means), the kernel's "
-      "part of it (page faults: the tables' fresh memory zeroed, the file's pages mapped), and how "
-      "busy the two threads were (CPU / (2 x wall)); the default open's pass: the threads it "
-      "could use, the levels it scanned on them, and those it scanned again on one thread "
-      "(Model::index_pass()):\n")
-print("| model | 1 thread: wall / CPU / kernel ms | 2 threads: wall / CPU / kernel ms | "
-      "2 threads busy | default pass: threads / levels on them / scanned again |")
-print("|---|---|---|---|---|")
-for m in models:
-    one, two = ((bench_ms(name, m), counter(name, m, "cpu_ms"), counter(name, m, "kernel_ms"))
-                for name in ("onnxmap_open_1_thread", "onnxmap_open_2_threads"))
-    cells = ["-" if cpu is None else f"{fmt_ms(wall)} / {fmt_ms(cpu)} / {fmt_ms(kernel)}"
-             for wall, cpu, kernel in (one, two)]
-    two_wall, two_cpu, _ = two
-    busy = "-" if two_cpu is None or not two_wall else f"{100 * two_cpu / (2 * two_wall):.0f}%"
-    pass_counts = [counter("onnxmap_open", m, k)
-                   for k in ("pass_threads", "pool_levels", "serial_rescans")]
-    pass_cell = ("-" if None in pass_counts
-                 else " / ".join(f"{c:.0f}" for c in pass_counts))
-    print(f"| {m} | {cells[0]} | {cells[1]} | {busy} | {pass_cell} |")
+    wall = bench_ms("onnxmap_open", m)
+    cpu, kernel = (counter("onnxmap_open", m, k) for k in ("cpu_ms", "kernel_ms"))
+    print(f"| {m} | {fmt_ms(wall)} | {fmt_ms(cpu)} | {fmt_ms(kernel)} |")
 
 print("\nThe rest of the reader, and peak RSS of one open in a fresh process:\n")
 print("| model | close ms | peek ms | lookup ns | walk nodes ms | walk ns per node | "

@@ -5,8 +5,7 @@
 // its loops: the freeing afterwards is not in it. Unlike those loops, every allocation here is
 // the process's first, so memory comes fresh from the kernel for onnxmap's tables and for
 // libprotobuf's messages alike, as in a serving process that opens its model once. onnxmap-open
-// adds the index's own heap bytes. ONNXMAP_INDEX_THREADS sets OpenOptions::threads (for
-// instruction counts of the pass on a given number of threads).
+// adds the index's own heap bytes.
 
 #include <onnx/onnx_pb.h>
 #include <sys/resource.h>
@@ -30,10 +29,7 @@ double ms_since(Clock::time_point start) {
 
 // The open's time; `index_bytes` gets the index's heap bytes.
 double open_model(const char* path, std::uint64_t& index_bytes) {
-  onnxmap::OpenOptions options;
-  if (const char* threads = std::getenv("ONNXMAP_INDEX_THREADS")) {
-    options.threads = static_cast<unsigned>(std::strtoul(threads, nullptr, 10));
-  }
+  const onnxmap::OpenOptions options;
   const auto start = Clock::now();
   const onnxmap::Model model = onnxmap::Model::open(path, options);
   const double ms = ms_since(start);

@@ -85,8 +85,6 @@ class ONNXMAP_API Model {
   [[nodiscard]] std::uint64_t file_size() const noexcept;
   // Heap bytes of the index (records, tensor table, name hash); the mapped file is not counted.
   [[nodiscard]] std::uint64_t index_bytes() const noexcept;
-  // How the indexing pass ran: threads, and levels scanned on them or again on one.
-  [[nodiscard]] IndexPassStats index_pass() const noexcept;
 
  private:
   explicit Model(std::shared_ptr<const detail::ModelIndex> index) : index_(std::move(index)) {}

@@ -89,24 +89,8 @@ struct OpenOptions {
   // bytes() throw that error, and Model::payload_errors() lists every one: what `check` needs to
   // report all problems of a file, not just the first.
   bool collect_payload_errors = false;
-  // Threads of the indexing pass: 0 (the default) for every core, N for N. Either way they work
-  // only on the parts where threads pay: in model files of 4 MiB or more, the levels of the
-  // message tree with many records (16384 or more, such as the nodes of a large graph); the rest,
-  // an LLM's few hundred tensors among it, is read on the calling thread. The index, its errors
-  // and its limits are the same for any number.
-  unsigned threads = 0;
   // For a model opened by URL; unused for files.
   RemoteOptions remote{};
-};
-
-// How an open's indexing pass ran (Model::index_pass()): the threads it could use, the levels of
-// the message tree it scanned on them, and the levels it had to scan again on one thread because
-// the threads could not finish them (an error, a limit or an external data file to open); every
-// level below such a level is scanned on one thread.
-struct IndexPassStats {
-  unsigned threads = 1;
-  std::uint32_t pool_levels = 0;
-  std::uint32_t serial_rescans = 0;
 };
 
 // Whether `path` names a URL (http:// or https://, any case) rather than a file.

@@ -9,6 +9,7 @@
 #include "dump/json_text.hpp"
 #include "onnxmap/dump.hpp"
 #include "schema/descriptors.hpp"
+#include "wire/cursor.hpp"
 
 namespace onnxmap {
 
@@ -25,6 +26,12 @@ struct Piece {
   std::uint64_t base;
 };
 using Pieces = std::vector<Piece>;
+
+// One occurrence of a field, and where its payload starts in the file.
+struct Occurrence {
+  wire::Field field;
+  std::uint64_t payload_offset;
+};
 
 bool enum_value_known(EnumKind kind, std::uint64_t raw) {
   const std::int32_t value = wire::as_int32(raw);
@@ -90,13 +97,13 @@ class Dumper {
 
  private:
   // Every occurrence of each known field, in wire order, after protobuf's rules.
-  static std::vector<std::vector<wire::Field>> collect(const Pieces& pieces, MessageKind kind) {
+  static std::vector<std::vector<Occurrence>> collect(const Pieces& pieces, MessageKind kind) {
     const auto fields = schema::descriptor(kind).fields;
-    std::vector<std::vector<wire::Field>> buckets(fields.size());
+    std::vector<std::vector<Occurrence>> buckets(fields.size());
     for (const Piece& piece : pieces) {
-      wire::Reader reader(piece.bytes, piece.base);
-      wire::Field f;
-      while (reader.next(f)) {
+      wire::Cursor cursor(piece.bytes, piece.base);
+      while (cursor.next()) {
+        const wire::Field& f = cursor.field();
         const auto it = std::find_if(fields.begin(), fields.end(), [&](const FieldDescriptor& d) {
           return d.number == f.number;
         });
@@ -115,19 +122,19 @@ class Dumper {
             }
           }
         }
-        buckets[index].push_back(f);
+        buckets[index].push_back({f, cursor.payload_span().offset});
       }
     }
     return buckets;
   }
 
   // Writes the JSON value of one field; false for a repeated field with no elements.
-  bool field(std::string& out, const FieldDescriptor& d, const std::vector<wire::Field>& all,
+  bool field(std::string& out, const FieldDescriptor& d, const std::vector<Occurrence>& all,
              int depth) {
     if (d.type == FieldType::message) {
       if (!d.repeated) {
         Pieces merged;
-        for (const wire::Field& f : all) merged.push_back({f.bytes, f.payload_offset});
+        for (const Occurrence& o : all) merged.push_back({o.field.bytes(), o.payload_offset});
         message(out, merged, d.message, depth + 1);
         return true;
       }
@@ -136,7 +143,7 @@ class Dumper {
         if (i > 0) out += ',';
         newline(out, depth + 2);
         try {
-          message(out, {{all[i].bytes, all[i].payload_offset}}, d.message, depth + 2);
+          message(out, {{all[i].field.bytes(), all[i].payload_offset}}, d.message, depth + 2);
         } catch (const Error& e) {
           throw e.in_context("", "[" + std::to_string(i) + "]");
         }
@@ -147,7 +154,7 @@ class Dumper {
     }
     std::vector<std::string> values;
     const auto source = d.repeated ? std::span(all) : std::span(all).last(1);
-    for (const wire::Field& f : source) scalars(values, d, f);
+    for (const Occurrence& o : source) scalars(values, d, o);
     if (!d.repeated) {
       out += values.back();
       return true;
@@ -166,7 +173,9 @@ class Dumper {
 
   // The JSON text of each scalar one occurrence carries (several when packed).
   static void scalars(std::vector<std::string>& values, const FieldDescriptor& d,
-                      const wire::Field& f) {
+                      const Occurrence& occurrence) {
+    const wire::Field& f = occurrence.field;
+    const std::uint64_t at = occurrence.payload_offset;
     std::string text;
     const auto push = [&] { values.push_back(std::move(text)), text.clear(); };
     switch (d.type) {
@@ -174,7 +183,7 @@ class Dumper {
       case FieldType::uint64_:
       case FieldType::int32_:
       case FieldType::enum_:
-        (void)wire::for_each_varint(f, [&](std::uint64_t v) {
+        (void)wire::for_each_varint(f, at, [&](std::uint64_t v) {
           if (d.type == FieldType::int64_) text = '"' + std::to_string(wire::as_int64(v)) + '"';
           if (d.type == FieldType::uint64_) text = '"' + std::to_string(v) + '"';
           if (d.type == FieldType::int32_) text = std::to_string(wire::as_int32(v));
@@ -186,19 +195,19 @@ class Dumper {
         });
         return;
       case FieldType::float_:
-        (void)wire::for_each_fixed32(f, [&](std::uint32_t bits) {
+        (void)wire::for_each_fixed32(f, at, [&](std::uint32_t bits) {
           detail::append_float(text, wire::as_float(bits));
           push();
         });
         return;
       case FieldType::double_:
-        (void)wire::for_each_fixed64(f, [&](std::uint64_t bits) {
+        (void)wire::for_each_fixed64(f, at, [&](std::uint64_t bits) {
           detail::append_double(text, wire::as_double(bits));
           push();
         });
         return;
-      case FieldType::string_: detail::append_json_string(text, wire::as_string(f.bytes)); break;
-      case FieldType::bytes_: detail::append_base64(text, f.bytes); break;
+      case FieldType::string_: detail::append_json_string(text, f.text()); break;
+      case FieldType::bytes_: detail::append_base64(text, f.bytes()); break;
       case FieldType::message: return;
     }
     push();

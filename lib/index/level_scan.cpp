@@ -6,57 +6,53 @@
 
 namespace onnxmap::detail {
 
-LevelScanner::LevelScanner(const ModelIndex& index, PassContext& ctx, int depth,
-                           const OpenDataFile& open, std::uint64_t messages_before,
-                           TensorSlots tensors, LevelOutput& out, PodTable<MessageRecord>& records)
-    : index_(index),
-      ctx_(ctx),
-      depth_(depth),
-      open_(open),
-      tensors_(tensors),
-      out_(out),
-      records_(records),
-      max_depth_(ctx.options.max_depth),
-      message_room_(ctx.options.max_messages > messages_before
-                        ? ctx.options.max_messages - messages_before
-                        : 0) {
+LevelScanner::LevelScanner(ModelIndex& index, PassContext& ctx,
+                           PodTable<std::uint32_t>& name_hashes)
+    : index_(index), ctx_(ctx), name_hashes_(name_hashes) {
   plain_credit_.fill(kPlainCredit);
 }
 
-void LevelScanner::scan(const ScanPiece& piece) {
-  out_.first_child.push_back(static_cast<std::uint32_t>(records_.size()));
+void LevelScanner::scan(std::uint32_t id, int depth) {
+  MessageRecord& record = index_.messages[id];
+  record.first_child = static_cast<std::uint32_t>(index_.messages.size());
   // Stepped over when it was added: it holds nothing to record or check.
-  if (index_.messages[piece.record].plain != 0) return;
-  prefetch_ahead(piece.record);
+  if (record.plain != 0) {
+    record.plain = 0;
+    return;
+  }
+  prefetch_ahead(id);
   try {
-    scan_record(piece);
+    if (gets_tensor_record(index_.kind(id), ctx_.metadata())) {
+      // A tensor holds leaf messages only; the walk that reads its fields validates them.
+      index_tensor(index_, ctx_, id, depth, name_hashes_);
+    } else {
+      scan_message(id, depth);
+    }
   } catch (const Error& e) {
-    throw e.in_context(index_.display_name, index_.path(piece.record));
+    throw e.in_context(index_.display_name, index_.path(id));
   }
 }
 
-void LevelScanner::scan_record(const ScanPiece& piece) {
-  const std::uint32_t id = piece.record;
+void LevelScanner::scan_message(std::uint32_t id, int depth) {
   const MessageKind kind = index_.kind(id);
-  if (gets_tensor_record(kind, ctx_.metadata())) {
-    // A tensor holds leaf messages only; the walk that reads its fields validates them.
-    index_tensor(index_, ctx_, id, depth_, open_, tensors_, out_);
-    return;
-  }
-  first_child_ = static_cast<std::uint32_t>(records_.size());
+  first_child_ = static_cast<std::uint32_t>(index_.messages.size());
   last_number_ = 0;
   sorted_ = true;
   singles_.clear();
   merges_.clear();
-  if (piece.whole && index_.messages[id].merged != 0) {
-    for (const Span& span : index_.spans(id)) walk_fields(ctx_, span, kind, depth_, false, *this);
+  if (index_.messages[id].merged == 0) {
+    walk_fields(ctx_, index_.span(id), kind, depth, FirstPage::maybe_unmapped, *this);
   } else {
-    walk_fields(ctx_, piece.span, kind, depth_, false, *this);
+    for (const Span& span : index_.spans(id)) {
+      walk_fields(ctx_, span, kind, depth, FirstPage::maybe_unmapped, *this);
+    }
   }
-  // A split record's children are put in field order once all its pieces are in the index.
-  const auto end = static_cast<std::uint32_t>(records_.size());
-  if (!sorted_ && piece.whole) sort_children(first_child_, end);
-  if (!sorted_ && !piece.whole) unsorted_ = true;
+  if (!sorted_) {
+    std::vector<std::uint32_t*> merge_ids;
+    for (Merge& merge : merges_) merge_ids.push_back(&merge.record);
+    sort_records(index_, first_child_, static_cast<std::uint32_t>(index_.messages.size()),
+                 std::move(merge_ids));
+  }
   if (!merges_.empty()) file_merged_spans();
 }
 
@@ -72,56 +68,57 @@ void LevelScanner::prefetch_ahead(std::uint32_t id) const noexcept {
   if (ahead.length > 64) __builtin_prefetch(start + 64);
 }
 
-void LevelScanner::child(const CursorField& field, const FieldAction& action, int depth) {
-  const Span span = field.payload_span(ctx_.file);
+void LevelScanner::child(const wire::Field& field, const FieldAction& action, int depth) {
+  PodTable<MessageRecord>& records = index_.messages;
+  const Span span = ctx_.span_of(field);
   const std::uint32_t number = field.number;
-  const auto id = static_cast<std::uint32_t>(records_.size());
+  const auto id = static_cast<std::uint32_t>(records.size());
   if (!action.repeated) {
     // A singular message given again is merged into the first, as protobuf does.
     for (const auto& [seen_number, record] : singles_) {
       if (seen_number == number) {
-        records_[record].merged = 1;
+        records[record].merged = 1;
         merges_.push_back({record, span});
         return;
       }
     }
     singles_.emplace_back(number, id);
   }
-  if (depth > max_depth_) {
+  const OpenOptions& options = ctx_.options;
+  if (depth > options.max_depth) {
     throw Error(ErrorKind::depth_limit,
-                "messages nested deeper than max_depth " + std::to_string(max_depth_), span.offset);
+                "messages nested deeper than max_depth " + std::to_string(options.max_depth),
+                span.offset);
   }
-  if (id >= message_room_) {
-    throw Error(
-        ErrorKind::limit_exceeded,
-        "more than max_messages (" + std::to_string(ctx_.options.max_messages) + ") messages",
-        span.offset);
+  if (id >= options.max_messages) {
+    throw Error(ErrorKind::limit_exceeded,
+                "more than max_messages (" + std::to_string(options.max_messages) + ") messages",
+                span.offset);
   }
   if (number < last_number_) sorted_ = false;
   last_number_ = number;
   // The table grows into memory the kernel has just zeroed, out of the cache: ask for the lines
   // a few records on, so that the appends do not wait for each one in turn.
-  if (id + 16 < records_.capacity()) __builtin_prefetch(&records_[id + 16], 1);
+  if (id + 16 < records.capacity()) __builtin_prefetch(&records[id + 16], 1);
   // The parent's fields a couple of KiB on, which the scan reads next.
   if (span.offset + span.length + 2048 < index_.file.size()) {
     __builtin_prefetch(ctx_.file + span.offset + span.length + 2048);
   }
-  // Built whole, then stored once: every child of every record passes here.
-  MessageRecord record;
-  record.offset = span.offset;
-  record.field_number = number;
-  record.kind = static_cast<std::uint64_t>(action.message);
-  record.plain = action.repeated && action.message != MessageKind::TensorProto &&
-                 try_plain(action.message, span);
-  if (span.length < MessageRecord::kLongLength) {
-    record.length = static_cast<std::uint32_t>(span.length);
-  } else {
-    record.length = MessageRecord::kLongLength;
-    out_.long_lengths.emplace_back(id, span.length);
-  }
-  records_.push_back(record);
-  out_.weight += scan_weight(record);
-  if (gets_tensor_record(action.message, ctx_.metadata())) ++out_.tensor_children;
+  const bool plain = action.repeated && action.message != MessageKind::TensorProto &&
+                     try_plain(action.message, span);
+  const bool is_long = span.length >= MessageRecord::kLongLength;
+  if (is_long) index_.long_lengths.emplace_back(id, span.length);
+  // Built in registers and stored once: every child of every record passes here, and setting a
+  // bit-field of a record in memory would read back a word just partly written.
+  records.push_back(MessageRecord{
+      .offset = span.offset,
+      .field_number = number,
+      .kind = static_cast<std::uint64_t>(action.message),
+      .merged = 0,
+      .plain = plain ? 1U : 0U,
+      .length = is_long ? MessageRecord::kLongLength : static_cast<std::uint32_t>(span.length),
+      .first_child = kNone,  // until it is scanned: larger than any id, as parent() needs
+  });
 }
 
 // Steps over the message about to be added, while its bytes are in the cache (its parent's scan
@@ -132,7 +129,8 @@ void LevelScanner::child(const CursorField& field, const FieldAction& action, in
 bool LevelScanner::try_plain(MessageKind kind, const Span& span) {
   int& credit = plain_credit_[static_cast<std::size_t>(kind)];
   if (credit <= 0) return false;
-  if (!step_plain_message(ctx_.file, span, ctx_.actions.message_fields(kind, ctx_.metadata()))) {
+  wire::Cursor cursor(ctx_.file, span);
+  if (!cursor.step_plain(ctx_.actions.message_fields(kind, ctx_.metadata()))) {
     --credit;
     return false;
   }
@@ -146,38 +144,25 @@ bool LevelScanner::try_plain(MessageKind kind, const Span& span) {
   return true;
 }
 
-void LevelScanner::sort_children(std::uint32_t first, std::uint32_t end) {
-  std::vector<std::uint32_t*> merge_ids;
-  merge_ids.reserve(merges_.size());
-  for (Merge& merge : merges_) merge_ids.push_back(&merge.record);
-  sort_records(records_, first, end, out_.long_lengths, std::move(merge_ids));
-}
-
-// Every merged record gets its spans in wire order; the output's merged_spans stays sorted by
-// record id because children get larger ids than every record filed before them.
+// Every merged record gets its spans in wire order; merged_spans stays sorted by record id
+// because children get larger ids than every record filed before them.
 void LevelScanner::file_merged_spans() {
   std::stable_sort(merges_.begin(), merges_.end(),
                    [](const Merge& a, const Merge& b) { return a.record < b.record; });
   for (std::size_t i = 0; i < merges_.size();) {
     const std::uint32_t record = merges_[i].record;
-    const MessageRecord& first = records_[record];
-    std::uint64_t length = first.length;
-    if (first.length == MessageRecord::kLongLength) {
-      for (const auto& [id, long_length] : out_.long_lengths) {
-        if (id == record) length = long_length;
-      }
-    }
-    SpanList spans{Span{first.offset, length}};
+    SpanList spans{index_.span(record)};
     for (; i < merges_.size() && merges_[i].record == record; ++i) {
       spans.push_back(merges_[i].span);
     }
-    out_.merged_spans.emplace_back(record, std::move(spans));
+    index_.merged_spans.emplace_back(record, std::move(spans));
   }
 }
 
-void sort_records(PodTable<MessageRecord>& records, std::uint32_t first, std::uint32_t end,
-                  std::vector<std::pair<std::uint32_t, std::uint64_t>>& long_lengths,
+void sort_records(ModelIndex& index, std::uint32_t first, std::uint32_t end,
                   std::vector<std::uint32_t*> merge_ids) {
+  PodTable<MessageRecord>& records = index.messages;
+  auto& long_lengths = index.long_lengths;
   std::vector<std::uint32_t> order(end - first);
   std::iota(order.begin(), order.end(), first);
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {

@@ -97,7 +97,6 @@ struct ModelIndex {
   // Set for a model opened by URL: fills the mirror behind `file` and the data files before a
   // view of a payload is handed out. Null for a local model.
   std::shared_ptr<const PayloadFetcher> fetcher;
-  IndexPassStats pass;  // how the pass ran
 
   [[nodiscard]] std::span<const std::byte> bytes(const Span& span) const noexcept {
     return file.bytes().subspan(span.offset, span.length);
@@ -167,11 +166,6 @@ struct ModelIndex {
 // How much of the model the pass indexes: everything, or only what `peek` shows (the model's
 // own fields, the main graph's name, inputs and outputs), skipping nodes and tensors unread.
 enum class IndexScope { full, metadata };
-
-// A seam for tests: the pass uses its pool (OpenOptions::threads threads, or every core) on
-// every level of every file, however small, cut into chunks of any size, so that small inputs
-// reach the parallel code. Returns the previous setting. Process-wide; tests only.
-bool set_pool_everywhere_for_tests(bool on) noexcept;
 
 // Maps `path` and builds its index. Throws onnxmap::Error naming file, field path and offset.
 [[nodiscard]] std::shared_ptr<ModelIndex> build_index(MappedFile file, std::string display_name,

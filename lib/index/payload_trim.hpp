@@ -12,7 +12,6 @@
 
 #include <cstdint>
 
-#include "index/field_cursor.hpp"
 #include "io/mapped_file.hpp"
 #include "onnxmap/detail/span.hpp"
 
@@ -43,7 +42,7 @@ class PayloadTrimmer {
 
  private:
   // Smaller payloads are not worth a system call (fault-around alone maps 64 KiB).
-  static constexpr std::uint64_t kMinLength = kLargeFieldLength;
+  static constexpr std::uint64_t kMinLength = std::uint64_t{64} << 10U;
   // The largest folio a fault maps with page-table entries: one page table's span, 2 MiB.
   static constexpr std::uint64_t kMaxFolio = std::uint64_t{2} << 20U;
 

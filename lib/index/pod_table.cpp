@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <new>
 
 #if ONNXMAP_TABLES_IN_MAPPINGS
@@ -69,15 +68,6 @@ void* table_zeroed(std::size_t bytes) {
   return table_resize(nullptr, 0, bytes);
 }
 
-bool reserved_room_is_free() noexcept {
-  static const bool strict = [] {
-    std::ifstream mode("/proc/sys/vm/overcommit_memory");
-    int value = 0;
-    return static_cast<bool>(mode >> value) && value == 2;
-  }();
-  return !strict;
-}
-
 #else
 
 std::size_t table_growth_bytes(std::size_t bytes) noexcept {
@@ -103,10 +93,6 @@ void* table_zeroed(std::size_t bytes) {
   void* data = std::calloc(1, bytes);
   if (data == nullptr) throw std::bad_alloc();
   return data;
-}
-
-bool reserved_room_is_free() noexcept {
-  return false;
 }
 
 #endif

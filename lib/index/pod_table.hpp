@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
-#include <stdexcept>
 #include <type_traits>
 
 // Under AddressSanitizer and ThreadSanitizer the tables live in malloc'd memory: ASan sees
@@ -39,10 +38,6 @@ inline constexpr bool kTablesInMappings = ONNXMAP_TABLES_IN_MAPPINGS != 0;
 void table_free(void* data, std::size_t bytes) noexcept;
 // Fresh storage of `bytes` zero bytes (null for none).
 [[nodiscard]] void* table_zeroed(std::size_t bytes);
-// Whether room reserved in a table (PodTable::reserve) costs only address space until it is
-// written: false where tables are not in mappings, and under strict overcommit accounting
-// (vm.overcommit_memory = 2), which charges a writable mapping in full when it is made.
-[[nodiscard]] bool reserved_room_is_free() noexcept;
 // The capacity, in bytes, a growing table that needs `bytes` is given: at least `bytes`, and more
 // where the storage makes that cheaper (see pod_table.cpp).
 [[nodiscard]] std::size_t table_growth_bytes(std::size_t bytes) noexcept;
@@ -56,10 +51,9 @@ class PodTable {
   PodTable(const PodTable&) = delete;
   PodTable& operator=(const PodTable&) = delete;
   PodTable(PodTable&& other) noexcept
-      : data_(other.data_), size_(other.size_), capacity_(other.capacity_), window_(other.window_) {
+      : data_(other.data_), size_(other.size_), capacity_(other.capacity_) {
     other.data_ = nullptr;
     other.size_ = other.capacity_ = 0;
-    other.window_ = false;
   }
   PodTable& operator=(PodTable&& other) noexcept {
     if (this != &other) {
@@ -67,26 +61,12 @@ class PodTable {
       data_ = other.data_;
       size_ = other.size_;
       capacity_ = other.capacity_;
-      window_ = other.window_;
       other.data_ = nullptr;
       other.size_ = other.capacity_ = 0;
-      other.window_ = false;
     }
     return *this;
   }
   ~PodTable() { free_storage(); }
-
-  // An empty table over `capacity` elements of storage it does not own (another table's room
-  // past its end, reserved for it): it fills them from the first, and never moves or frees them.
-  // Anything that would need more room throws std::length_error instead, leaving the table as it
-  // was.
-  [[nodiscard]] static PodTable window(T* data, std::size_t capacity) noexcept {
-    PodTable table;
-    table.data_ = data;
-    table.capacity_ = capacity;
-    table.window_ = true;
-    return table;
-  }
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
@@ -109,21 +89,9 @@ class PodTable {
     if (size_ == capacity_) grow();
     return *new (data_ + size_++) T{};
   }
-  // Grows to `count` elements, the new ones left for the caller to write (zeros, or what the
-  // storage held before a truncate), so that threads can fill disjoint ranges of them.
-  void grow_to(std::size_t count) {
-    if (count <= size_) return;
-    if (count > capacity_) {
-      std::size_t capacity = capacity_ < 64 ? 64 : capacity_;
-      while (capacity < count) capacity *= 2;
-      resize_storage(grown(capacity));
-    }
-    size_ = count;
-  }
   // Holds `count` elements whose bytes are all zero, in fresh storage: freshly mapped memory is
   // zero already, and writing it again would cost a pass over the whole table.
   void assign_zeros(std::size_t count) {
-    if (window_) throw std::length_error("a table window cannot be reallocated");
     free_storage();
     data_ = nullptr;  // empty, should the allocation throw
     size_ = capacity_ = 0;
@@ -148,18 +116,14 @@ class PodTable {
     return table_growth_bytes(capacity * sizeof(T)) / sizeof(T);
   }
   void resize_storage(std::size_t capacity) {
-    if (window_) throw std::length_error("a table window cannot be reallocated");
     data_ = static_cast<T*>(table_resize(data_, capacity_ * sizeof(T), capacity * sizeof(T)));
     capacity_ = capacity;
   }
-  void free_storage() noexcept {
-    if (!window_) table_free(data_, capacity_ * sizeof(T));
-  }
+  void free_storage() noexcept { table_free(data_, capacity_ * sizeof(T)); }
 
   T* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
-  bool window_ = false;  // the storage is another table's (window())
 };
 
 }  // namespace onnxmap::detail

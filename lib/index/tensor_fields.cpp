@@ -141,7 +141,7 @@ void TensorCollector::fail(const Error& error) {
   if (!problem) problem = error;
 }
 
-void TensorCollector::field(const CursorField& field) {
+void TensorCollector::field(const wire::Field& field) {
   const bool is_len = field.type == wire::WireType::len;
   switch (field.number) {
     case TP::kDims: read_dims(field); break;
@@ -149,10 +149,10 @@ void TensorCollector::field(const CursorField& field) {
       if (field.type == wire::WireType::varint) fields.data_type = wire::as_int32(field.value);
       break;
     case TP::kName:
-      if (is_len) fields.name = wire::as_string(field.bytes());
+      if (is_len) fields.name = field.text();
       break;
     case TP::kRawData:
-      if (is_len) fields.raw = field.payload_span(ctx_.file);
+      if (is_len) fields.raw = ctx_.span_of(field);
       break;
     case TP::kExternalData:
       if (is_len) read_external_entry(field);
@@ -166,43 +166,39 @@ void TensorCollector::field(const CursorField& field) {
     default:
       if (schema::is_typed_data_field(field.number) && !fields.typed) {
         fields.typed_field = static_cast<std::uint8_t>(field.number);
-        fields.typed = field.payload_span(ctx_.file);
+        fields.typed = ctx_.span_of(field);
       }
   }
 }
 
 // Appends the dims a field carries (one varint, or packed); a negative one is a problem and is
 // left out.
-void TensorCollector::read_dims(const CursorField& field) {
+void TensorCollector::read_dims(const wire::Field& field) {
   const auto take = [&](std::uint64_t v) {
     const auto d = wire::as_int64(v);
     if (d < 0) {
       fail(Error(ErrorKind::bad_tensor, "negative dimension " + std::to_string(d),
-                 field.tag_offset(ctx_.file), "dims"));
+                 ctx_.offset_of(field.tag), "dims"));
       return;
     }
     dims_.push_back(d);
   };
-  if (field.type == wire::WireType::varint) {
-    take(field.value);
-  } else if (field.type == wire::WireType::len) {
-    for_each_varint(ctx_.file, field.payload_span(ctx_.file), take);
-  }
+  (void)wire::for_each_varint(field, ctx_.offset_of(field.payload), take);
 }
 
 // One external_data StringStringEntryProto. Later entries with the same key win, as onnx's loader
 // reads them.
-void TensorCollector::read_external_entry(const CursorField& entry) {
+void TensorCollector::read_external_entry(const wire::Field& entry) {
   std::string_view key;
   std::string_view value;
-  for_each_field(ctx_.file, entry.payload_span(ctx_.file), [&](const CursorField& field) {
-    if (field.type != wire::WireType::len) return;
-    if (field.number == schema::StringStringEntryProto::kKey) key = wire::as_string(field.bytes());
-    if (field.number == schema::StringStringEntryProto::kValue) {
-      value = wire::as_string(field.bytes());
-    }
-  });
-  const std::uint64_t at = entry.tag_offset(ctx_.file);
+  wire::Cursor cursor(ctx_.file, ctx_.span_of(entry));
+  while (cursor.next()) {
+    const wire::Field& field = cursor.field();
+    if (field.type != wire::WireType::len) continue;
+    if (field.number == schema::StringStringEntryProto::kKey) key = field.text();
+    if (field.number == schema::StringStringEntryProto::kValue) value = field.text();
+  }
+  const std::uint64_t at = ctx_.offset_of(entry.tag);
   ExternalRef& ref = fields.external;
   try {
     if (key == "location") ref.location = value;
@@ -215,61 +211,46 @@ void TensorCollector::read_external_entry(const CursorField& entry) {
 
 bool read_common_tensor(const std::byte* file, Span span, std::uint64_t page_size,
                         PodTable<std::int64_t>& dims, TensorFields& out) {
-  using cursor_detail::take_varint;
-  constexpr auto tag = [](std::uint32_t number, wire::WireType type) {
-    return static_cast<std::uint8_t>(wire::make_tag(number, type));
-  };
-  constexpr std::uint8_t kDimsTag = tag(TP::kDims, wire::WireType::varint);
-  constexpr std::uint8_t kDataTypeTag = tag(TP::kDataType, wire::WireType::varint);
-  constexpr std::uint8_t kNameTag = tag(TP::kName, wire::WireType::len);
-  constexpr std::uint8_t kRawDataTag = tag(TP::kRawData, wire::WireType::len);
-  static_assert(kRawDataTag < 0x80U, "one-byte tags");
-  const std::byte* p = file + span.offset;
-  const std::byte* const end = p + span.length;
   const std::size_t dims_before = dims.size();
-  const auto tag_is = [&](std::uint8_t expected) {
-    return p != end && cursor_detail::byte_at(p) == expected;
-  };
   const auto fail = [&] {
     dims.truncate(dims_before);
     return false;
   };
-  // A LEN field's payload after its tag: its span, `p` moved past it.
-  const auto take_len = [&](Span& payload) {
-    std::uint64_t length = 0;
-    if (!take_varint(p, end, length) || length > static_cast<std::uint64_t>(end - p)) return false;
-    payload = {static_cast<std::uint64_t>(p - file), length};
-    p += length;
-    return true;
-  };
-  std::uint64_t value = 0;
-  while (tag_is(kDimsTag)) {
-    ++p;
-    if (!take_varint(p, end, value)) return fail();
-    dims.push_back(static_cast<std::int64_t>(value));  // 63 bits: never negative
-  }
-  if (tag_is(kDataTypeTag)) {
-    ++p;
-    if (!take_varint(p, end, value)) return fail();
-    out.data_type = wire::as_int32(value);
-  }
-  Span payload;
-  if (tag_is(kNameTag)) {
-    ++p;
-    if (!take_len(payload)) return fail();
-    out.name = {reinterpret_cast<const char*>(file + payload.offset), payload.length};
-  }
   // Where the bytes this reads end: raw_data's payload is only stepped over.
-  auto read_end = static_cast<std::uint64_t>(p - file);
-  if (tag_is(kRawDataTag)) {
-    out.raw_tag = static_cast<std::uint64_t>(p - file);
-    ++p;
-    if (!take_len(payload)) return fail();
-    out.raw = payload;
-    read_end = payload.offset;
+  std::uint64_t read_end = span.offset;
+  std::uint32_t last = 0;  // the last field number seen: each at most once, dims excepted
+  wire::Cursor cursor(file, span);
+  while (cursor.next()) {
+    const wire::Field& field = cursor.field();
+    const bool is_len = field.type == wire::WireType::len;
+    const bool in_order = field.number > last || (field.number == TP::kDims && last == TP::kDims);
+    if (!in_order) return fail();
+    last = field.number;
+    read_end = cursor.position();
+    switch (field.number) {
+      case TP::kDims:
+        if (is_len || field.value >> 63U != 0) return fail();
+        dims.push_back(static_cast<std::int64_t>(field.value));
+        break;
+      case TP::kDataType:
+        if (is_len) return fail();
+        out.data_type = field.int32();
+        break;
+      case TP::kName:
+        if (!is_len) return fail();
+        out.name = field.text();
+        break;
+      case TP::kRawData:
+        if (!is_len) return fail();
+        out.raw_tag = cursor.tag_offset();
+        out.raw = cursor.payload_span();
+        read_end = out.raw->offset;
+        break;
+      default: return fail();
+    }
   }
   const std::uint64_t first_page = span.offset & ~(page_size - 1);
-  if (p != end || read_end - first_page > page_size) return fail();
+  if (read_end - first_page > page_size) return fail();
   return true;
 }
 

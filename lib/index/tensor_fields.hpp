@@ -65,12 +65,12 @@ class TensorCollector {
   TensorCollector(PassContext& ctx, PodTable<std::int64_t>& dims, bool collect)
       : ctx_(ctx), dims_(dims), collect_(collect) {}
 
-  [[nodiscard]] static std::uint64_t own_fields() noexcept { return ~std::uint64_t{0}; }
-  void field(const CursorField& field);
+  [[nodiscard]] static std::uint64_t own_fields() noexcept { return kEveryField; }
+  void field(const wire::Field& field);
   void leaf(Span span, MessageKind kind, int depth) { validate_leaf(ctx_, span, kind, depth); }
   // A tensor holds no indexed messages: one in an unexpected place is validated like a leaf.
-  void child(const CursorField& field, const FieldAction& action, int depth) {
-    validate_leaf(ctx_, field.payload_span(ctx_.file), action.message, depth);
+  void child(const wire::Field& field, const FieldAction& action, int depth) {
+    validate_leaf(ctx_, ctx_.span_of(field), action.message, depth);
   }
 
   TensorFields fields;
@@ -78,8 +78,8 @@ class TensorCollector {
 
  private:
   void fail(const Error& error);
-  void read_dims(const CursorField& field);
-  void read_external_entry(const CursorField& field);
+  void read_dims(const wire::Field& field);
+  void read_external_entry(const wire::Field& field);
 
   PassContext& ctx_;
   PodTable<std::int64_t>& dims_;
@@ -87,11 +87,12 @@ class TensorCollector {
 };
 
 // The fast path for the layout nearly every file has (what libprotobuf and onnxmap write for a
-// tensor with raw_data): fields in number order, one-byte tags, dims as one varint each, then
+// tensor with raw_data): fields in number order, dims as one varint each, then
 // data_type, name and raw_data, each at most once, nothing else, and everything before the raw
 // payload on the page where the tensor starts (which scanning its parent touched). Fills `out`
-// and appends the dims; returns false, with `dims` as it was, for anything else, malformed bytes
-// included, which the general walk then reads from the start, so errors stay its own.
+// and appends the dims; returns false, with `dims` as it was, for anything else, which the
+// general walk then reads from the start. Malformed framing throws the cursor's Error, the one
+// the general walk would throw: the fields before it are the common ones, which raise nothing.
 [[nodiscard]] bool read_common_tensor(const std::byte* file, Span span, std::uint64_t page_size,
                                       PodTable<std::int64_t>& dims, TensorFields& out);
 

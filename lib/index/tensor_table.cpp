@@ -1,6 +1,5 @@
 #include "index/tensor_table.hpp"
 
-#include <stdexcept>
 #include <string>
 
 #include "index/tensor_fields.hpp"
@@ -18,16 +17,17 @@ std::string_view constant_output_name(const ModelIndex& index, std::uint32_t ten
   std::string_view op_type;
   std::string_view first_output;
   bool has_output = false;
-  const std::byte* file = index.file.bytes().data();
   for (const Span& span : index.spans(node)) {
-    for_each_field(file, span, [&](const CursorField& field) {
-      if (field.type != wire::WireType::len) return;
-      if (field.number == schema::NodeProto::kOpType) op_type = wire::as_string(field.bytes());
+    wire::Cursor cursor(index.file.bytes().data(), span);
+    while (cursor.next()) {
+      const wire::Field& field = cursor.field();
+      if (field.type != wire::WireType::len) continue;
+      if (field.number == schema::NodeProto::kOpType) op_type = field.text();
       if (field.number == schema::NodeProto::kOutput && !has_output) {
-        first_output = wire::as_string(field.bytes());
+        first_output = field.text();
         has_output = true;
       }
-    });
+    }
   }
   return op_type == "Constant" ? first_output : std::string_view{};
 }
@@ -39,33 +39,40 @@ TensorCollector collect_fields(const ModelIndex& index, PassContext& ctx, std::u
   TensorCollector collector(ctx, dims, ctx.options.collect_payload_errors);
   if (index.messages[id].merged == 0 &&
       read_common_tensor(ctx.file, index.span(id), ctx.page, dims, collector.fields)) {
-    if (collector.fields.raw)
+    if (collector.fields.raw) {
       ctx.trim.passed(collector.fields.raw_tag, *collector.fields.raw, true);
+    }
     return collector;
   }
   // Scanning the parent touched the page where the tensor starts.
-  for (const Span& span : index.spans(id))
-    walk_fields(ctx, span, MessageKind::TensorProto, depth, true, collector);
+  for (const Span& span : index.spans(id)) {
+    walk_fields(ctx, span, MessageKind::TensorProto, depth, FirstPage::mapped, collector);
+  }
   return collector;
 }
 
 }  // namespace
 
-void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, int depth,
-                  const OpenDataFile& open_data_file, TensorSlots& slots, LevelOutput& out) {
+void index_tensor(ModelIndex& index, PassContext& ctx, std::uint32_t id, int depth,
+                  PodTable<std::uint32_t>& name_hashes) {
+  const auto tensor_id = static_cast<std::uint32_t>(index.tensors.size());
+  const std::uint64_t offset = index.messages[id].offset;
   TensorRecord tensor;
   tensor.message = id;
-  tensor.dims_begin = static_cast<std::uint32_t>(out.dims.size());
-  TensorCollector collector = collect_fields(index, ctx, id, depth, out.dims);
-  tensor.dims_count = static_cast<std::uint32_t>(out.dims.size() - tensor.dims_begin);
+  tensor.dims_begin = static_cast<std::uint32_t>(index.dims.size());
+  TensorCollector collector = collect_fields(index, ctx, id, depth, index.dims);
+  tensor.dims_count = static_cast<std::uint32_t>(index.dims.size() - tensor.dims_begin);
   tensor.data_type = collector.fields.data_type;
   tensor.typed_field = collector.fields.typed_field;
-  const std::uint64_t offset = index.messages[id].offset;
   std::optional<Error> problem = std::move(collector.problem);
   if (!problem) {
-    const std::span<const std::int64_t> dims(out.dims.data() + tensor.dims_begin,
+    const std::span<const std::int64_t> dims(index.dims.data() + tensor.dims_begin,
                                              tensor.dims_count);
-    auto located = locate_payload(collector.fields, dims, offset, open_data_file);
+    const OpenDataFile open = [&](std::string_view location) {
+      const std::uint32_t file = open_data_file(index, location);
+      return DataFileRef{file, index.data_files[file].file.size()};
+    };
+    auto located = locate_payload(collector.fields, dims, offset, open);
     if (auto* error = std::get_if<Error>(&located)) {
       if (!ctx.options.collect_payload_errors) throw *error;
       problem = std::move(*error);
@@ -77,18 +84,13 @@ void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, i
       tensor.payload_length = payload.length;
     }
   }
-  const std::string_view own_name = collector.fields.name;
-  const std::string_view alias =
-      own_name.empty() ? constant_output_name(index, id) : std::string_view{};
-  tensor.name = alias.empty() ? own_name : alias;
+  tensor.name = collector.fields.name;
   tensor.name_hash = static_cast<std::uint32_t>(name_hash(tensor.name));
-  if (slots.next >= ctx.options.max_tensors) {
+  if (tensor_id >= ctx.options.max_tensors) {
     throw Error(ErrorKind::limit_exceeded,
                 "more than max_tensors (" + std::to_string(ctx.options.max_tensors) + ") tensors",
                 offset);
   }
-  if (slots.next >= slots.end)
-    throw std::logic_error("onnxmap: a level has more tensors than counted");
   if (problem) {
     // The tensor stays listed (name, type, dims) but has no bytes to hand out.
     tensor.storage = TensorStorage::invalid;
@@ -97,11 +99,23 @@ void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, i
     tensor.payload_length = 0;
     const std::uint64_t at = problem->offset() != Error::kNoOffset ? problem->offset() : offset;
     const Error located(problem->kind(), problem->detail(), at, problem->field_path());
-    out.payload_errors.push_back(
-        {slots.next, located.in_context(index.display_name, index.path(id))});
+    index.payload_errors.push_back(
+        {tensor_id, located.in_context(index.display_name, index.path(id))});
   }
-  slots.hashes[slots.next] = tensor.name_hash;
-  slots.table[slots.next++] = tensor;
+  name_hashes.push_back(tensor.name_hash);
+  index.tensors.push_back(tensor);
+}
+
+void name_constants(ModelIndex& index, PodTable<std::uint32_t>& name_hashes) {
+  for (std::uint32_t id = 0; id < index.tensors.size(); ++id) {
+    TensorRecord& tensor = index.tensors[id];
+    if (!tensor.name.empty()) continue;
+    const std::string_view alias = constant_output_name(index, tensor.message);
+    if (alias.empty()) continue;
+    tensor.name = alias;
+    tensor.name_hash = static_cast<std::uint32_t>(name_hash(alias));
+    name_hashes[id] = tensor.name_hash;
+  }
 }
 
 }  // namespace onnxmap::detail

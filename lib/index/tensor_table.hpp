@@ -4,19 +4,30 @@
 
 #include <cstdint>
 
-#include "index/level_output.hpp"
 #include "index/model_index.hpp"
 #include "index/tensor_fields.hpp"
 #include "index/walker.hpp"
 
 namespace onnxmap::detail {
 
-// Reads the metadata of TensorProto record `id`, at `depth` in the message tree, and writes its
-// TensorRecord to the next of `slots`, its dims to `out.dims`. Throws onnxmap::Error (bad_tensor,
-// unsafe_path, max_tensors passed, ...) with a field path relative to the tensor, unless
-// OpenOptions::collect_payload_errors keeps payload problems in `out.payload_errors`.
-void index_tensor(const ModelIndex& index, PassContext& ctx, std::uint32_t id, int depth,
-                  const OpenDataFile& open_data_file, TensorSlots& slots, LevelOutput& out);
+// Whether scanning a record of `kind` writes a TensorRecord: a tensor's does, unless the pass
+// reads metadata only.
+[[nodiscard]] constexpr bool gets_tensor_record(MessageKind kind, bool metadata_only) noexcept {
+  return kind == MessageKind::TensorProto && !metadata_only;
+}
+
+// Reads the metadata of TensorProto record `id`, at `depth` in the message tree, and appends its
+// TensorRecord to the index's tensors, its dims to the index's, its name hash to `name_hashes`.
+// Throws onnxmap::Error (bad_tensor, unsafe_path, max_tensors passed, ...) with a field path
+// relative to the tensor, unless OpenOptions::collect_payload_errors keeps payload problems in
+// the index's payload_errors.
+void index_tensor(ModelIndex& index, PassContext& ctx, std::uint32_t id, int depth,
+                  PodTable<std::uint32_t>& name_hashes);
+
+// Gives each unnamed tensor held by a Constant node's attribute the node's first output as its
+// lookup name (and `name_hashes` its hash): the name a graph uses for it. Once the pass is over,
+// when every record knows its parent.
+void name_constants(ModelIndex& index, PodTable<std::uint32_t>& name_hashes);
 
 // Resolves an external-data `location` against the model's folder under the path policy, maps the
 // file once, and returns its index in ModelIndex::data_files.

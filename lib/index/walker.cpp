@@ -16,18 +16,18 @@ struct PendingLeaf {
 
 class LeafHandler {
  public:
-  LeafHandler(const std::byte* file, std::vector<PendingLeaf>& pending)
-      : file_(file), pending_(pending) {}
+  LeafHandler(const PassContext& ctx, std::vector<PendingLeaf>& pending)
+      : ctx_(ctx), pending_(pending) {}
   [[nodiscard]] static std::uint64_t own_fields() noexcept { return 0; }
-  void field(const CursorField& /*field*/) {}
+  void field(const wire::Field& /*field*/) {}
   void leaf(Span span, MessageKind kind, int depth) { pending_.push_back({span, kind, depth}); }
   // Inside a leaf message, an indexed kind is validated like a leaf, not recorded.
-  void child(const CursorField& field, const FieldAction& action, int depth) {
-    pending_.push_back({field.payload_span(file_), action.message, depth});
+  void child(const wire::Field& field, const FieldAction& action, int depth) {
+    pending_.push_back({ctx_.span_of(field), action.message, depth});
   }
 
  private:
-  const std::byte* file_;
+  const PassContext& ctx_;
   std::vector<PendingLeaf>& pending_;
 };
 
@@ -37,7 +37,7 @@ void validate_leaf(PassContext& ctx, Span span, MessageKind kind, int depth) {
   // Everything inside a leaf is checked, whatever the scope.
   PassContext leaf_ctx{ctx.file, ctx.options, IndexScope::full, ctx.trim};
   std::vector<PendingLeaf> pending{{span, kind, depth}};
-  LeafHandler handler(ctx.file, pending);
+  LeafHandler handler(leaf_ctx, pending);
   while (!pending.empty()) {
     const PendingLeaf leaf = pending.back();
     pending.pop_back();
@@ -46,14 +46,14 @@ void validate_leaf(PassContext& ctx, Span span, MessageKind kind, int depth) {
                   "messages nested deeper than max_depth " + std::to_string(ctx.options.max_depth),
                   leaf.span.offset);
     }
-    walk_fields(leaf_ctx, leaf.span, leaf.kind, leaf.depth, false, handler);
+    walk_fields(leaf_ctx, leaf.span, leaf.kind, leaf.depth, FirstPage::maybe_unmapped, handler);
   }
 }
 
-void validate_packed(const std::byte* file, const CursorField& field, std::uint8_t width) {
-  const Span span = field.payload_span(file);
+void validate_packed(const PassContext& ctx, const wire::Field& field, std::uint8_t width) {
+  const Span span = ctx.span_of(field);
   if (width == 0) {
-    for_each_varint(file, span, [](std::uint64_t /*value*/) {});
+    wire::for_each_packed_varint(field.bytes(), span.offset, [](std::uint64_t /*value*/) {});
     return;
   }
   // Only a trailing partial element can be wrong; reading it gives the views' own error.

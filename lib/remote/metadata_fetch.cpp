@@ -5,7 +5,7 @@
 
 #include "onnxmap/error.hpp"
 #include "schema/descriptors.hpp"
-#include "wire/wire.hpp"
+#include "wire/cursor.hpp"
 
 namespace onnxmap::remote {
 
@@ -18,13 +18,13 @@ using TP = schema::TensorProto;
 // Read-ahead: the first chunk after a jump, and the most one chunk grows to.
 constexpr std::uint64_t kMinChunk = std::uint64_t{4} << 10U;
 constexpr std::uint64_t kMaxChunk = std::uint64_t{4} << 20U;
-// A tag and a length: at most 5 + 10 bytes.
+// A field's head, a tag and a length: at most 5 + 10 bytes.
 constexpr std::uint64_t kHeadBytes = 16;
 
 // A window of fetched bytes over the mirror, moved forward as the walk reads.
-class Cursor {
+class FetchWindow {
  public:
-  Cursor(MirrorFile& file, std::span<const std::byte> first)
+  FetchWindow(MirrorFile& file, std::span<const std::byte> first)
       : file_(file), window_(first.begin(), first.end()) {}
 
   // Bytes [offset, offset + n); n must stay within the file.
@@ -52,7 +52,7 @@ class Cursor {
 
 class Walker {
  public:
-  Walker(Cursor& cursor, int max_depth) : cursor_(cursor), max_depth_(max_depth) {}
+  Walker(FetchWindow& window, int max_depth) : window_(window), max_depth_(max_depth) {}
 
   // Walks the fields in [begin, end) of a message of `kind` (nullopt: unknown, fetched whole
   // field by field). For a group, `group` is its field number and the walk returns the offset
@@ -62,36 +62,32 @@ class Walker {
     if (depth > max_depth_) {
       throw Error(ErrorKind::depth_limit,
                   "messages nested deeper than max_depth " + std::to_string(max_depth_), begin, {},
-                  cursor_.file().url());
+                  window_.file().url());
     }
     std::uint64_t pos = begin;
     while (pos < end) {
-      const auto head = cursor_.bytes(pos, std::min(kHeadBytes, end - pos));
-      std::size_t used = 0;
-      const std::uint64_t tag = wire::read_varint(head, used, pos);
-      const auto number = static_cast<std::uint32_t>(tag >> 3U);
-      const auto type = static_cast<WireType>(tag & 7U);
-      if (number == 0 || number > wire::kMaxFieldNumber) fail("bad field number", pos);
-      switch (type) {
-        case WireType::varint: (void)wire::read_varint(head, used, pos); break;
+      const wire::FieldHead head = read_head(pos, end);
+      std::uint64_t used = head.size;
+      switch (head.type) {
+        case WireType::varint: break;
         case WireType::i64: used += 8; break;
         case WireType::i32: used += 4; break;
         case WireType::len: {
-          const std::uint64_t length = wire::read_varint(head, used, pos);
           const std::uint64_t payload = pos + used;
-          if (payload > end || length > end - payload) fail("a length runs past its message", pos);
-          if (kind) len_field(*kind, number, payload, length, depth);
-          if (!kind) cursor_.file().ensure(payload, length);
-          pos = payload + length;
+          if (payload > end || head.value > end - payload) {
+            fail("a length runs past its message", pos);
+          }
+          if (kind) len_field(*kind, head.number, payload, head.value, depth);
+          if (!kind) window_.file().ensure(payload, head.value);
+          pos = payload + head.value;
           continue;
         }
         case WireType::start_group:
-          pos = walk(std::nullopt, pos + used, end, depth + 1, number);
+          pos = walk(std::nullopt, pos + used, end, depth + 1, head.number);
           continue;
         case WireType::end_group:
-          if (number != group) fail("an end-group tag with no start", pos);
+          if (head.number != group) fail("an end-group tag with no start", pos);
           return pos + used;
-        default: fail("wire type 6 or 7", pos);
       }
       if (pos + used > end) fail("a value runs past its message", pos);
       pos += used;
@@ -103,8 +99,18 @@ class Walker {
   std::vector<std::string> take_locations() { return std::move(locations_); }
 
  private:
+  // The head of the field at `pos`, read by the wire cursor's own rules from the bytes fetched.
+  wire::FieldHead read_head(std::uint64_t pos, std::uint64_t end) {
+    const auto bytes = window_.bytes(pos, std::min(kHeadBytes, end - pos));
+    try {
+      return wire::read_head(bytes.data(), bytes.data() + bytes.size(), pos);
+    } catch (const Error& e) {
+      throw e.in_context(window_.file().url(), "");
+    }
+  }
+
   [[noreturn]] void fail(const std::string& what, std::uint64_t offset) const {
-    throw Error(ErrorKind::truncated, what, offset, {}, cursor_.file().url());
+    throw Error(ErrorKind::truncated, what, offset, {}, window_.file().url());
   }
 
   void len_field(MessageKind kind, std::uint32_t number, std::uint64_t payload,
@@ -114,7 +120,7 @@ class Walker {
       // the index pass, while varint lists are counted, so those are fetched.
       if (number == TP::kRawData || number == TP::kFloatData || number == TP::kDoubleData) return;
       if (number == TP::kExternalData) {
-        external_entry(cursor_.bytes(payload, length), payload);
+        external_entry(window_.bytes(payload, length), payload);
         return;
       }
     }
@@ -122,22 +128,20 @@ class Walker {
     if (field != nullptr && field->type == schema::FieldType::message) {
       walk(field->message, payload, payload + length, depth + 1);
     } else {
-      cursor_.file().ensure(payload, length);
+      window_.file().ensure(payload, length);
     }
   }
 
   // A StringStringEntryProto of external_data: keeps the value of key "location".
   void external_entry(std::span<const std::byte> entry, std::uint64_t base) {
-    wire::Reader reader(entry, base);
-    wire::Field field;
+    wire::Cursor reader(entry, base);
     std::string_view key;
     std::string_view value;
-    while (reader.next(field)) {
+    while (reader.next()) {
+      const wire::Field& field = reader.field();
       if (field.type != WireType::len) continue;
-      if (field.number == schema::StringStringEntryProto::kKey) key = wire::as_string(field.bytes);
-      if (field.number == schema::StringStringEntryProto::kValue) {
-        value = wire::as_string(field.bytes);
-      }
+      if (field.number == schema::StringStringEntryProto::kKey) key = field.text();
+      if (field.number == schema::StringStringEntryProto::kValue) value = field.text();
     }
     if (key != "location") return;
     if (std::find(locations_.begin(), locations_.end(), value) == locations_.end()) {
@@ -145,7 +149,7 @@ class Walker {
     }
   }
 
-  Cursor& cursor_;
+  FetchWindow& window_;
   int max_depth_;
   std::vector<std::string> locations_;
 };
@@ -154,8 +158,8 @@ class Walker {
 
 std::vector<std::string> fetch_metadata(MirrorFile& file, std::span<const std::byte> first,
                                         schema::MessageKind root, int max_depth) {
-  Cursor cursor(file, first);
-  Walker walker(cursor, max_depth);
+  FetchWindow window(file, first);
+  Walker walker(window, max_depth);
   walker.walk(root, 0, file.size(), 0);
   return walker.take_locations();
 }

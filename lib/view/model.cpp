@@ -110,9 +110,6 @@ std::vector<Error> Model::payload_errors() const {
 std::uint64_t Model::index_bytes() const noexcept {
   return index_->memory_bytes();
 }
-IndexPassStats Model::index_pass() const noexcept {
-  return index_->pass;
-}
 std::size_t Model::message_count() const noexcept {
   return index_->messages.size();
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "index/tensor_table.hpp"
+#include "wire/cursor.hpp"
 
 namespace onnxmap::detail {
 
@@ -62,16 +63,16 @@ std::vector<std::byte> decode_typed(const ModelIndex& index, const SpanList& spa
     for (std::size_t i = 0; i < width; ++i) out.push_back(static_cast<std::byte>(v >> (8U * i)));
   };
   for (const Span& span : spans) {
-    wire::Reader reader(index.bytes(span), span.offset);
-    wire::Field f;
-    while (reader.next(f)) {
-      if (f.number != field) continue;
+    wire::Cursor cursor(index.bytes(span), span.offset);
+    while (cursor.next(field)) {
+      const wire::Field& f = cursor.field();
+      const std::uint64_t at = cursor.payload_span().offset;
       if (field == TP::kFloatData) {
-        (void)wire::for_each_fixed32(f, append);
+        (void)wire::for_each_fixed32(f, at, append);
       } else if (field == TP::kDoubleData) {
-        (void)wire::for_each_fixed64(f, append);
+        (void)wire::for_each_fixed64(f, at, append);
       } else {
-        (void)wire::for_each_varint(f, append);
+        (void)wire::for_each_varint(f, at, append);
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include "onnxmap/views.hpp"
 #include "view/leaf.hpp"
+#include "wire/cursor.hpp"
 
 namespace onnxmap {
 
@@ -29,9 +30,9 @@ detail::SpanList kind_spans(const detail::ModelIndex* index, const detail::SpanL
   detail::SpanList member;
   std::uint32_t current = 0;
   for (const detail::Span& span : spans) {
-    wire::Reader reader(index->bytes(span), span.offset);
-    wire::Field field;
-    while (reader.next(field)) {
+    wire::Cursor cursor(index->bytes(span), span.offset);
+    while (cursor.next()) {
+      const wire::Field& field = cursor.field();
       if (kind_of_field(field.number) == Type::Kind::none || field.type != wire::WireType::len) {
         continue;
       }
@@ -39,7 +40,7 @@ detail::SpanList kind_spans(const detail::ModelIndex* index, const detail::SpanL
         current = field.number;
         member = detail::SpanList{};
       }
-      member.push_back({field.payload_offset, field.bytes.size()});
+      member.push_back(cursor.payload_span());
     }
   }
   return member;
@@ -51,9 +52,9 @@ Type::Kind Type::kind() const {
   if (empty()) return Kind::none;
   std::uint32_t last = 0;
   for (const detail::Span& span : spans_) {
-    wire::Reader reader(index_->bytes(span), span.offset);
-    wire::Field field;
-    while (reader.next(field)) {
+    wire::Cursor cursor(index_->bytes(span), span.offset);
+    while (cursor.next()) {
+      const wire::Field& field = cursor.field();
       if (kind_of_field(field.number) != Kind::none && field.type == wire::WireType::len) {
         last = field.number;
       }
@@ -87,18 +88,18 @@ std::optional<std::vector<Dimension>> Type::shape() const {
   for (auto& dim_spans : shape.messages_field(schema::TensorShapeProto::kDim)) {
     Dimension dim;
     for (const detail::Span& span : dim_spans) {
-      wire::Reader reader(index_->bytes(span), span.offset);
-      wire::Field field;
-      while (reader.next(field)) {
+      wire::Cursor cursor(index_->bytes(span), span.offset);
+      while (cursor.next()) {
+        const wire::Field& field = cursor.field();
         // dim_value and dim_param are a oneof: the one set last wins.
         if (field.number == DP::kDimValue && field.type == wire::WireType::varint) {
           dim.value = wire::as_int64(field.value);
           dim.param = {};
         } else if (field.number == DP::kDimParam && field.type == wire::WireType::len) {
-          dim.param = wire::as_string(field.bytes);
+          dim.param = field.text();
           dim.value.reset();
         } else if (field.number == DP::kDenotation && field.type == wire::WireType::len) {
-          dim.denotation = wire::as_string(field.bytes);
+          dim.denotation = field.text();
         }
       }
     }

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "onnxmap/tensor.hpp"
-#include "wire/wire.hpp"
 #include "schema/descriptors.hpp"
+#include "wire/cursor.hpp"
 
 namespace onnxmap::detail {
 
@@ -71,8 +71,8 @@ class ModelPlanner {
   PayloadInfo info_of(std::uint32_t tensor) const {
     const TensorRecord& t = index_.tensors[tensor];
     const Reach reach = reach_of(index_, t.message);
-    const bool movable =
-        reach.reachable && (t.storage == TensorStorage::raw || t.storage == TensorStorage::external);
+    const bool movable = reach.reachable &&
+                         (t.storage == TensorStorage::raw || t.storage == TensorStorage::external);
     return {t.name, movable ? t.payload_length : 0, reach.in_attribute, movable};
   }
 
@@ -123,36 +123,36 @@ class ModelPlanner {
     }
     std::sort(changed.begin(), changed.end(),
               [](const ChangedSpan& a, const ChangedSpan& b) { return a.offset < b.offset; });
-    const auto find = [&](const wire::Field& field) {
+    const auto find = [&](const wire::Cursor& field) {
+      const std::uint64_t payload = field.payload_span().offset;
       const auto it = std::lower_bound(
-          changed.begin(), changed.end(), field.payload_offset,
+          changed.begin(), changed.end(), payload,
           [](const ChangedSpan& s, std::uint64_t offset) { return s.offset < offset; });
-      const bool found = field.type == wire::WireType::len && it != changed.end() &&
-                         it->offset == field.payload_offset;
+      const bool found = field.field().is_len() && it != changed.end() && it->offset == payload;
       return found ? it : changed.end();
     };
     for (const Span& span : index_.spans(record)) {
       copy_fields(
-          span, out, [&](const wire::Field& field) { return find(field) != changed.end(); },
-          [&](const wire::Field& field) {
+          span, out, [&](const wire::Cursor& field) { return find(field) != changed.end(); },
+          [&](const wire::Cursor& field) {
             const auto it = find(field);
-            if (it->first) rewrite(it->child, plan_.add_child(out, field.number));
+            if (it->first) rewrite(it->child, plan_.add_child(out, field.field().number));
           });
     }
   }
 
   // Copies the fields of `span` into message `out` as byte ranges, except those `replaces`
-  // picks, which `replace` writes in their place (or drops).
+  // picks, which `replace` writes in their place (or drops). Both are given the cursor, at the
+  // field.
   template <class Replaces, class Replace>
   void copy_fields(const Span& span, std::uint32_t out, Replaces&& replaces, Replace&& replace) {
-    wire::Reader reader(index_.bytes(span), span.offset);
-    wire::Field field;
+    wire::Cursor cursor(index_.bytes(span), span.offset);
     std::uint64_t run = span.offset;
-    while (reader.next(field)) {
-      if (!replaces(field)) continue;
-      plan_.add_chunk(out, Chunk{model_source_, run, field.offset - run});
-      run = reader.position();
-      replace(field);
+    while (cursor.next()) {
+      if (!replaces(cursor)) continue;
+      plan_.add_chunk(out, Chunk{model_source_, run, cursor.tag_offset() - run});
+      run = cursor.position();
+      replace(cursor);
     }
     plan_.add_chunk(out, Chunk{model_source_, run, span.offset + span.length - run});
   }
@@ -161,8 +161,8 @@ class ModelPlanner {
     const TensorRecord& t = index_.tensors[tensor];
     for (const Span& span : index_.spans(t.message)) {
       copy_fields(
-          span, out, [](const wire::Field& field) { return is_data_field(field.number); },
-          [](const wire::Field&) {});
+          span, out, [](const wire::Cursor& field) { return is_data_field(field.field().number); },
+          [](const wire::Cursor&) {});
     }
     // A checksum stays true wherever the bytes go; location, offset and length are rewritten.
     const auto entries = model_.tensor_at(tensor).external_data();

@@ -23,12 +23,11 @@
 #include <string_view>
 #include <vector>
 
-#include "index_compare.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "schema/fields.hpp"
-#include "wire/wire.hpp"
 #include "scratch.hpp"
 #include "walk.hpp"
+#include "wire/wire.hpp"
 
 namespace {
 
@@ -127,9 +126,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto bytes = model_bytes(parse(text));
   onnxmap::OpenOptions options;
   options.mode = size % 2 == 0 ? onnxmap::LoadMode::map : onnxmap::LoadMode::read;
-  // The parallel pass meets external tensors, which only its serial scan may open.
-  options.threads = 1 + static_cast<unsigned>(size % 4);
-  const onnxmap::fuzz::PoolEverywhere pool;
   try {
     const onnxmap::Model model = onnxmap::Model::from_bytes(
         bytes, options, onnxmap::schema::MessageKind::ModelProto, model_folder());

@@ -10,7 +10,6 @@
 #include <span>
 #include <string>
 
-#include "index_compare.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "scratch.hpp"
 #include "walk.hpp"
@@ -34,8 +33,6 @@ Outcome open_and_walk(onnxmap::LoadMode mode) {
   onnxmap::OpenOptions options;
   options.mode = mode;
   options.max_depth = 32;
-  options.threads = 3;  // the parallel pass, on any input
-  const onnxmap::fuzz::PoolEverywhere pool;
   try {
     const onnxmap::Model model = onnxmap::Model::open(model_path(), options);
     onnxmap::fuzz::walk_model(model);

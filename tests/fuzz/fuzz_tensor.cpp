@@ -6,15 +6,12 @@
 #include <cstdint>
 #include <span>
 
-#include "index_compare.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "walk.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto bytes = std::as_bytes(std::span(data, size));
-  onnxmap::OpenOptions options;
-  options.threads = 1 + static_cast<unsigned>(size % 4);
-  const onnxmap::fuzz::PoolEverywhere pool;
+  const onnxmap::OpenOptions options;
   try {
     const onnxmap::Model model =
         onnxmap::Model::from_bytes(bytes, options, onnxmap::schema::MessageKind::TensorProto);

@@ -6,7 +6,6 @@
 #include <optional>
 #include <vector>
 
-#include "index_compare.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "scratch.hpp"
 #include "walk.hpp"
@@ -63,8 +62,6 @@ SaveOptions save_options_from(std::size_t choice) {
 SaveRoundTrip compare_save_roundtrip(std::span<const std::byte> input, std::size_t choice) {
   OpenOptions open_options;
   open_options.max_depth = 32;
-  open_options.threads = 1 + static_cast<unsigned>(choice % 3);
-  const PoolEverywhere pool;
   std::optional<Model> source;
   try {
     source = Model::from_bytes(input, open_options);

@@ -1,16 +1,17 @@
 // The indexing pass steps over a message as soon as it is added when nothing in it needs the
-// scan (index/field_cursor.hpp, step_plain_message): most nodes of a graph. That early step must
+// scan (wire::Cursor::step_plain): most nodes of a graph. That early step must
 // refuse whatever the scan would act on or report, and a graph indexed with it must read as one
 // indexed without it.
 
 #include <gtest/gtest.h>
 
-#include "index/field_cursor.hpp"
 #include "index/field_roles.hpp"
 #include "index/model_index.hpp"
+#include "index/walker.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "view/view_access.hpp"
+#include "wire/cursor.hpp"
 
 namespace onnxmap::test {
 namespace {
@@ -29,8 +30,8 @@ std::uint64_t node_mask() {
 int callbacks(const std::vector<std::byte>& bytes) {
   int calls = 0;
   try {
-    detail::for_each_message_field(bytes.data(), {0, bytes.size()}, node_mask(),
-                                   [&](const detail::CursorField&) { ++calls; });
+    wire::Cursor cursor(bytes);
+    while (cursor.next_wanted(node_mask(), detail::WantedFields{node_mask(), false})) ++calls;
   } catch (const Error&) {
     return -1;
   }
@@ -38,7 +39,8 @@ int callbacks(const std::vector<std::byte>& bytes) {
 }
 
 bool steps(const std::vector<std::byte>& bytes) {
-  return detail::step_plain_message(bytes.data(), {0, bytes.size()}, node_mask());
+  wire::Cursor cursor(bytes);
+  return cursor.step_plain(node_mask());
 }
 
 std::vector<std::byte> raw_bytes(std::initializer_list<std::uint8_t> values) {

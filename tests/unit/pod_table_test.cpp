@@ -1,5 +1,5 @@
 // PodTable, the storage of the index's big tables: every element survives each way it grows
-// (mremap, the one copy into huge pages, grow_to) and shrinks, and a table that outgrows 256 KiB
+// (mremap, the one copy into huge pages) and shrinks, and a table that outgrows 256 KiB
 // gets 2 MiB at once, so that its first huge page is not spoiled by small pages touched before.
 
 #include <gtest/gtest.h>
@@ -65,12 +65,9 @@ TEST(PodTable, OutgrowingSmallJumpsToTwoMiB) {
   EXPECT_EQ(first_wrong(table), table.size());
 }
 
-TEST(PodTable, GrowToAndTruncateKeepTheHead) {
+TEST(PodTable, TruncateAndShrinkKeepTheHead) {
   PodTable<Row> table;
-  for (std::size_t i = 0; i < 1000; ++i) table.push_back(row_for(i));
-  table.grow_to(200'000);
-  ASSERT_EQ(table.size(), 200'000U);
-  for (std::size_t i = 1000; i < table.size(); ++i) table[i] = row_for(i);
+  for (std::size_t i = 0; i < 200'000; ++i) table.push_back(row_for(i));
   EXPECT_EQ(first_wrong(table), table.size());
   table.truncate(70'000);
   table.shrink_to_fit();
@@ -95,32 +92,6 @@ TEST(PodTable, AssignZerosReadsAsZerosAfterHoldingRows) {
       for (Row& row : table) row = row_for(3);  // dirty it before the next round
     }
   }
-}
-
-// reserve() moves the table at most once, up front, so that a window past its end stays valid:
-// rows pushed through the window land in the owner's storage, the window never grows or frees
-// (ASan would see a free of storage it does not own), and pushing past its room throws
-// std::length_error with nothing written.
-TEST(PodTable, WindowFillsReservedRoomAndStopsAtItsEnd) {
-  PodTable<Row> owner;
-  for (std::size_t i = 0; i < 1000; ++i) owner.push_back(row_for(i));
-  owner.reserve(1000 + 3000);
-  ASSERT_GE(owner.capacity(), 4000U);
-  const Row* const storage = owner.begin();
-  {
-    PodTable<Row> window = PodTable<Row>::window(owner.begin() + 1000, 3000);
-    EXPECT_EQ(window.size(), 0U);
-    for (std::size_t i = 1000; i < 4000; ++i) window.push_back(row_for(i));
-    EXPECT_THROW(window.push_back(row_for(4000)), std::length_error);
-    EXPECT_EQ(window.size(), 3000U);
-    EXPECT_THROW(window.assign_zeros(10), std::length_error);
-    EXPECT_EQ(window.size(), 3000U);
-  }
-  owner.grow_to(4000);  // within the reserved room: nothing moves
-  EXPECT_EQ(owner.begin(), storage);
-  EXPECT_EQ(first_wrong(owner), 4000U);
-  owner.reserve(10);  // never shrinks
-  EXPECT_EQ(owner.begin(), storage);
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "onnxmap/schema.hpp"
-#include "wire/wire.hpp"
 #include "test_support.hpp"
+#include "wire/cursor.hpp"
 
 namespace onnxmap::wire {
 namespace {
@@ -77,16 +77,15 @@ TEST(WireEncoding, PackedRepeated) {
   const auto expected = bytes_of({0x22, 0x06, 0x03, 0x8E, 0x02, 0x9E, 0xA7, 0x05});
   EXPECT_EQ(w.bytes(), expected);
 
-  Reader r(expected);
-  Field f;
-  ASSERT_TRUE(r.next(f));
+  Cursor r(expected);
+  const Field& f = r.field();
+  ASSERT_TRUE(r.next());
   EXPECT_EQ(f.number, 4U);
   EXPECT_EQ(f.type, WireType::len);
-  EXPECT_EQ(count_packed_varints(f.bytes), 3U);
   std::vector<std::uint64_t> read;
-  EXPECT_TRUE(for_each_varint(f, [&](std::uint64_t v) { read.push_back(v); }));
+  EXPECT_TRUE(for_each_varint(f, 0, [&](std::uint64_t v) { read.push_back(v); }));
   EXPECT_EQ(read, (std::vector<std::uint64_t>{3, 270, 86942}));
-  EXPECT_FALSE(r.next(f));
+  EXPECT_FALSE(r.next());
 }
 
 TEST(WireEncoding, ZigZag) {
@@ -118,9 +117,9 @@ TEST(WireEncoding, NegativeIntsTakeTenBytes) {
   w32.field_int32(1, -1);  // int32 is sign-extended to 64 bits on the wire
   EXPECT_EQ(w32.bytes(), w.bytes());
 
-  Reader r(w.bytes());
-  Field f;
-  ASSERT_TRUE(r.next(f));
+  Cursor r(w.bytes());
+  const Field& f = r.field();
+  ASSERT_TRUE(r.next());
   EXPECT_EQ(as_int64(f.value), -1);
   EXPECT_EQ(as_int32(f.value), -1);
 }
@@ -143,15 +142,15 @@ TEST(WireEncoding, FixedAndFloatingLittleEndian) {
                       0x11, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,     // field 2, I64
                       0x1D, 0x00, 0x00, 0x80, 0x3F,                             // 1.0f
                       0x21, 0,    0,    0,    0,    0,    0,    0x00, 0xC0}));  // -2.0
-  Reader r(w.bytes());
-  Field f;
-  ASSERT_TRUE(r.next(f));
+  Cursor r(w.bytes());
+  const Field& f = r.field();
+  ASSERT_TRUE(r.next());
   EXPECT_EQ(f.value, 0x01020304U);
-  ASSERT_TRUE(r.next(f));
+  ASSERT_TRUE(r.next());
   EXPECT_EQ(f.value, 0x0102030405060708ULL);
-  ASSERT_TRUE(r.next(f));
+  ASSERT_TRUE(r.next());
   EXPECT_EQ(as_float(static_cast<std::uint32_t>(f.value)), 1.0F);
-  ASSERT_TRUE(r.next(f));
+  ASSERT_TRUE(r.next());
   EXPECT_EQ(as_double(f.value), -2.0);
 }
 
@@ -175,19 +174,19 @@ TEST(WireEncoding, ModelProtoOpening) {
   w.field_string(schema::ModelProto::kProducerName, "backend-test");
   EXPECT_EQ(w.bytes(), model);
 
-  Reader r(model, 100);
-  Field f;
-  ASSERT_TRUE(r.next(f));
+  Cursor r(model, 100);
+  const Field& f = r.field();
+  ASSERT_TRUE(r.next());
   EXPECT_EQ(f.number, schema::ModelProto::kIrVersion);
   EXPECT_EQ(f.type, WireType::varint);
   EXPECT_EQ(f.value, 7U);
-  EXPECT_EQ(f.offset, 100U);
-  ASSERT_TRUE(r.next(f));
+  EXPECT_EQ(r.tag_offset(), 100U);
+  ASSERT_TRUE(r.next());
   EXPECT_EQ(f.number, schema::ModelProto::kProducerName);
-  EXPECT_EQ(as_string(f.bytes), "backend-test");
-  EXPECT_EQ(f.offset, 102U);
-  EXPECT_EQ(f.payload_offset, 104U);
-  EXPECT_FALSE(r.next(f));
+  EXPECT_EQ(f.text(), "backend-test");
+  EXPECT_EQ(r.tag_offset(), 102U);
+  EXPECT_EQ(r.payload_span().offset, 104U);
+  EXPECT_FALSE(r.next());
   EXPECT_EQ(r.position(), 116U);
 }
 

@@ -88,10 +88,6 @@ nlohmann::json stats_json(const Model& model) {
   out["tensors"] = model.tensor_count();
   out["by_dtype"] = by_dtype;
   out["external_files"] = files;
-  const IndexPassStats pass = model.index_pass();
-  out["index_pass"] = {{"threads", pass.threads},
-                       {"pool_levels", pass.pool_levels},
-                       {"serial_rescans", pass.serial_rescans}};
   return out;
 }
 
@@ -99,20 +95,6 @@ nlohmann::json stats_json(const Model& model) {
 void print_section(const std::string& title, const Table& rows, bool empty) {
   std::cout << title << ":" << (empty ? " (none)" : "") << '\n';
   rows.print(std::cout, 2);
-}
-
-// "1 thread", or "2 threads, 2 levels on them (1 scanned again on one thread)".
-std::string index_pass_text(const nlohmann::json& pass) {
-  const auto count = [](unsigned n, const std::string& what) {
-    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
-  };
-  const auto threads = pass["threads"].get<unsigned>();
-  std::string text = count(threads, "thread");
-  if (threads == 1) return text;
-  text += ", " + count(pass["pool_levels"].get<unsigned>(), "level") + " on them";
-  const auto rescans = pass["serial_rescans"].get<unsigned>();
-  if (rescans > 0) text += " (" + count(rescans, "level") + " scanned again on one thread)";
-  return text;
 }
 
 void print_stats_text(const nlohmann::json& stats) {
@@ -134,7 +116,6 @@ void print_stats_text(const nlohmann::json& stats) {
     files.add({file, human_bytes(bytes.get<std::uint64_t>())});
   }
   if (!stats["external_files"].empty()) print_section("external data files", files, false);
-  std::cout << labelled("index pass", index_pass_text(stats["index_pass"]));
 }
 
 void print_info_text(const nlohmann::json& info) {
