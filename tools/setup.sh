@@ -25,8 +25,8 @@ onnxmap_packages=(
   # install here: 173 packages, 606 MB).
   python3-dev python3-pybind11 pybind11-dev python3-mesonpy python3-pytest python3-venv
   python3-torch
-  # pytest's -n 2 (python/tests/meson.build).
-  python3-pytest-xdist
+  # pytest's -n 2 (python/tests/meson.build); mypy's stubtest checks the shipped type stub.
+  python3-pytest-xdist python3-mypy
   # The sanitizer build (tools/test.sh) and the fuzz targets (tools/fuzz.sh): clang with
   # AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer (libclang-rt-14-dev).
   clang libclang-rt-14-dev

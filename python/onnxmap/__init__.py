@@ -12,8 +12,9 @@ from ._onnxmap import (Error, Function, Graph, Model, ModelSummary, Node, Sparse
 from ._onnxmap import __version__
 from .files import Problem, check, convert, peek, save
 from .model import open
-from .safe_open import TensorSlice, safe_open
+from .safe_open import SafetensorError, TensorSlice, safe_open
 
+# open is left out: a star import would shadow the builtin. Call it as onnxmap.open.
 __all__ = ["Error", "Function", "Graph", "Model", "ModelSummary", "Node", "Problem",
-           "SparseTensor", "Tensor", "TensorSlice", "TrainingInfo", "ValueInfo", "check",
-           "convert", "open", "peek", "safe_open", "save", "__version__"]
+           "SafetensorError", "SparseTensor", "Tensor", "TensorSlice", "TrainingInfo",
+           "ValueInfo", "check", "convert", "peek", "safe_open", "save", "__version__"]

@@ -1,13 +1,29 @@
 """safe_open: safetensors' loading API over an ONNX file, so code written for safetensors runs
 by changing one import. Tensors are NumPy arrays (framework="np") or torch tensors
-(framework="pt") over the model's mapped bytes, without a copy where the file allows it."""
-import warnings
+(framework="pt"). Torch tensors are writable, as safetensors' are: where the bytes lie in a
+mapped local file they are that file's pages mapped copy-on-write (nothing is copied until
+written, and a write stays in this process, never in the file); elsewhere they are a copy."""
+import os
 
 import numpy
 
+from . import _onnxmap
 from .model import open as open_model
 
 _FRAMEWORKS = {"np": "np", "numpy": "np", "pt": "pt", "torch": "pt", "pytorch": "pt"}
+
+# ONNX's data type names, as Tensor.data_type gives them, to safetensors' dtype names. A type
+# safetensors has no name for keeps its ONNX name.
+SAFETENSORS_DTYPES = {
+    "BOOL": "BOOL", "UINT8": "U8", "INT8": "I8", "UINT16": "U16", "INT16": "I16",
+    "UINT32": "U32", "INT32": "I32", "UINT64": "U64", "INT64": "I64", "FLOAT16": "F16",
+    "BFLOAT16": "BF16", "FLOAT": "F32", "DOUBLE": "F64", "FLOAT8E4M3FN": "F8_E4M3",
+    "FLOAT8E5M2": "F8_E5M2",
+}
+
+
+class SafetensorError(_onnxmap.Error):
+    """What safetensors raises for a name the file does not hold (an onnxmap.Error too)."""
 
 
 def _torch_dtype(torch, array, onnx_dtype):
@@ -19,9 +35,9 @@ def _torch_dtype(torch, array, onnx_dtype):
 
 
 def to_torch(array, onnx_dtype):
-    """A torch tensor over the same memory as `array` (no copy). torch has no read-only tensors:
-    writing into one taken from a mapped model crashes; clone() it first. UINT16 and UINT32,
-    which torch 1.13 lacks, come widened to int32 and int64 (a copy)."""
+    """A torch tensor over the memory of `array` when it is writable and contiguous, else over
+    a copy: torch has no read-only tensors, and a write into read-only pages kills the process.
+    UINT16 and UINT32, which torch 1.13 lacks, come widened to int32 and int64 (a copy)."""
     import torch
     if onnx_dtype in ("UINT16", "UINT32"):
         array = array.astype("<i4" if array.dtype.itemsize == 2 else "<i8")
@@ -30,21 +46,43 @@ def to_torch(array, onnx_dtype):
     dtype = _torch_dtype(torch, array, onnx_dtype)
     if array.size == 0:
         return torch.empty(array.shape, dtype=dtype)
-    if not array.flags.c_contiguous:
+    if not array.flags.c_contiguous or not array.flags.writeable:
         array = array.copy()
-    with warnings.catch_warnings():
-        # frombuffer warns that the buffer is read-only: it is, on purpose (see above).
-        warnings.simplefilter("ignore", UserWarning)
-        # frombuffer keeps `array`, and so the model, alive. torch 1.13 miscounts bfloat16
-        # buffers, so those are read as int16 and reinterpreted.
-        read_as = torch.int16 if dtype == torch.bfloat16 else dtype
-        tensor = torch.frombuffer(array, dtype=read_as).view(dtype)
-    return tensor.reshape(array.shape)
+    if dtype == torch.bfloat16:
+        return torch.from_numpy(array.view(numpy.int16)).view(dtype)
+    return torch.from_numpy(array)
+
+
+class _Source:
+    """Where a model's tensors live, for mapping their bytes copy-on-write: the model's path, and
+    whether it was opened from a local file through a map."""
+
+    def __init__(self, path, options):
+        path = os.fspath(path)
+        self.path = path
+        self.mapped = (not path.lower().startswith(("http://", "https://")) and path != "-" and
+                       options.get("mode", "map") == "map")
+
+    def private_rows(self, tensor, rows):
+        """Rows [low, high) of `tensor` (rows None: all of it) as a writable array over its file's
+        pages mapped copy-on-write, or None where its bytes are not a view of a mapped file."""
+        if not self.mapped or not tensor.is_view or tensor.storage not in ("raw", "external"):
+            return None
+        view = tensor.numpy() if rows is None else tensor.slice_rows(*rows)
+        if view.nbytes == 0:
+            return None
+        skipped = 0 if rows is None else rows[0] * (tensor.nbytes // tensor.shape[0])
+        file = self.path
+        if tensor.storage == "external":
+            file = os.path.join(os.path.dirname(os.path.abspath(self.path)), tensor.data_file)
+        pages = numpy.memmap(file, mode="c", dtype=numpy.uint8, shape=(view.nbytes,),
+                             offset=tensor.file_offset + skipped)
+        return pages.view(view.dtype).reshape(view.shape)
 
 
 class TensorSlice:
     """A tensor to index without reading it: slice[a:b] reads rows a..b only (axis 0 through
-    Tensor.slice_rows, the other axes as NumPy views of those rows)."""
+    Tensor.slice_rows, the other axes as views of those rows)."""
 
     def __init__(self, tensor, convert):
         self._tensor = tensor
@@ -54,14 +92,15 @@ class TensorSlice:
         return list(self._tensor.shape)
 
     def get_dtype(self):
-        return self._tensor.dtype
+        """safetensors' name of the dtype ("F32", "BF16", ...)."""
+        return SAFETENSORS_DTYPES.get(self._tensor.data_type, self._tensor.data_type)
 
     def __len__(self):
         return self._tensor.shape[0]
 
     def _rows(self, first):
-        """Rows of axis 0 picked by `first` (an int, a slice or ...), and the index that picks
-        them from that block."""
+        """The rows (low, high) of axis 0 that `first` (an int, a slice or ...) picks, and the
+        index that picks them from that block."""
         count = self._tensor.shape[0] if self._tensor.shape else None
         if count is None:
             raise IndexError("a scalar tensor has no rows")
@@ -70,22 +109,21 @@ class TensorSlice:
         if isinstance(first, slice):
             picked = range(*first.indices(count))
             if len(picked) == 0:
-                return self._tensor.slice_rows(0, 0), slice(None)
+                return (0, 0), slice(None)
             low, high = min(picked), max(picked) + 1
-            return self._tensor.slice_rows(low, high), slice(picked.start - low, None,
-                                                             picked.step)
+            return (low, high), slice(picked.start - low, None, picked.step)
         row = int(first)
         if row < -count or row >= count:
             raise IndexError(f"row {row} out of range for {count} rows")
         row %= count
-        return self._tensor.slice_rows(row, row + 1), 0
+        return (row, row + 1), 0
 
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
         if key and key[0] is Ellipsis and len(key) > 1:
             key = (slice(None),) * (len(self._tensor.shape) - len(key) + 1) + key[1:]
-        block, first = self._rows(key[0] if key else slice(None))
-        return self._convert(block[(first,) + tuple(key[1:])], self._tensor.dtype)
+        rows, first = self._rows(key[0] if key else slice(None))
+        return self._convert(self._tensor, rows, (first,) + tuple(key[1:]))
 
 
 class safe_open:
@@ -100,26 +138,47 @@ class safe_open:
             raise ValueError("NumPy arrays live on the cpu")
         self._device = device
         self._model = open_model(path, **options)
+        self._source = _Source(path, options)
 
-    def _convert(self, array, onnx_dtype):
+    def _block(self, tensor, rows):
+        """The tensor's rows [low, high) (rows None: all of it) as NumPy: for torch, writable."""
+        if self._framework == "pt":
+            private = self._source.private_rows(tensor, rows)
+            if private is not None:
+                return private
+        return tensor.numpy() if rows is None else tensor.slice_rows(*rows)
+
+    def _convert(self, tensor, rows=None, index=None):
+        """Rows `rows` of `tensor` (all of it when None), then `index` of them, as the
+        framework's array."""
+        array = self._block(tensor, rows)
+        if index is not None:
+            array = array[index]
         if self._framework == "np":
             return array
-        tensor = to_torch(array, onnx_dtype)
-        return tensor if self._device == "cpu" else tensor.to(self._device)
+        result = to_torch(array, tensor.data_type)
+        return result if self._device == "cpu" else result.to(self._device)
+
+    def _tensor(self, name):
+        try:
+            return self._model.tensor(name)
+        except _onnxmap.Error as error:
+            if error.kind != "not_found":
+                raise
+            raise SafetensorError(f"File does not contain tensor {name}") from None
 
     def keys(self):
         return self._model.keys()
 
     def metadata(self):
-        """The model's metadata_props, as safetensors' __metadata__."""
-        return self._model.metadata_props
+        """The model's metadata_props, as safetensors' __metadata__: None when there are none."""
+        return self._model.metadata_props or None
 
     def get_tensor(self, name):
-        tensor = self._model.tensor(name)
-        return self._convert(tensor.numpy(), tensor.dtype)
+        return self._convert(self._tensor(name))
 
     def get_slice(self, name):
-        return TensorSlice(self._model.tensor(name), self._convert)
+        return TensorSlice(self._tensor(name), self._convert)
 
     @property
     def model(self):

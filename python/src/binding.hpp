@@ -42,6 +42,10 @@ template <class T>
 void take_kwarg(py::dict& kwargs, const char* key, T& value) {
   if (!kwargs.contains(key)) return;
   const py::object given = kwargs[key];
+  if (given.is_none()) {  // None: the library's default, defined once, in its options
+    PyDict_DelItemString(kwargs.ptr(), key);
+    return;
+  }
   try {
     value = given.cast<T>();
   } catch (const py::cast_error&) {

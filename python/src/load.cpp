@@ -229,8 +229,9 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
   return stats_dict(stats);
 }
 
-void prefetch_tensors(const py::handle& self, py::kwargs kwargs) {
+void prefetch_tensors(const py::handle& self, const py::object& filter, py::kwargs kwargs) {
   py::dict args(kwargs);
+  if (!filter.is_none()) args["filter"] = filter;
   const Selection chosen = selection(args);
   LoadOptions options;
   take_kwarg(args, "threads", options.threads);
@@ -245,12 +246,43 @@ void prefetch_tensors(const py::handle& self, py::kwargs kwargs) {
 
 }  // namespace
 
+constexpr const char* kLoadDoc =
+    "load(callback, *, filter=None, names=None, shard=None, mode=\"read\", threads=None, "
+    "progress=None, request_bytes=None, max_in_flight_bytes=None, max_gap_bytes=None, "
+    "release_after_callback=None); None keeps LoadOptions' default.\n\n"
+    "Streams tensors from the disk with the library's loader: large reads in file order on "
+    "`threads` threads, callback(name, array) on this thread as soon as a tensor is "
+    "complete.\n\nWhich tensors: those keys() names, or only those matching the glob "
+    "`filter` (\"*.weight\"), or those in `names`; shard=(rank, ranks) takes rows "
+    "[rows*rank//ranks, rows*(rank+1)//ranks) of every tensor with at least `ranks` rows "
+    "whose rows are whole bytes, the others whole.\n\nmode \"read\" (buffered) and "
+    "\"direct\" (O_DIRECT, the page cache left alone) read each tensor straight into a new "
+    "writable array, which is the callback's to keep (no further copy); the arrays not yet "
+    "handed over are allocated when the load starts. mode \"map\" fills the page cache with "
+    "large reads and gives read-only views of the mapped file (no copy; they keep the model "
+    "mapped), dropping each tensor's pages from this process after its callback unless "
+    "release_after_callback=False (a view stays valid: its pages are read again when "
+    "touched). Typed-field tensors, 4- and 2-bit types (unpacked) and STRING tensors come "
+    "as copies, as Tensor.numpy() gives them. progress(bytes_done, bytes_total) is called "
+    "after each tensor.\n\nThe GIL is released while files are read; callbacks run with it "
+    "held. An exception in a callback stops the load and is raised here. Returns a dict: "
+    "tensors, bytes, bytes_read, requests, direct (every file was read with O_DIRECT).";
+
+constexpr const char* kPrefetchDoc =
+    "prefetch(filter=None, *, names=None, shard=None, threads=None, request_bytes=None, "
+    "max_gap_bytes=None)\n\n"
+    "Reads the chosen tensors' bytes (as load() chooses them) into the page cache with "
+    "large requests on `threads` threads, so that touching them through the map later costs "
+    "no disk read; returns when they are read. For a model opened with mode=\"map\"; the "
+    "GIL is released.";
+
 void bind_load(py::module_& m) {
   py::object model = m.attr("Model");
-  model.attr("_load") =
-      py::cpp_function(&load_tensors, py::name("_load"), py::is_method(model), py::arg("callback"));
-  model.attr("_prefetch") =
-      py::cpp_function(&prefetch_tensors, py::name("_prefetch"), py::is_method(model));
+  model.attr("load") = py::cpp_function(&load_tensors, py::name("load"), py::is_method(model),
+                                        py::arg("callback"), py::doc(kLoadDoc));
+  model.attr("prefetch") =
+      py::cpp_function(&prefetch_tensors, py::name("prefetch"), py::is_method(model),
+                       py::arg("filter") = py::none(), py::doc(kPrefetchDoc));
 }
 
 }  // namespace onnxmap::python

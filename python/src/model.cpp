@@ -171,14 +171,24 @@ void bind_tensors(py::class_<PyModel>& c) {
           py::arg("path"))
       .def(
           "tensors",
-          [](const PyModel& s) {
+          [](const PyModel& s, const std::string& name) {
             const ModelPtr model = s.get();
             py::list out;
-            for (std::size_t i = 0; i < model->tensor_count(); ++i)
-              out.append(wrap_tensor(model, model->tensor_at(i)));
+            for (const Tensor& t : model->tensors(name)) out.append(wrap_tensor(model, t));
             return out;
           },
-          "Every tensor, repeats and unnamed ones included, in model order.")
+          py::arg("name"), "Every tensor whose lookup name is `name`, in model order.")
+      .def(
+          "tensor_count", [](const PyModel& s) { return s.get()->tensor_count(); },
+          "Every tensor, repeats and unnamed ones included (tensor_at(i) for i below it).")
+      .def(
+          "tensor_at",
+          [](const PyModel& s, std::size_t i) {
+            const ModelPtr model = s.get();
+            if (i >= model->tensor_count()) throw py::index_error("tensor index out of range");
+            return wrap_tensor(model, model->tensor_at(i));
+          },
+          py::arg("i"), "Tensor `i` in model order (outer graphs first).")
       .def("read", &read_tensors, py::arg("names") = py::none(),
            py::arg("threads") = LoadOptions{}.threads,
            "Copies of the tensors as writable arrays (name to array), read on a thread pool.");

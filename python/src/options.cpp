@@ -13,21 +13,21 @@ LoadMode load_mode_named(const std::string& name) {
 
 OpenOptions take_open_options(py::dict& kwargs) {
   OpenOptions options;
-  std::string load = "map";
-  take_kwarg(kwargs, "load", load);
-  options.mode = load_mode_named(load);
+  std::string mode(to_string(options.mode));
+  take_kwarg(kwargs, "mode", mode);
+  options.mode = load_mode_named(mode);
   take_kwarg(kwargs, "max_depth", options.max_depth);
   take_kwarg(kwargs, "max_tensors", options.max_tensors);
   take_kwarg(kwargs, "max_messages", options.max_messages);
   take_kwarg(kwargs, "allow_external_outside_folder", options.allow_external_outside_folder);
   take_kwarg(kwargs, "collect_payload_errors", options.collect_payload_errors);
-  std::string cache;
-  std::string ca;
-  take_kwarg(kwargs, "cache", cache);
-  take_kwarg(kwargs, "http_timeout", options.remote.timeout_seconds);
-  take_kwarg(kwargs, "http_ca", ca);
-  options.remote.cache_dir = cache;
-  options.remote.ca_file = ca;
+  std::string cache_dir;
+  std::string ca_file;
+  take_kwarg(kwargs, "cache_dir", cache_dir);
+  take_kwarg(kwargs, "timeout_seconds", options.remote.timeout_seconds);
+  take_kwarg(kwargs, "ca_file", ca_file);
+  options.remote.cache_dir = cache_dir;
+  options.remote.ca_file = ca_file;
   return options;
 }
 

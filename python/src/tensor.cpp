@@ -130,6 +130,13 @@ bool is_view(const Tensor& t) {
 
 using PyTensor = Held<Tensor>;
 
+py::object numpy_dtype(const PyTensor& s) {
+  const auto found = traits(static_cast<DataType>(s.view.data_type()));
+  if (!found) return py::none();
+  if (s.view.data_type() == DataType::string) return py::dtype("O");
+  return py::dtype(std::string(found->numpy_descr));
+}
+
 // "<onnxmap.Tensor w FLOAT[2, 3] raw>"; the dims as Python prints a list.
 std::string repr(const PyTensor& self) {
   const auto dims = py::str(py::cast(shape_of(self.view))).cast<std::string>();
@@ -153,12 +160,19 @@ void bind_tensor(py::module_& m) {
   py::class_<PyTensor>(m, "Tensor",
                        "A tensor of an open model. numpy() is a read-only view of the file's "
                        "bytes when is_view is True, else a decoded copy.")
-      .def_property_readonly("name", [](const PyTensor& s) { return s.view.lookup_name(); })
-      .def_property_readonly("dtype",
-                             [](const PyTensor& s) { return to_string(s.view.data_type()); })
       .def_property_readonly(
-          "data_type",
-          [](const PyTensor& s) { return static_cast<std::int32_t>(s.view.data_type()); })
+          "name", [](const PyTensor& s) { return s.view.name(); },
+          "The tensor's own name, as written in the file (\"\" when it has none).")
+      .def_property_readonly(
+          "lookup_name", [](const PyTensor& s) { return s.view.lookup_name(); },
+          "The name the model finds it by: its own, or a Constant node's output.")
+      .def_property_readonly(
+          "data_type", [](const PyTensor& s) { return to_string(s.view.data_type()); },
+          "The ONNX data type's name: \"FLOAT16\", \"BFLOAT16\", ...")
+      .def_property_readonly("dtype", &numpy_dtype,
+                             "The NumPy dtype of numpy()'s array (bit patterns for BFLOAT16 and "
+                             "the FLOAT8 types; object for STRING); None for a type NumPy "
+                             "cannot hold.")
       .def_property_readonly(
           "shape", [](const PyTensor& s) { return py::tuple(py::cast(shape_of(s.view))); })
       .def_property_readonly("nbytes", [](const PyTensor& s) { return s.view.byte_size(); })

@@ -217,7 +217,7 @@ def check_every_strategy(path, judged):
     """Every open mode's views (whole tensors and slice_rows of shard 3 of 8) and every mode of
     the streaming loader (whole and shard 3 of 8) against the judge."""
     for load in MODES:
-        with onnxmap.open(path, load=load) as model:
+        with onnxmap.open(path, mode=load) as model:
             assert sorted(model.keys()) == sorted(judged)
             assert any(model[n].file_offset < 1 << 31 < model[n].file_offset + model[n].nbytes
                        for n in judged)  # a payload across 2 GiB

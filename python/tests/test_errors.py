@@ -44,7 +44,7 @@ def test_hostile_files_refused_as_in_cpp(tmp_path, name, load):
     models.mkdir()
     path = models / f"{name}.onnx"
     path.write_bytes(content)
-    error = raised(lambda: onnxmap.open(path, load=load))
+    error = raised(lambda: onnxmap.open(path, mode=load))
     assert expected in str(error) and str(path) in str(error)
     assert error.file == str(path)
     if ONNXMAP_EXE:
@@ -100,7 +100,7 @@ def test_every_error_kind(tmp_path):
 
 def test_bad_load_and_options(tmp_path):
     write_model(tmp_path / "ok.onnx", [])
-    error = raised(lambda: onnxmap.open(tmp_path / "ok.onnx", load="telepathy"))
+    error = raised(lambda: onnxmap.open(tmp_path / "ok.onnx", mode="telepathy"))
     assert error.kind == "invalid_argument" and "telepathy" in str(error)
     with pytest.raises(TypeError):
         onnxmap.open(tmp_path / "ok.onnx", not_an_option=1)

@@ -46,7 +46,7 @@ def test_save_external_and_back(fixtures, tmp_path):
 
 def test_convert_keeps_layout_by_default(fixtures, tmp_path):
     result = onnxmap.convert(fixtures / "external_one_file.onnx", tmp_path / "out.onnx",
-                             max_external_file_size=9000, load="read")
+                             max_external_file_size=9000, mode="read")
     assert len(result["data_files"]) == 3  # 8 KiB tensors, one per file under the cap
     assert_same_tensors(tensors_of(fixtures / "external_one_file.onnx"),
                         tensors_of(tmp_path / "out.onnx"))

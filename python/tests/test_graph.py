@@ -33,7 +33,7 @@ def same_attribute(mine, theirs):
     elif kind == A.FLOATS:
         assert np.array_equal(np.float32(mine), np.float32(expected), equal_nan=True)
     elif kind == A.TENSOR:
-        assert mine.dtype == onnx.TensorProto.DataType.Name(expected.data_type)
+        assert mine.data_type == onnx.TensorProto.DataType.Name(expected.data_type)
         assert mine.shape == tuple(expected.dims)
     elif kind == A.GRAPH:
         same_graph(mine, expected)

@@ -1,4 +1,4 @@
-"""Model.load and Model.prefetch (the library's streaming loader) and open(load="direct"): every
+"""Model.load and Model.prefetch (the library's streaming loader) and open(mode="direct"): every
 tensor equals onnx.numpy_helper.to_array in every mode, on the fixtures and the corpus."""
 import ctypes
 import mmap
@@ -43,7 +43,7 @@ def loaded(model, **options):
 
 
 def strings_among(model, names):
-    return sum(model[n].dtype in ("STRING",) for n in names)
+    return sum(model[n].data_type in ("STRING",) for n in names)
 
 
 def load_equals_onnx(path, mode, load="map", shard=None):
@@ -52,7 +52,7 @@ def load_equals_onnx(path, mode, load="map", shard=None):
     reference = onnx.load(str(path))
     folder = str(pathlib.Path(path).parent)
     judged = 0
-    with onnxmap.open(path, load=load) as model:
+    with onnxmap.open(path, mode=load) as model:
         arrays = loaded(model, mode=mode, shard=shard)
         assert sorted(arrays) == sorted(model.keys())
         for name, array in arrays.items():
@@ -91,9 +91,9 @@ def test_open_direct_equals_onnx(fixtures, name):
     # Models opened around the page cache, then loaded through each mode of the loader.
     for mode in MODES:
         assert load_equals_onnx(fixtures / name, mode, load="direct") > 0
-    with onnxmap.open(fixtures / name, load="direct") as model:
+    with onnxmap.open(fixtures / name, mode="direct") as model:
         for key in model.keys():
-            if model[key].dtype != "STRING":
+            if model[key].data_type != "STRING":
                 assert model[key].numpy().nbytes == model[key].nbytes
 
 
@@ -144,7 +144,7 @@ def test_bad_selections_raise(fixtures):
         with pytest.raises(onnxmap.Error, match="load mode"):
             model.load(print, mode="mmap")
         with pytest.raises(onnxmap.Error, match="load mode"):
-            onnxmap.open(fixtures / "external_one_file.onnx", load="mmap")
+            onnxmap.open(fixtures / "external_one_file.onnx", mode="mmap")
         with pytest.raises(TypeError):
             model.load(print, shard=(-1, 2))
 
@@ -247,7 +247,7 @@ def test_prefetch_reads_the_chosen_pages(fixtures):
 def test_prefetch_takes_load_selections(fixtures):
     for name in FIXTURE_MODELS:
         for load in ("map", "read", "direct"):
-            with onnxmap.open(fixtures / name, load=load) as model:
+            with onnxmap.open(fixtures / name, mode=load) as model:
                 model.prefetch()  # STRING tensors included: they have no bytes to read
                 model.prefetch("w*", threads=1, request_bytes=4096)
                 model.prefetch(names=list(model.keys())[:1])

@@ -109,9 +109,9 @@ def test_server_failures_are_http_errors(server, mode, phrase):
 
 def test_cache_makes_the_second_open_one_request(server, tmp_path):
     url = server.url("external_one_file.onnx")
-    with onnxmap.open(url, cache=tmp_path / "cache") as first:
+    with onnxmap.open(url, cache_dir=tmp_path / "cache") as first:
         keys = list(first.keys())
     server.clear()
-    with onnxmap.open(url, cache=tmp_path / "cache", http_timeout=5) as second:
+    with onnxmap.open(url, cache_dir=tmp_path / "cache", timeout_seconds=5) as second:
         assert list(second.keys()) == keys
     assert len(server.requests()) == 1

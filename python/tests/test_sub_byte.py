@@ -81,7 +81,7 @@ def test_numpy_unpacks_one_element_per_byte(sub_byte_model):
     with onnxmap.open(path) as model:
         for name, want in expected.items():
             tensor = model[name]
-            assert tensor.dtype == CASES[name][0] and not tensor.is_view
+            assert tensor.data_type == CASES[name][0] and not tensor.is_view
             got = tensor.numpy()
             assert got.dtype == want.dtype and got.shape == want.shape, name
             assert np.array_equal(got, want), name

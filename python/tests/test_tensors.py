@@ -21,7 +21,7 @@ def initializers_equal(path):
         ours = model.graph.initializers
         assert [t.name for t in ours] == [t.name for t in reference.graph.initializer]
         for mine, theirs in zip(ours, reference.graph.initializer):
-            assert mine.dtype == onnx.TensorProto.DataType.Name(theirs.data_type)
+            assert mine.data_type == onnx.TensorProto.DataType.Name(theirs.data_type)
             assert mine.shape == tuple(theirs.dims)
             expected = judge_array(theirs, str(pathlib.Path(path).parent))
             if expected is None:
@@ -66,7 +66,7 @@ def test_zero_copy_points_into_the_map(fixtures):
 
 def test_read_mode_equals_map_mode(fixtures):
     path = fixtures / "all_dtypes.onnx"
-    with onnxmap.open(path) as mapped, onnxmap.open(path, load="read") as read:
+    with onnxmap.open(path) as mapped, onnxmap.open(path, mode="read") as read:
         for name in mapped.keys():
             assert_same_array(read[name].numpy(), mapped[name].numpy(), name)
 

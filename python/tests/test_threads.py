@@ -32,7 +32,7 @@ def test_threads_open_and_close_concurrently(fixtures):
 
     def cycle(_):
         for _ in range(30):
-            with onnxmap.open(path, load="read") as model:
+            with onnxmap.open(path, mode="read") as model:
                 array = model["w0"].numpy()
             assert np.array_equal(array, expected)
         return True
@@ -64,7 +64,7 @@ def test_gil_is_released_while_opening(tmp_path):
         opened = []
         for _ in range(5):
             start = time.perf_counter()
-            onnxmap.open(path, load="read").close()
+            onnxmap.open(path, mode="read").close()
             opened.append((start, time.perf_counter()))
     finally:
         done.set()
