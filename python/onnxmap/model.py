@@ -1,5 +1,6 @@
 """onnxmap.open: the entry point, and the options every function that opens a model takes."""
 import os
+from typing import Optional, Union
 
 from . import _onnxmap
 
@@ -19,9 +20,14 @@ def open_options(mode=None, max_depth=None, max_tensors=None, max_messages=None,
             for key, value in given.items() if value is not None}
 
 
-def open(path, *, mode=None, max_depth=None, max_tensors=None, max_messages=None,
-         allow_external_outside_folder=None, collect_payload_errors=None, cache_dir=None,
-         timeout_seconds=None, ca_file=None):
+def open(path: Union[str, "os.PathLike[str]"], *, mode: Optional[str] = None,
+         max_depth: Optional[int] = None, max_tensors: Optional[int] = None,
+         max_messages: Optional[int] = None,
+         allow_external_outside_folder: Optional[bool] = None,
+         collect_payload_errors: Optional[bool] = None,
+         cache_dir: Union[str, "os.PathLike[str]", None] = None,
+         timeout_seconds: Optional[int] = None,
+         ca_file: Union[str, "os.PathLike[str]", None] = None) -> _onnxmap.Model:
     """Opens the ONNX model at `path` and returns an onnxmap.Model (also a context manager).
 
     mode: "map" (the default) maps the file (pages are read when touched); "read" copies it into

@@ -49,6 +49,7 @@ def test_pip_install_in_a_venv(tmp_path, fixtures):
     files = subprocess.run([str(python), "-m", "pip", "show", "-f", "onnxmap"],
                            capture_output=True, text=True, env=env, check=True).stdout
     assert "onnxmap/_onnxmap" in files and "bin/onnxmap" not in files  # the package alone
+    assert "onnxmap/_onnxmap.pyi" in files and "onnxmap/py.typed" in files  # typed
     smoke = ("import onnxmap, sys\n"
              "with onnxmap.open(sys.argv[1]) as m:\n"
              "    assert m['w1'].numpy().shape == (64, 32)\n"

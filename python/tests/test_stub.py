@@ -1,0 +1,25 @@
+"""The type stub shipped with the package (onnxmap/_onnxmap.pyi, with py.typed) says what the
+extension module has: mypy's stubtest compares the two, every class, method and property."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import onnxmap
+
+ALLOWLIST = pathlib.Path(__file__).parent / "stubtest-allowlist.txt"
+
+
+def test_stub_ships_beside_the_module():
+    package = pathlib.Path(onnxmap.__file__).parent
+    assert (package / "_onnxmap.pyi").is_file()
+    assert (package / "py.typed").is_file()
+
+
+def test_stub_matches_the_module(tmp_path):
+    root = pathlib.Path(onnxmap.__file__).parent.parent
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "onnxmap", "--allowlist", str(ALLOWLIST),
+         "--concise"],
+        env=dict(os.environ, MYPYPATH=str(root)), cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
