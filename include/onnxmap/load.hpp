@@ -88,6 +88,18 @@ ONNXMAP_API LoadStats load_into(std::span<const LoadItem> items,
                                 std::span<const std::span<std::byte>> buffers,
                                 const LoadCallback& on_tensor, const LoadOptions& options = {});
 
+// The buffer item `item` is read into, asked for when its first read is scheduled, within the
+// loader's budget: it must be exactly the item's byte count (LoadedTensor's bytes, as in a
+// plan of load_into). Called on a loader thread under the loader's lock: keep it short (an
+// allocation); what it throws stops the load and is thrown from load_into.
+using BufferFor = std::function<std::span<std::byte>(std::size_t item)>;
+
+// The same, each buffer asked of `buffer_for` when the tensor's read is scheduled, so that
+// max_in_flight_bytes bounds the buffers the loader holds: a callback that hands each buffer
+// on and lets it go loads a model larger than memory into buffers of the caller's own.
+ONNXMAP_API LoadStats load_into(std::span<const LoadItem> items, const BufferFor& buffer_for,
+                                const LoadCallback& on_tensor, const LoadOptions& options = {});
+
 // Reads the plan's bytes into the page cache in large requests (a model opened with
 // LoadMode::map), so that later touches through the map cost no disk read. Returns when done.
 ONNXMAP_API void prefetch(std::span<const LoadItem> plan, const LoadOptions& options = {});

@@ -34,9 +34,11 @@ struct ItemState {
 class Engine {
  public:
   Engine(detail::LoadPlan plan, std::span<const std::span<std::byte>> buffers,
-         const LoadCallback& on_tensor, const LoadOptions& options)
+         const LoadCallback& on_tensor, const LoadOptions& options,
+         const BufferFor* buffer_for = nullptr)
       : plan_(std::move(plan)),
         buffers_(buffers),
+        buffer_for_(buffer_for),
         on_tensor_(on_tensor),
         options_(options),
         states_(plan_.items.size()) {}
@@ -52,9 +54,11 @@ class Engine {
   [[nodiscard]] bool read_in_place(const detail::Request& request, std::span<std::byte> staging);
   [[nodiscard]] bool must_wait(std::size_t request, std::uint64_t need);
   void finish(std::size_t item);
+  [[nodiscard]] std::span<std::byte> caller_buffer(std::size_t item) const;
 
   detail::LoadPlan plan_;
   std::span<const std::span<std::byte>> buffers_;  // caller buffers, or empty
+  const BufferFor* buffer_for_;                    // caller buffers asked for on schedule
   const LoadCallback& on_tensor_;
   const LoadOptions& options_;
   std::vector<io::FileReader> readers_;
@@ -138,12 +142,24 @@ void Engine::deliver_in_memory(std::size_t i) {
   std::span<const std::byte> bytes = item.view;
   if (item.source == ItemSource::typed)
     bytes = decoded.emplace(item.request->tensor.data()).bytes();
-  if (!buffers_.empty()) {
+  if (!buffers_.empty() || buffer_for_ != nullptr) {
+    const std::span<std::byte> target = buffers_.empty() ? caller_buffer(i) : buffers_[i];
     // An empty tensor's span may be null: memcpy must not see it.
-    if (!bytes.empty()) std::memcpy(buffers_[i].data(), bytes.data(), bytes.size());
-    bytes = buffers_[i];
+    if (!bytes.empty()) std::memcpy(target.data(), bytes.data(), bytes.size());
+    bytes = target;
   }
   deliver(i, bytes);
+}
+
+std::span<std::byte> Engine::caller_buffer(std::size_t item) const {
+  const std::span<std::byte> buffer = (*buffer_for_)(item);
+  if (buffer.size() != plan_.items[item].length) {
+    throw Error(ErrorKind::invalid_argument,
+                "buffer of " + std::to_string(buffer.size()) + " bytes for " +
+                    std::to_string(plan_.items[item].length) + " bytes to load",
+                Error::kNoOffset, plan_.items[item].request->tensor.path());
+  }
+  return buffer;
 }
 
 void Engine::finish(std::size_t item) {
@@ -213,7 +229,16 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
       state.target = buffers_[piece.item];
       continue;
     }
-    if (options_.mode != LoadMode::map) {
+    if (buffer_for_ != nullptr) {
+      try {
+        state.target = caller_buffer(piece.item);
+      } catch (...) {
+        if (!failure_) failure_ = std::current_exception();
+        stop_ = true;
+        changed_.notify_all();
+        return std::nullopt;
+      }
+    } else if (options_.mode != LoadMode::map) {
       state.owned = io::AlignedBuffer(static_cast<std::size_t>(length));
       state.target = state.owned.span();
     }
@@ -298,6 +323,14 @@ LoadStats load_into(std::span<const LoadItem> items, std::span<const std::span<s
   LoadOptions copy = options;
   copy.mode = options.mode == LoadMode::map ? LoadMode::read : options.mode;  // bytes are copied
   Engine engine(std::move(plan), buffers, on_tensor, copy);
+  return engine.run();
+}
+
+LoadStats load_into(std::span<const LoadItem> items, const BufferFor& buffer_for,
+                    const LoadCallback& on_tensor, const LoadOptions& options) {
+  LoadOptions copy = options;
+  copy.mode = options.mode == LoadMode::map ? LoadMode::read : options.mode;  // bytes are copied
+  Engine engine(detail::make_load_plan(items, options), {}, on_tensor, copy, &buffer_for);
   return engine.run();
 }
 

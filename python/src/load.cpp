@@ -133,29 +133,24 @@ py::array mapped_array(const Owner& owner, const LoadItem& item, std::span<const
 }
 
 // Where load_into puts each item: a new NumPy array, or for sub-byte types a packed buffer that
-// is unpacked into the array before the callback.
+// is unpacked into the array before the callback. Each is made when the loader schedules the
+// item's read (with the GIL held), so the loader's max_in_flight_bytes bounds them; the
+// callback takes the array and the packed buffer goes.
 struct Destinations {
-  std::vector<py::object> arrays;  // dropped after each callback
-  std::vector<std::vector<std::byte>> packed;
-  std::vector<std::span<std::byte>> buffers;
-};
+  explicit Destinations(std::size_t items) : arrays(items), packed(items) {}
 
-Destinations destinations(const std::vector<LoadItem>& plan) {
-  Destinations d;
-  for (const LoadItem& item : plan) {
+  std::span<std::byte> make(std::size_t i, const LoadItem& item) {
     py::array array(item_dtype(item), item_shape(item));
-    if (is_sub_byte(item)) {
-      const std::uint64_t bits = traits(item.tensor.data_type())->bits;
-      d.packed.emplace_back(static_cast<std::size_t>((array.size() * bits + 7) / 8));
-      d.buffers.emplace_back(d.packed.back());
-    } else {
-      d.packed.emplace_back();
-      d.buffers.push_back(array_bytes(array));
-    }
-    d.arrays.emplace_back(std::move(array));
+    arrays[i] = array;
+    if (!is_sub_byte(item)) return array_bytes(array);
+    const std::uint64_t bits = traits(item.tensor.data_type())->bits;
+    packed[i].resize(static_cast<std::size_t>((array.size() * bits + 7) / 8));
+    return packed[i];
   }
-  return d;
-}
+
+  std::vector<py::object> arrays;  // handed to the callback
+  std::vector<std::vector<std::byte>> packed;
+};
 
 py::dict stats_dict(const LoadStats& s) {
   py::dict out;
@@ -199,8 +194,12 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
       call_python(failure, [&] { progress(done, total); });
     };
   }
-  Destinations into;
-  if (options.mode != LoadMode::map) into = destinations(plan);
+  Destinations into(plan.size());
+  const BufferFor buffer_for = [&](std::size_t item) {
+    std::span<std::byte> buffer;
+    call_python(failure, [&] { buffer = into.make(item, plan[item]); });
+    return buffer;
+  };
   const auto on_tensor = [&](const LoadedTensor& loaded) {
     call_python(failure, [&] {
       const LoadItem& item = plan[loaded.item];
@@ -212,7 +211,7 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
         if (is_sub_byte(item)) {
           py::array unpacked = py::reinterpret_borrow<py::array>(array);
           unpack_sub_byte(item.tensor.data_type(), loaded.bytes, array_bytes(unpacked));
-          into.packed[loaded.item] = {};
+          into.packed[loaded.item] = std::vector<std::byte>();
         }
       }
       callback(std::string(item.tensor.lookup_name()), array);
@@ -222,7 +221,7 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
   try {
     const py::gil_scoped_release unlocked;
     stats = options.mode == LoadMode::map ? load(plan, on_tensor, options)
-                                          : load_into(plan, into.buffers, on_tensor, options);
+                                          : load_into(plan, buffer_for, on_tensor, options);
   } catch (const CallbackFailed&) {
     throw std::move(*failure);
   }
@@ -257,8 +256,9 @@ constexpr const char* kLoadDoc =
     "[rows*rank//ranks, rows*(rank+1)//ranks) of every tensor with at least `ranks` rows "
     "whose rows are whole bytes, the others whole.\n\nmode \"read\" (buffered) and "
     "\"direct\" (O_DIRECT, the page cache left alone) read each tensor straight into a new "
-    "writable array, which is the callback's to keep (no further copy); the arrays not yet "
-    "handed over are allocated when the load starts. mode \"map\" fills the page cache with "
+    "writable array, which is the callback's to keep (no further copy); each array is made "
+    "when its read is scheduled, so max_in_flight_bytes bounds those the loader holds. "
+    "mode \"map\" fills the page cache with "
     "large reads and gives read-only views of the mapped file (no copy; they keep the model "
     "mapped), dropping each tensor's pages from this process after its callback unless "
     "release_after_callback=False (a view stays valid: its pages are read again when "

@@ -6,6 +6,7 @@ import os
 import pathlib
 import re
 import threading
+import tracemalloc
 
 import numpy as np
 import onnx
@@ -284,3 +285,34 @@ def test_cold_slice_rows_reads_its_rows_only(tmp_path):
         assert resident_pages(data, end + mmap.PAGESIZE, w.file_offset + w.nbytes - end -
                               mmap.PAGESIZE) == 0
         assert np.array_equal(rows, weights[24:48])
+
+
+@pytest.mark.parametrize("mode", ["read", "direct"])
+def test_arrays_are_made_when_their_read_is_scheduled(tmp_path, mode):
+    # 64 tensors of 256 KiB, loaded with a 1 MiB budget by a callback that keeps nothing: the
+    # arrays alive at once (NumPy's allocations, as tracemalloc sees them) stay near the
+    # budget, where making them all at the start held the whole 16 MiB.
+    rng = np.random.default_rng(5)
+    weights = {f"w{i}": rng.standard_normal((256, 256)).astype(np.float32) for i in range(64)}
+    tensors = [numpy_helper.from_array(a, n) for n, a in weights.items()]
+    path = tmp_path / "many.onnx"
+    onnx.save_model(onnx.helper.make_model(onnx.helper.make_graph([], "g", [], [],
+                                                                  initializer=tensors)),
+                    str(path), save_as_external_data=True, location="many.data",
+                    size_threshold=0)
+    seen = []
+
+    def check_and_drop(name, array):
+        assert np.array_equal(array, weights[name]), name
+        seen.append(name)
+
+    tracemalloc.start()
+    try:
+        with onnxmap.open(path) as model:
+            model.load(check_and_drop, mode=mode, max_in_flight_bytes=1 << 20,
+                       request_bytes=256 << 10)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sorted(seen) == sorted(weights)
+    assert (1 << 20) < peak < 3 << 20, peak  # the budget held, and seen

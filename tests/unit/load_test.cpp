@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <numeric>
 
 #include "model_builder.hpp"
@@ -227,6 +228,68 @@ TEST_F(Load, LoadIntoCallerBuffersAndTypedFields) {
     std::vector<std::byte> small(4);
     const std::vector<std::span<std::byte>> wrong{small, small, small};
     EXPECT_THROW((void)load_into(plan, wrong, {}), Error);
+  }
+}
+
+// Buffers asked for when each read is scheduled: every tensor lands in its own, the buffers
+// alive at once (asked for, not yet handed to the callback) stay within max_in_flight_bytes
+// (plus one tensor), and a provider that fails or answers with the wrong size stops the load.
+TEST_F(Load, LoadIntoBuffersAskedForOnSchedule) {
+  SynthOptions synth_options;
+  synth_options.layers = 16;
+  synth_options.hidden = 128;
+  synth_options.vocab = 256;
+  synth_options.external_data = true;
+  (void)synth(at("layers.onnx"), synth_options);
+  const Model model = Model::open(at("layers.onnx"));
+  const auto plan = plan_all(model);
+  const auto expected = expected_bytes(plan);
+  std::uint64_t largest = 0;
+  std::uint64_t total = 0;
+  for (const auto& e : expected) {
+    largest = std::max<std::uint64_t>(largest, e.size());
+    total += e.size();
+  }
+  for (const LoadMode mode : kModes) {
+    LoadOptions options;
+    options.mode = mode;
+    options.max_in_flight_bytes = 2 * largest;
+    // A request may start tensors beyond the budget when none in flight can finish first.
+    options.request_bytes = largest;
+    std::mutex lock;
+    std::vector<std::vector<std::byte>> storage(plan.size());
+    std::uint64_t held = 0;
+    std::uint64_t most_held = 0;
+    const BufferFor buffer_for = [&](std::size_t item) {
+      const std::lock_guard guard(lock);
+      storage[item].assign(expected[item].size(), std::byte{0xEE});
+      held += storage[item].size();
+      most_held = std::max(most_held, held);
+      return std::span<std::byte>(storage[item]);
+    };
+    std::vector<std::vector<std::byte>> delivered(plan.size());
+    const LoadCallback on_tensor = [&](const LoadedTensor& t) {
+      const std::lock_guard guard(lock);
+      EXPECT_EQ(t.bytes.data(), storage[t.item].data());
+      delivered[t.item] = std::move(storage[t.item]);  // the caller lets it go
+      held -= delivered[t.item].size();
+    };
+    (void)load_into(plan, buffer_for, on_tensor, options);
+    EXPECT_EQ(delivered, expected) << to_string(mode);
+    EXPECT_LE(most_held, options.max_in_flight_bytes + options.request_bytes) << to_string(mode);
+    EXPECT_LT(most_held, total / 4) << to_string(mode);  // not every buffer at once
+  }
+  const BufferFor refusing = [](std::size_t) -> std::span<std::byte> {
+    throw Error(ErrorKind::io, "no memory for it");
+  };
+  EXPECT_THROW((void)load_into(plan, refusing, {}), Error);
+  std::vector<std::byte> small(1);
+  const BufferFor wrong = [&](std::size_t) { return std::span<std::byte>(small); };
+  try {
+    (void)load_into(plan, wrong, {});
+    ADD_FAILURE() << "a buffer of the wrong size was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
   }
 }
 
