@@ -36,33 +36,32 @@ def check(path, *, read_data=False, **options):
 
 def _save_options(external_data, location, size_threshold, one_file_per_tensor,
                   max_external_file_size, align, convert_attribute, durable, progress):
-    options = dict(location=location, size_threshold=size_threshold,
-                   one_file_per_tensor=one_file_per_tensor,
+    """The save options given; None leaves the library's default (SaveOptions)."""
+    options = dict(external_data=external_data, location=location,
+                   size_threshold=size_threshold, one_file_per_tensor=one_file_per_tensor,
                    max_external_file_size=max_external_file_size, align=align,
-                   convert_attribute=convert_attribute, durable=durable)
-    if external_data is not None:
-        options["external_data"] = external_data
-    if progress is not None:
-        options["progress"] = progress
-    return options
+                   convert_attribute=convert_attribute, durable=durable, progress=progress)
+    return {key: value for key, value in options.items() if value is not None}
 
 
-def save(model, path, *, external_data=False, location="", size_threshold=1024,
-         one_file_per_tensor=False, max_external_file_size=0, align=4096,
-         convert_attribute=False, durable=False, progress=None):
-    """Saves an open onnxmap.Model to `path`, with the C++ SaveOptions under the same names:
-    inline (external_data=False) or with tensors of at least size_threshold bytes in external
-    data files (location, one_file_per_tensor, max_external_file_size, align), attribute
-    tensors too with convert_attribute, fsync'd with durable. progress(done, total) is called
-    now and then. Files appear complete or not at all. Returns a dict of what was written."""
+def save(model, path, *, external_data=None, location=None, size_threshold=None,
+         one_file_per_tensor=None, max_external_file_size=None, align=None,
+         convert_attribute=None, durable=None, progress=None):
+    """Saves an open onnxmap.Model to `path`, with the C++ SaveOptions under the same names and
+    its defaults for those left out: inline (external_data False, the default) or with tensors
+    of at least size_threshold bytes (1024) in external data files (location, one file per
+    tensor with one_file_per_tensor, files of at most max_external_file_size bytes (0: no
+    limit), payloads aligned to align bytes (4096)), attribute tensors too with
+    convert_attribute, fsync'd with durable. progress(done, total) is called now and then.
+    Files appear complete or not at all. Returns a dict of what was written."""
     return _onnxmap._save(model, os.fspath(path), **_save_options(
         external_data, location, size_threshold, one_file_per_tensor, max_external_file_size,
         align, convert_attribute, durable, progress))
 
 
-def convert(src, dst, *, external_data=None, location="", size_threshold=1024,
-            one_file_per_tensor=False, max_external_file_size=0, align=4096,
-            convert_attribute=False, durable=False, progress=None, **options):
+def convert(src, dst, *, external_data=None, location=None, size_threshold=None,
+            one_file_per_tensor=None, max_external_file_size=None, align=None,
+            convert_attribute=None, durable=None, progress=None, **options):
     """Opens `src` and saves it as `dst` (as `onnxmap convert`). external_data=None keeps the
     data where the source keeps it; True or False moves it out or inline. Save options as in
     save(), open options as in open(). Returns a dict of what was written."""
