@@ -72,6 +72,9 @@ struct LoadStats {
   std::uint64_t bytes = 0;       // bytes delivered
   std::uint64_t bytes_read = 0;  // bytes read from files, coalesced gaps and alignment included
   std::uint64_t requests = 0;
+  // Library buffers (load in read and direct modes) allocated fresh; the other tensors reused a
+  // buffer an earlier tensor had been handed over in.
+  std::uint64_t fresh_buffer_bytes = 0;
   bool direct = false;  // every file was read with O_DIRECT
 };
 

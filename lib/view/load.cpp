@@ -31,6 +31,49 @@ struct ItemState {
   bool in_flight = false;
 };
 
+// Library buffers, reused: a buffer whose tensor has been handed over waits here for the next
+// tensor it can hold, so that a load faults in and zeroes fresh memory only up to what is in
+// flight at once, not once per tensor. Holds at most `limit` bytes of free buffers.
+class BufferPool {
+ public:
+  explicit BufferPool(std::uint64_t limit) : limit_(limit) {}
+
+  // The smallest free buffer of at least `size` bytes, or a new one (counted in `fresh`).
+  io::AlignedBuffer take(std::size_t size, std::uint64_t& fresh) {
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->size() >= size && (best == free_.end() || it->size() < best->size())) best = it;
+    }
+    if (best == free_.end()) {
+      fresh += size;
+      return io::AlignedBuffer(size);
+    }
+    io::AlignedBuffer buffer = std::move(*best);
+    free_.erase(best);
+    free_bytes_ -= buffer.size();
+    return buffer;
+  }
+  // Keeps `buffer` for reuse, unless the free buffers would pass the limit: then the largest
+  // goes, as a load's tensors are mostly of a few sizes and a large one is the rarest fit.
+  void give(io::AlignedBuffer buffer) {
+    if (buffer.size() == 0) return;
+    free_bytes_ += buffer.size();
+    free_.push_back(std::move(buffer));
+    while (free_bytes_ > limit_) {
+      const auto largest =
+          std::max_element(free_.begin(), free_.end(),
+                           [](const auto& a, const auto& b) { return a.size() < b.size(); });
+      free_bytes_ -= largest->size();
+      free_.erase(largest);
+    }
+  }
+
+ private:
+  std::uint64_t limit_;
+  std::uint64_t free_bytes_ = 0;
+  std::vector<io::AlignedBuffer> free_;
+};
+
 class Engine {
  public:
   Engine(detail::LoadPlan plan, std::span<const std::span<std::byte>> buffers,
@@ -41,7 +84,8 @@ class Engine {
         buffer_for_(buffer_for),
         on_tensor_(on_tensor),
         options_(options),
-        states_(plan_.items.size()) {}
+        states_(plan_.items.size()),
+        pool_(options.max_in_flight_bytes) {}
 
   LoadStats run();
 
@@ -75,6 +119,7 @@ class Engine {
   std::deque<std::size_t> complete_;    // items read, waiting for their callback
   std::exception_ptr failure_;
   bool stop_ = false;
+  BufferPool pool_;  // guarded by lock_
 };
 
 LoadStats Engine::run() {
@@ -168,8 +213,8 @@ void Engine::finish(std::size_t item) {
   if (options_.mode == LoadMode::map && options_.release_after_callback) {
     plan_.files[resolved.file].file->release(resolved.offset, resolved.length);
   }
-  state.owned = {};
   const std::lock_guard lock(lock_);
+  pool_.give(std::move(state.owned));
   if (state.in_flight) {
     // Left in in_flight_ until must_wait() sweeps it: erasing here cost a pass over every item
     // in flight for each one that finished (180 000 tiny tensors: seconds).
@@ -239,8 +284,8 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
         return std::nullopt;
       }
     } else if (options_.mode != LoadMode::map) {
-      state.owned = io::AlignedBuffer(static_cast<std::size_t>(length));
-      state.target = state.owned.span();
+      state.owned = pool_.take(static_cast<std::size_t>(length), stats_.fresh_buffer_bytes);
+      state.target = state.owned.span().first(static_cast<std::size_t>(length));
     }
     state.in_flight = true;
     in_flight_.push_back(piece.item);

@@ -333,30 +333,32 @@ bool for_each_varint(const Field& field, std::uint64_t payload_offset, Fn&& fn) 
   return true;
 }
 
-template <class Fn>
-bool for_each_fixed32(const Field& field, std::uint64_t payload_offset, Fn&& fn) {
-  if (field.type == WireType::i32) {
-    fn(static_cast<std::uint32_t>(field.value));
+// Fixed-width elements (`Int`: std::uint32_t for I32, std::uint64_t for I64).
+template <class Int, class Fn>
+bool for_each_fixed(const Field& field, std::uint64_t payload_offset, Fn&& fn) {
+  constexpr bool kWide = sizeof(Int) == 8;
+  if (field.type == (kWide ? WireType::i64 : WireType::i32)) {
+    fn(static_cast<Int>(field.value));
     return true;
   }
   if (field.type != WireType::len) return false;
   const Bytes bytes = field.bytes();
   std::size_t pos = 0;
-  while (pos < bytes.size()) fn(read_fixed32(bytes, pos, payload_offset));
+  while (pos < bytes.size()) {
+    fn(static_cast<Int>(kWide ? read_fixed64(bytes, pos, payload_offset)
+                              : read_fixed32(bytes, pos, payload_offset)));
+  }
   return true;
 }
 
 template <class Fn>
+bool for_each_fixed32(const Field& field, std::uint64_t payload_offset, Fn&& fn) {
+  return for_each_fixed<std::uint32_t>(field, payload_offset, fn);
+}
+
+template <class Fn>
 bool for_each_fixed64(const Field& field, std::uint64_t payload_offset, Fn&& fn) {
-  if (field.type == WireType::i64) {
-    fn(field.value);
-    return true;
-  }
-  if (field.type != WireType::len) return false;
-  const Bytes bytes = field.bytes();
-  std::size_t pos = 0;
-  while (pos < bytes.size()) fn(read_fixed64(bytes, pos, payload_offset));
-  return true;
+  return for_each_fixed<std::uint64_t>(field, payload_offset, fn);
 }
 
 }  // namespace onnxmap::wire

@@ -17,8 +17,8 @@
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
 #include "schema/fields.hpp"
-#include "write/synth.hpp"
 #include "test_support.hpp"
+#include "write/synth.hpp"
 
 namespace onnxmap {
 namespace {
@@ -290,6 +290,36 @@ TEST_F(Load, LoadIntoBuffersAskedForOnSchedule) {
     ADD_FAILURE() << "a buffer of the wrong size was taken";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+  }
+}
+
+// A tensor handed over gives its library buffer back for the next: a load allocates fresh
+// buffers for what is in flight at once, not for every tensor.
+TEST_F(Load, LibraryBuffersAreReused) {
+  SynthOptions synth_options;
+  synth_options.layers = 16;
+  synth_options.hidden = 128;
+  synth_options.vocab = 256;
+  (void)synth(at("reuse.onnx"), synth_options);
+  const Model model = Model::open(at("reuse.onnx"));
+  const auto plan = plan_all(model);
+  const auto expected = expected_bytes(plan);
+  std::uint64_t total = 0;
+  for (const auto& e : expected) total += e.size();
+  for (const LoadMode mode : {LoadMode::read, LoadMode::direct}) {
+    LoadOptions options;
+    options.mode = mode;
+    options.threads = 1;
+    options.max_in_flight_bytes = total / 8;
+    options.request_bytes = 64 << 10;  // one request of the whole model would take every buffer
+    std::vector<std::vector<std::byte>> delivered(plan.size());
+    const LoadStats stats = load(
+        plan,
+        [&](const LoadedTensor& t) { delivered[t.item].assign(t.bytes.begin(), t.bytes.end()); },
+        options);
+    EXPECT_EQ(delivered, expected) << to_string(mode);  // reused buffers hold the right bytes
+    EXPECT_GT(stats.fresh_buffer_bytes, 0U) << to_string(mode);
+    EXPECT_LT(stats.fresh_buffer_bytes, total / 2) << to_string(mode);
   }
 }
 
