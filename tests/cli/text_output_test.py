@@ -140,6 +140,7 @@ def help_problems(run):
 
 def normalized(text):
     """Output with what changes from run to run (times, rates) replaced by placeholders."""
+    text = re.sub(r"CPU \d+\.\d+ s user, \d+\.\d+ s system", "CPU U s user, S s system", text)
     return re.sub(r"\d+\.\d+ s, \d+\.\d+ GB/s", "T s, R GB/s", text)
 
 
