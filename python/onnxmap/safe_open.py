@@ -59,9 +59,10 @@ class _Source:
 
     def __init__(self, path, options):
         path = os.fspath(path)
-        self.path = path
-        self.mapped = (not path.lower().startswith(("http://", "https://")) and path != "-" and
-                       options.get("mode", "map") == "map")
+        local = not path.lower().startswith(("http://", "https://")) and path != "-"
+        # Absolute, so that the tensors map the same file whatever the working folder becomes.
+        self.path = os.path.abspath(path) if local else path
+        self.mapped = local and (options.get("mode") or "map") == "map"
 
     def private_rows(self, tensor, rows):
         """Rows [low, high) of `tensor` (rows None: all of it) as a writable array over its file's
@@ -74,7 +75,7 @@ class _Source:
         skipped = 0 if rows is None else rows[0] * (tensor.nbytes // tensor.shape[0])
         file = self.path
         if tensor.storage == "external":
-            file = os.path.join(os.path.dirname(os.path.abspath(self.path)), tensor.data_file)
+            file = os.path.join(os.path.dirname(self.path), tensor.data_file)
         pages = numpy.memmap(file, mode="c", dtype=numpy.uint8, shape=(view.nbytes,),
                              offset=tensor.file_offset + skipped)
         return pages.view(view.dtype).reshape(view.shape)
