@@ -77,7 +77,7 @@ void walk_fields(PassContext& ctx, Span span, MessageKind kind, int depth, First
                             own == kEveryField};
   const std::uint64_t page_start = span.offset & ~(ctx.page - 1);
   wire::Cursor cursor(ctx.file, span);
-  while (cursor.next_wanted(wanted.mask, wanted)) {
+  while (cursor.next_wanted(wanted)) {
     // By reference, not a copy: a copy would read back, wider, what the cursor has just stored
     // member by member, which stalls store forwarding on every field the walk stops at.
     const wire::Field& field = cursor.field();

@@ -199,17 +199,17 @@ class Cursor {
     pos_ = pos;
     return false;
   }
-  // Moves to the next field that `wanted(number, type)` accepts; the short LEN fields whose
-  // numbers have their bit clear in `short_mask` (numbers below 64) are stepped over unread,
-  // and so is every field `wanted` refuses. The indexing pass's field loop: its state stays in
-  // locals, so that it stays in registers for the many fields only stepped over.
+  // Moves to the next field that `wanted(number, type)` accepts, stepping over the others; a
+  // short LEN field `wanted` refuses is stepped over without being decoded. The indexing pass's
+  // field loop: its state stays in locals, so that it stays in registers for the many fields
+  // only stepped over.
   template <class Wanted>
-  [[nodiscard]] bool next_wanted(std::uint64_t short_mask, Wanted&& wanted) {
+  [[nodiscard]] bool next_wanted(Wanted&& wanted) {
     const std::byte* pos = pos_;
     while (pos != end_) {
       unsigned number = 0;
       if (const std::byte* after = cursor_detail::short_len(pos, end_, number)) {
-        if (((short_mask >> number) & 1U) == 0) {
+        if (!wanted(number, WireType::len)) {
           pos = after;
           continue;
         }

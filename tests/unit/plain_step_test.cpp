@@ -31,7 +31,7 @@ int callbacks(const std::vector<std::byte>& bytes) {
   int calls = 0;
   try {
     wire::Cursor cursor(bytes);
-    while (cursor.next_wanted(node_mask(), detail::WantedFields{node_mask(), false})) ++calls;
+    while (cursor.next_wanted(detail::WantedFields{node_mask(), false})) ++calls;
   } catch (const Error&) {
     return -1;
   }
