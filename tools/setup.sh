@@ -27,6 +27,9 @@ onnxmap_packages=(
   python3-torch
   # pytest's -n 2 (python/tests/meson.build); mypy's stubtest checks the shipped type stub.
   python3-pytest-xdist python3-mypy
+  # bench/cold_load_bench: the device's limit (fio, O_DIRECT) and io_uring against the thread
+  # pool for direct reads.
+  fio liburing-dev
   # The sanitizer build (tools/test.sh) and the fuzz targets (tools/fuzz.sh): clang with
   # AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer (libclang-rt-14-dev).
   clang libclang-rt-14-dev

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -40,10 +41,16 @@ struct LoadItem {
 
 // What the callback gets: the index of the item in the plan, and its bytes in the raw_data layout.
 // Library-owned bytes (load) and mapped bytes released after the callback are valid only until
-// the callback returns; bytes in caller buffers (load_into) stay.
+// the callback returns, unless the callback keeps a copy of `owner`; bytes in caller buffers
+// (load_into) stay.
 struct LoadedTensor {
   std::size_t item = 0;
   std::span<const std::byte> bytes;
+  // Library buffers (load in the read and direct modes): the buffer `bytes` is in. A callback
+  // that keeps a copy keeps `bytes` valid for as long as it holds it: the buffer is the
+  // caller's then (the loader neither reuses nor writes it again; the caller may write it), so
+  // keeping a tensor needs no copy. Null otherwise.
+  std::shared_ptr<const void> owner;
 };
 
 using LoadCallback = std::function<void(const LoadedTensor&)>;
@@ -75,6 +82,12 @@ struct LoadStats {
   // Library buffers (load in read and direct modes) allocated fresh; the other tensors reused a
   // buffer an earlier tensor had been handed over in.
   std::uint64_t fresh_buffer_bytes = 0;
+  // Bytes copied after they were read or decoded: out of the aligned staging buffer of a direct
+  // read (tensors under 1 MiB, read with their neighbours, and every tensor read into a caller's
+  // buffer, which cannot take the aligned range around it), out of a buffered read too scattered
+  // for one preadv, and into caller buffers from memory (models opened in the read or direct
+  // mode, typed fields). Direct reads of larger tensors into library buffers land in place.
+  std::uint64_t bytes_copied = 0;
   bool direct = false;  // every file was read with O_DIRECT
 };
 

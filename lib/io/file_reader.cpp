@@ -1,6 +1,7 @@
 #include "io/file_reader.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,13 +59,21 @@ ssize_t pread_direct(int fd, std::span<std::byte> dst, std::uint64_t offset) {
 // over a few threads.
 constexpr std::uint64_t kWholeFileChunk = std::uint64_t{16} << 20U;
 
+constexpr std::size_t kHugePage = std::size_t{2} << 20U;
+
 }  // namespace
 
 AlignedBuffer::AlignedBuffer(std::size_t size) : size_(size) {
   if (size == 0) return;
-  void* p = std::aligned_alloc(kDirectAlign, align_up(size));
+  // A buffer of huge pages or more starts on one, and its whole huge pages are asked to be
+  // backed by them (where the kernel's setting allows): a fault per 2 MiB instead of per 4 KiB,
+  // and fewer pages to pin for each direct read. The tail stays in small pages, so a buffer
+  // holds no more memory than it was asked for.
+  const std::size_t alignment = size >= kHugePage ? kHugePage : kDirectAlign;
+  void* p = std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
   if (p == nullptr) throw std::bad_alloc();
   data_.reset(static_cast<std::byte*>(p));
+  if (alignment == kHugePage) (void)::madvise(p, size / kHugePage * kHugePage, MADV_HUGEPAGE);
 }
 
 void AlignedBuffer::Free::operator()(std::byte* p) const noexcept {
@@ -165,7 +174,9 @@ std::span<const std::byte> FileReader::read(std::uint64_t offset, std::uint64_t 
     }
     // A short direct read (end of file, a signal): the buffered read below finds out which.
   }
-  const auto dst = staging.first(static_cast<std::size_t>(length));
+  // Where a direct read would have put them, so that a caller reading in place can count on it.
+  const auto dst = staging.subspan(static_cast<std::size_t>(offset - align_down(offset)),
+                                   static_cast<std::size_t>(length));
   if (pread_full(fd_, offset, dst, path_) < length) throw short_file(path_, offset + length);
   return dst;
 }
@@ -191,11 +202,10 @@ AlignedBuffer read_whole_file(const FileReader& reader, std::uint64_t size, unsi
   run_parallel(chunks, threads, [&](std::size_t c) {
     const std::uint64_t begin = c * kWholeFileChunk;
     const std::uint64_t length = std::min(kWholeFileChunk, size - begin);
-    // Chunks are aligned in the file and in the buffer, so a direct read lands in place.
+    // Chunks are aligned in the file and in the buffer, so each read lands in place.
     const std::span<std::byte> window(out.data() + begin,
                                       static_cast<std::size_t>(align_up(length)));
-    const auto got = reader.read(begin, length, window);
-    if (got.data() != window.data()) std::memmove(window.data(), got.data(), got.size());
+    (void)reader.read(begin, length, window);
   });
   return out;
 }

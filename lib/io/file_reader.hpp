@@ -63,7 +63,8 @@ class FileReader {
   FileReader& operator=(const FileReader&) = delete;
   ~FileReader();
 
-  // Reads [offset, offset + length) and returns where those bytes start inside `staging`.
+  // Reads [offset, offset + length) into `staging` and returns where those bytes are in it:
+  // from offset % kDirectAlign on, however they were read, so a caller can read in place.
   // `staging` must be kDirectAlign-aligned with room for staging_size(offset, length) bytes:
   // direct reads cover the aligned range around the request. Throws onnxmap::Error (io) naming
   // the file when the system refuses or the file ends before offset + length.

@@ -10,12 +10,14 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "io/file_reader.hpp"
+#include "view/buffer_pool.hpp"
 #include "view/load_plan.hpp"
 
 namespace onnxmap {
@@ -26,52 +28,10 @@ using detail::ItemSource;
 
 struct ItemState {
   std::uint64_t remaining = 0;  // bytes of the item not yet read (guarded by the engine's lock)
-  io::AlignedBuffer owned;      // library buffer
+  std::shared_ptr<io::AlignedBuffer> owned;  // library buffer (LoadedTensor::owner)
   std::span<std::byte> target;  // where the bytes go; empty in map mode
+  std::uint64_t charge = 0;     // bytes counted in flight for it: its buffer's, or its length
   bool in_flight = false;
-};
-
-// Library buffers, reused: a buffer whose tensor has been handed over waits here for the next
-// tensor it can hold, so that a load faults in and zeroes fresh memory only up to what is in
-// flight at once, not once per tensor. Holds at most `limit` bytes of free buffers.
-class BufferPool {
- public:
-  explicit BufferPool(std::uint64_t limit) : limit_(limit) {}
-
-  // The smallest free buffer of at least `size` bytes, or a new one (counted in `fresh`).
-  io::AlignedBuffer take(std::size_t size, std::uint64_t& fresh) {
-    auto best = free_.end();
-    for (auto it = free_.begin(); it != free_.end(); ++it) {
-      if (it->size() >= size && (best == free_.end() || it->size() < best->size())) best = it;
-    }
-    if (best == free_.end()) {
-      fresh += size;
-      return io::AlignedBuffer(size);
-    }
-    io::AlignedBuffer buffer = std::move(*best);
-    free_.erase(best);
-    free_bytes_ -= buffer.size();
-    return buffer;
-  }
-  // Keeps `buffer` for reuse, unless the free buffers would pass the limit: then the largest
-  // goes, as a load's tensors are mostly of a few sizes and a large one is the rarest fit.
-  void give(io::AlignedBuffer buffer) {
-    if (buffer.size() == 0) return;
-    free_bytes_ += buffer.size();
-    free_.push_back(std::move(buffer));
-    while (free_bytes_ > limit_) {
-      const auto largest =
-          std::max_element(free_.begin(), free_.end(),
-                           [](const auto& a, const auto& b) { return a.size() < b.size(); });
-      free_bytes_ -= largest->size();
-      free_.erase(largest);
-    }
-  }
-
- private:
-  std::uint64_t limit_;
-  std::uint64_t free_bytes_ = 0;
-  std::vector<io::AlignedBuffer> free_;
 };
 
 class Engine {
@@ -90,15 +50,18 @@ class Engine {
   LoadStats run();
 
  private:
-  void deliver(std::size_t item, std::span<const std::byte> bytes);
+  void deliver(std::size_t item, std::span<const std::byte> bytes,
+               std::shared_ptr<const void> owner = nullptr);
   void deliver_in_memory(std::size_t item);
   void worker();
   std::optional<std::size_t> take_request(std::unique_lock<std::mutex>& lock);
-  void read_request(const detail::Request& request, std::span<std::byte> staging);
+  void read_request(const detail::Request& request, io::AlignedBuffer& staging);
+  void read_own_buffer(const detail::Request& request);
   [[nodiscard]] bool read_in_place(const detail::Request& request, std::span<std::byte> staging);
   [[nodiscard]] bool must_wait(std::size_t request, std::uint64_t need);
   void finish(std::size_t item);
   [[nodiscard]] std::span<std::byte> caller_buffer(std::size_t item) const;
+  void assign_library_buffer(std::size_t item);
 
   detail::LoadPlan plan_;
   std::span<const std::span<std::byte>> buffers_;  // caller buffers, or empty
@@ -119,7 +82,7 @@ class Engine {
   std::deque<std::size_t> complete_;    // items read, waiting for their callback
   std::exception_ptr failure_;
   bool stop_ = false;
-  BufferPool pool_;  // guarded by lock_
+  detail::BufferPool pool_;  // guarded by lock_
 };
 
 LoadStats Engine::run() {
@@ -151,7 +114,7 @@ LoadStats Engine::run() {
     lock.unlock();
     try {
       const auto& state = states_[item];
-      deliver(item, state.target.empty() ? plan_.items[item].view : state.target);
+      deliver(item, state.target.empty() ? plan_.items[item].view : state.target, state.owned);
     } catch (...) {
       lock.lock();
       if (!failure_) failure_ = std::current_exception();
@@ -172,8 +135,9 @@ LoadStats Engine::run() {
   return stats_;
 }
 
-void Engine::deliver(std::size_t item, std::span<const std::byte> bytes) {
-  if (on_tensor_) on_tensor_(LoadedTensor{item, bytes});
+void Engine::deliver(std::size_t item, std::span<const std::byte> bytes,
+                     std::shared_ptr<const void> owner) {
+  if (on_tensor_) on_tensor_(LoadedTensor{item, bytes, std::move(owner)});
   ++stats_.tensors;
   stats_.bytes += bytes.size();
   bytes_done_ += bytes.size();
@@ -191,6 +155,7 @@ void Engine::deliver_in_memory(std::size_t i) {
     const std::span<std::byte> target = buffers_.empty() ? caller_buffer(i) : buffers_[i];
     // An empty tensor's span may be null: memcpy must not see it.
     if (!bytes.empty()) std::memcpy(target.data(), bytes.data(), bytes.size());
+    stats_.bytes_copied += bytes.size();
     bytes = target;
   }
   deliver(i, bytes);
@@ -214,25 +179,31 @@ void Engine::finish(std::size_t item) {
     plan_.files[resolved.file].file->release(resolved.offset, resolved.length);
   }
   const std::lock_guard lock(lock_);
-  pool_.give(std::move(state.owned));
+  // A buffer the callback kept an owner of is the caller's now; the others are reused.
+  if (state.owned && state.owned.use_count() == 1) {
+    pool_.give(std::move(*state.owned));
+  } else if (state.owned) {
+    pool_.forget(state.owned->size());
+  }
+  state.owned.reset();
   if (state.in_flight) {
     // Left in in_flight_ until must_wait() sweeps it: erasing here cost a pass over every item
     // in flight for each one that finished (180 000 tiny tensors: seconds).
-    in_flight_bytes_ -= resolved.length;
+    in_flight_bytes_ -= state.charge;
     state.in_flight = false;
   }
   changed_.notify_all();
 }
 
 void Engine::worker() {
-  io::AlignedBuffer staging(static_cast<std::size_t>(plan_.largest_request + 2 * io::kDirectAlign));
+  io::AlignedBuffer staging;  // made on the first request that needs it
   while (true) {
     std::unique_lock lock(lock_);
     const std::optional<std::size_t> request = take_request(lock);
     if (!request) return;
     lock.unlock();
     try {
-      read_request(plan_.requests[*request], staging.span());
+      read_request(plan_.requests[*request], staging);
     } catch (...) {
       lock.lock();
       if (!failure_) failure_ = std::current_exception();
@@ -258,8 +229,9 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
     const detail::Request& r = plan_.requests[next_request_];
     std::uint64_t need = 0;
     for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-      if (plan_.pieces[p].item_offset == 0 && library)
-        need += plan_.items[plan_.pieces[p].item].length;
+      const detail::ResolvedItem& item = plan_.items[plan_.pieces[p].item];
+      if (plan_.pieces[p].item_offset != 0 || !library) continue;
+      need += item.own_buffer ? io::FileReader::staging_size(item.offset, item.length) : item.length;
     }
     if (!must_wait(next_request_, need)) break;
     changed_.wait(lock);
@@ -284,14 +256,29 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
         return std::nullopt;
       }
     } else if (options_.mode != LoadMode::map) {
-      state.owned = pool_.take(static_cast<std::size_t>(length), stats_.fresh_buffer_bytes);
-      state.target = state.owned.span().first(static_cast<std::size_t>(length));
+      assign_library_buffer(piece.item);
     }
+    state.charge = std::max<std::uint64_t>(length, state.owned ? state.owned->size() : 0);
     state.in_flight = true;
     in_flight_.push_back(piece.item);
-    in_flight_bytes_ += length;
+    in_flight_bytes_ += state.charge;
   }
   return next_request_++;
+}
+
+// A library buffer for `item`: its bytes alone, or for an own_buffer item the aligned range
+// around them, so that its direct reads land in place.
+void Engine::assign_library_buffer(std::size_t item) {
+  const detail::ResolvedItem& resolved = plan_.items[item];
+  ItemState& state = states_[item];
+  const std::uint64_t skip = resolved.own_buffer ? resolved.offset % io::kDirectAlign : 0;
+  const std::uint64_t size = resolved.own_buffer
+                                 ? io::FileReader::staging_size(resolved.offset, resolved.length)
+                                 : resolved.length;
+  state.owned = std::make_shared<io::AlignedBuffer>(
+      pool_.take(static_cast<std::size_t>(size), stats_.fresh_buffer_bytes));
+  state.target = state.owned->span().subspan(static_cast<std::size_t>(skip),
+                                            static_cast<std::size_t>(resolved.length));
 }
 
 bool Engine::read_in_place(const detail::Request& r, std::span<std::byte> staging) {
@@ -313,20 +300,42 @@ bool Engine::read_in_place(const detail::Request& r, std::span<std::byte> stagin
   return reader.read_scattered(std::span(vectors.data(), count), r.begin, r.end - r.begin);
 }
 
-void Engine::read_request(const detail::Request& r, std::span<std::byte> staging) {
+// The aligned range around `r` lands in its item's own buffer, at the same distance from the
+// buffer's start as from the item's aligned start in the file: the bytes are in place.
+void Engine::read_own_buffer(const detail::Request& r) {
+  const detail::ReadPiece& piece = plan_.pieces[r.first_piece];
+  const std::span<std::byte> buffer = states_[piece.item].owned->span();
+  const std::uint64_t base = io::align_down(plan_.items[piece.item].offset);
+  (void)readers_[r.file].read(r.begin, r.end - r.begin,
+                              buffer.subspan(static_cast<std::size_t>(io::align_down(r.begin) - base)));
+}
+
+void Engine::read_request(const detail::Request& r, io::AlignedBuffer& staging) {
   const io::FileReader& reader = readers_[r.file];
-  // Buffered reads go straight into the tensors' buffers; direct ones need aligned staging.
-  const bool in_place = read_in_place(r, staging);
-  const std::span<const std::byte> got =
-      in_place ? std::span<const std::byte>() : reader.read(r.begin, r.end - r.begin, staging);
-  for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const detail::ReadPiece& piece = plan_.pieces[p];
-    const std::span<std::byte> target = states_[piece.item].target;
-    if (target.empty() || in_place) continue;  // map mode: the read filled the page cache
-    std::memcpy(target.data() + piece.item_offset, got.data() + (piece.offset - r.begin),
-                static_cast<std::size_t>(piece.length));
+  std::uint64_t copied = 0;
+  if (r.own_buffer) {
+    read_own_buffer(r);
+  } else {
+    if (staging.size() == 0 && plan_.largest_staged_request > 0) {
+      staging = io::AlignedBuffer(
+          static_cast<std::size_t>(plan_.largest_staged_request + 2 * io::kDirectAlign));
+    }
+    // Buffered reads go straight into the tensors' buffers; direct ones need aligned staging.
+    const bool in_place = read_in_place(r, staging.span());
+    const std::span<const std::byte> got =
+        in_place ? std::span<const std::byte>()
+                 : reader.read(r.begin, r.end - r.begin, staging.span());
+    for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
+      const detail::ReadPiece& piece = plan_.pieces[p];
+      const std::span<std::byte> target = states_[piece.item].target;
+      if (target.empty() || in_place) continue;  // map mode: the read filled the page cache
+      std::memcpy(target.data() + piece.item_offset, got.data() + (piece.offset - r.begin),
+                  static_cast<std::size_t>(piece.length));
+      copied += piece.length;
+    }
   }
   const std::lock_guard lock(lock_);
+  stats_.bytes_copied += copied;
   stats_.bytes_read +=
       reader.is_direct() ? io::FileReader::staging_size(r.begin, r.end - r.begin) : r.end - r.begin;
   ++stats_.requests;
@@ -346,7 +355,8 @@ void Engine::read_request(const detail::Request& r, std::span<std::byte> staging
 
 LoadStats load(std::span<const LoadItem> items, const LoadCallback& on_tensor,
                const LoadOptions& options) {
-  Engine engine(detail::make_load_plan(items, options), {}, on_tensor, options);
+  Engine engine(detail::make_load_plan(items, options, detail::Buffers::library), {}, on_tensor,
+                options);
   return engine.run();
 }
 
@@ -356,7 +366,7 @@ LoadStats load_into(std::span<const LoadItem> items, std::span<const std::span<s
     throw Error(ErrorKind::invalid_argument, std::to_string(items.size()) + " items but " +
                                                  std::to_string(buffers.size()) + " buffers");
   }
-  detail::LoadPlan plan = detail::make_load_plan(items, options);
+  detail::LoadPlan plan = detail::make_load_plan(items, options, detail::Buffers::caller);
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (buffers[i].size() != plan.items[i].length) {
       throw Error(ErrorKind::invalid_argument,
@@ -375,7 +385,8 @@ LoadStats load_into(std::span<const LoadItem> items, const BufferFor& buffer_for
                     const LoadCallback& on_tensor, const LoadOptions& options) {
   LoadOptions copy = options;
   copy.mode = options.mode == LoadMode::map ? LoadMode::read : options.mode;  // bytes are copied
-  Engine engine(detail::make_load_plan(items, options), {}, on_tensor, copy, &buffer_for);
+  Engine engine(detail::make_load_plan(items, options, detail::Buffers::caller), {}, on_tensor,
+                copy, &buffer_for);
   return engine.run();
 }
 

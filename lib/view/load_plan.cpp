@@ -7,6 +7,7 @@
 #include <string>
 
 #include "index/model_index.hpp"
+#include "io/file_reader.hpp"
 #include "view/view_access.hpp"
 
 namespace onnxmap::detail {
@@ -48,8 +49,30 @@ ResolvedItem resolve(const LoadItem& item, LoadPlan& plan) {
   return out;
 }
 
+// Direct reads into library buffers: an item this large is read into a buffer of its own, in
+// place; smaller ones share requests with their neighbours and are copied out of the staging
+// buffer (at most 8 KiB of alignment per item would be a large share of a small one, and a
+// read each a lot of calls).
+constexpr std::uint64_t kOwnBufferBytes = std::uint64_t{1} << 20U;
+
+// An own_buffer item's requests: at most `cap` bytes each, cut at aligned file offsets counted
+// from the aligned start of the item, so that their aligned ranges tile the item's buffer.
+void plan_own_requests(LoadPlan& plan, std::size_t i, std::uint64_t cap) {
+  ResolvedItem& item = plan.items[i];
+  const std::uint64_t base = io::align_down(item.offset);
+  const std::uint64_t end = item.offset + item.length;
+  item.first_request = plan.requests.size();
+  for (std::uint64_t at = item.offset; at < end;) {
+    const std::uint64_t stop = std::min(end, base + ((at - base) / cap + 1) * cap);
+    plan.requests.push_back({item.file, at, stop, plan.pieces.size(), 1, true});
+    plan.pieces.push_back({i, at, stop - at, at - item.offset});
+    at = stop;
+  }
+  item.last_request = plan.requests.size() - 1;
+}
+
 // Cuts the streamed items, in file order, into requests of at most `request_bytes`, joining
-// items less than `max_gap_bytes` apart.
+// items less than `max_gap_bytes` apart (own_buffer items have requests of their own).
 void plan_requests(LoadPlan& plan, const LoadOptions& options) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
@@ -59,16 +82,20 @@ void plan_requests(LoadPlan& plan, const LoadOptions& options) {
     return std::pair(plan.items[a].file, plan.items[a].offset) <
            std::pair(plan.items[b].file, plan.items[b].offset);
   });
-  const std::uint64_t cap = std::max<std::uint64_t>(options.request_bytes, 4096);
+  const std::uint64_t cap = std::max(io::align_down(options.request_bytes), io::kDirectAlign);
   for (const std::size_t i : order) {
     ResolvedItem& item = plan.items[i];
+    if (item.own_buffer) {
+      plan_own_requests(plan, i, cap);
+      continue;
+    }
     std::uint64_t at = item.offset;
     const std::uint64_t end = item.offset + item.length;
     item.first_request = plan.requests.size();  // corrected below if it joins the last request
     bool first = true;
     while (at < end) {
       Request* r = plan.requests.empty() ? nullptr : &plan.requests.back();
-      const bool joins = r != nullptr && r->file == item.file &&
+      const bool joins = r != nullptr && !r->own_buffer && r->file == item.file &&
                          at <= r->end + options.max_gap_bytes && at < r->begin + cap;
       if (!joins) {
         plan.requests.push_back({item.file, at, at, plan.pieces.size(), 0});
@@ -85,7 +112,8 @@ void plan_requests(LoadPlan& plan, const LoadOptions& options) {
     }
   }
   for (const Request& r : plan.requests) {
-    plan.largest_request = std::max(plan.largest_request, r.end - r.begin);
+    if (!r.own_buffer)
+      plan.largest_staged_request = std::max(plan.largest_staged_request, r.end - r.begin);
   }
 }
 
@@ -104,10 +132,16 @@ void fetch_remote(const LoadPlan& plan) {
 
 }  // namespace
 
-LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options) {
+LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options,
+                        Buffers buffers) {
   LoadPlan plan;
   plan.items.reserve(items.size());
-  for (const LoadItem& item : items) plan.items.push_back(resolve(item, plan));
+  const bool own_buffers = options.mode == LoadMode::direct && buffers == Buffers::library;
+  for (const LoadItem& item : items) {
+    ResolvedItem& resolved = plan.items.emplace_back(resolve(item, plan));
+    resolved.own_buffer = own_buffers && resolved.source == ItemSource::stream &&
+                          resolved.length >= kOwnBufferBytes;
+  }
   plan_requests(plan, options);
   fetch_remote(plan);
   return plan;

@@ -30,6 +30,9 @@ struct ResolvedItem {
   std::uint64_t length = 0;
   std::size_t first_request = 0;  // stream: the requests covering the item
   std::size_t last_request = 0;
+  // stream: read straight into a library buffer of its own that starts at the aligned file
+  // offset below the item's bytes, so direct reads land in place (no staging, no copy).
+  bool own_buffer = false;
 };
 
 // One piece of an item inside a request.
@@ -41,12 +44,15 @@ struct ReadPiece {
 };
 
 // One read: [begin, end) of files[file]; its pieces are pieces[first_piece, first_piece+count).
+// A request of an own_buffer item has that one piece, and its aligned range ends where the
+// item's next request's aligned range begins.
 struct Request {
   std::size_t file;
   std::uint64_t begin;
   std::uint64_t end;
   std::size_t first_piece;
   std::size_t piece_count;
+  bool own_buffer = false;
 };
 
 // A file the plan reads, and for a model opened by URL who fills it and its location there.
@@ -61,11 +67,15 @@ struct LoadPlan {
   std::vector<ResolvedItem> items;
   std::vector<Request> requests;
   std::vector<ReadPiece> pieces;
-  std::uint64_t largest_request = 0;
+  std::uint64_t largest_staged_request = 0;  // of the requests that are not own_buffer
 };
+
+// Whose buffers the items are read into.
+enum class Buffers : std::uint8_t { library, caller };
 
 // Resolves every item (throwing bytes()'s or slice_rows()'s error for a bad one), plans the
 // reads of the streamed ones, and fetches a remote model's.
-[[nodiscard]] LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options);
+[[nodiscard]] LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options,
+                                      Buffers buffers);
 
 }  // namespace onnxmap::detail

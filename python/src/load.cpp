@@ -114,6 +114,17 @@ bool is_sub_byte(const LoadItem& item) {
   return traits(item.tensor.data_type())->bits < 8;
 }
 
+// A new array of `bytes`, unpacked for sub-byte types.
+py::array copied_array(const LoadItem& item, std::span<const std::byte> bytes) {
+  py::array copy(item_dtype(item), item_shape(item));
+  if (is_sub_byte(item)) {
+    unpack_sub_byte(item.tensor.data_type(), bytes, array_bytes(copy));
+  } else if (!bytes.empty()) {  // an empty tensor's span may be null: memcpy must not see it
+    std::memcpy(array_bytes(copy).data(), bytes.data(), bytes.size());
+  }
+  return copy;
+}
+
 // An array of the bytes the loader hands over in map mode: a view of the model's bytes for raw
 // and external data (valid after the callback: it holds the model), else a copy, unpacked for
 // sub-byte types (library buffers last only until the callback returns).
@@ -123,13 +134,23 @@ py::array mapped_array(const Owner& owner, const LoadItem& item, std::span<const
   if (in_model && !is_sub_byte(item)) {
     return model_bytes_array(owner, bytes, item_dtype(item), item_shape(item));
   }
-  py::array copy(item_dtype(item), item_shape(item));
-  if (is_sub_byte(item)) {
-    unpack_sub_byte(item.tensor.data_type(), bytes, array_bytes(copy));
-  } else if (!bytes.empty()) {  // an empty tensor's span may be null: memcpy must not see it
-    std::memcpy(array_bytes(copy).data(), bytes.data(), bytes.size());
+  return copied_array(item, bytes);
+}
+
+// An array over a library buffer the loader handed over (LoadedTensor::owner), which the
+// array keeps: writable, as the buffer is no one else's. Sub-byte types are unpacked into a
+// new array, and bytes the model holds (a model opened in the read or direct mode) copied.
+py::array kept_buffer_array(const LoadItem& item, const LoadedTensor& loaded) {
+  if (is_sub_byte(item) || loaded.owner == nullptr || loaded.bytes.empty()) {
+    return copied_array(item, loaded.bytes);
   }
-  return copy;
+  auto keep = std::make_unique<Owner>(loaded.owner);
+  py::capsule base(keep.get(), [](void* p) { delete static_cast<Owner*>(p); });
+  (void)keep.release();  // the capsule owns it now
+  // The loader does not write the buffer again: the const it hands bytes out with is the
+  // loader's, not the memory's.
+  void* data = const_cast<std::byte*>(loaded.bytes.data());  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  return {item_dtype(item), item_shape(item), {}, data, base};
 }
 
 // Where load_into puts each item: a new NumPy array, or for sub-byte types a packed buffer that
@@ -158,6 +179,7 @@ py::dict stats_dict(const LoadStats& s) {
   out["bytes"] = s.bytes;
   out["bytes_read"] = s.bytes_read;
   out["requests"] = s.requests;
+  out["bytes_copied"] = s.bytes_copied;
   out["direct"] = s.direct;
   return out;
 }
@@ -206,6 +228,8 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
       py::object array;
       if (options.mode == LoadMode::map) {
         array = mapped_array(model, item, loaded.bytes);
+      } else if (options.mode == LoadMode::direct) {
+        array = kept_buffer_array(item, loaded);
       } else {
         array = std::move(into.arrays[loaded.item]);  // the callback owns it from here
         if (is_sub_byte(item)) {
@@ -220,8 +244,10 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
   LoadStats stats;
   try {
     const py::gil_scoped_release unlocked;
-    stats = options.mode == LoadMode::map ? load(plan, on_tensor, options)
-                                          : load_into(plan, buffer_for, on_tensor, options);
+    // read: straight into new arrays (preadv); direct: into the loader's aligned buffers, which
+    // the arrays keep (a direct read lands in place only there); map: views.
+    stats = options.mode == LoadMode::read ? load_into(plan, buffer_for, on_tensor, options)
+                                           : load(plan, on_tensor, options);
   } catch (const CallbackFailed&) {
     throw std::move(*failure);
   }
@@ -256,8 +282,10 @@ constexpr const char* kLoadDoc =
     "[rows*rank//ranks, rows*(rank+1)//ranks) of every tensor with at least `ranks` rows "
     "whose rows are whole bytes, the others whole.\n\nmode \"read\" (buffered) and "
     "\"direct\" (O_DIRECT, the page cache left alone) read each tensor straight into a new "
-    "writable array, which is the callback's to keep (no further copy); each array is made "
-    "when its read is scheduled, so max_in_flight_bytes bounds those the loader holds. "
+    "writable array, which is the callback's to keep (no further copy; in direct mode the "
+    "array is over an aligned buffer laid out like the file, so tensors under 1 MiB, read "
+    "with their neighbours, are copied once); each is made when its read is scheduled, so "
+    "max_in_flight_bytes bounds those the loader holds. "
     "mode \"map\" fills the page cache with "
     "large reads and gives read-only views of the mapped file (no copy; they keep the model "
     "mapped), dropping each tensor's pages from this process after its callback unless "
@@ -266,7 +294,8 @@ constexpr const char* kLoadDoc =
     "as copies, as Tensor.numpy() gives them. progress(bytes_done, bytes_total) is called "
     "after each tensor.\n\nThe GIL is released while files are read; callbacks run with it "
     "held. An exception in a callback stops the load and is raised here. Returns a dict: "
-    "tensors, bytes, bytes_read, requests, direct (every file was read with O_DIRECT).";
+    "tensors, bytes, bytes_read, requests, bytes_copied (copied after their read), direct "
+    "(every file was read with O_DIRECT).";
 
 constexpr const char* kPrefetchDoc =
     "prefetch(filter=None, *, names=None, shard=None, threads=None, request_bytes=None, "

@@ -287,8 +287,30 @@ def test_cold_slice_rows_reads_its_rows_only(tmp_path):
         assert np.array_equal(rows, weights[24:48])
 
 
-@pytest.mark.parametrize("mode", ["read", "direct"])
-def test_arrays_are_made_when_their_read_is_scheduled(tmp_path, mode):
+def test_direct_arrays_keep_the_loaders_buffers(tmp_path):
+    # Tensors of 1 MiB or more are read in place into the loader's aligned buffers, which the
+    # arrays keep (no copy; a small budget makes the loader reuse what is not kept); smaller
+    # ones are read with their neighbours and copied once.
+    rng = np.random.default_rng(6)
+    shapes = {"a": (3, 131072), "b": (10,), "c": (2, 200000), "d": (7, 3), "e": (262144,)}
+    weights = {n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+    path = tmp_path / "direct.onnx"
+    onnx.save_model(onnx.helper.make_model(onnx.helper.make_graph(
+        [], "g", [], [], initializer=[numpy_helper.from_array(a, n) for n, a in weights.items()])),
+        str(path))
+    kept = {}
+    with onnxmap.open(path) as model:
+        stats = model.load(kept.__setitem__, mode="direct", max_in_flight_bytes=2 << 20,
+                           request_bytes=1 << 20, threads=1)
+    assert stats["bytes_copied"] == weights["b"].nbytes + weights["d"].nbytes
+    for name, array in kept.items():
+        assert np.array_equal(array, weights[name]), name
+        assert array.flags.writeable, name
+        array[...] = 0  # the caller's to write
+    assert not any(kept[n].any() for n in kept)
+
+
+def test_arrays_are_made_when_their_read_is_scheduled(tmp_path):
     # 64 tensors of 256 KiB, loaded with a 1 MiB budget by a callback that keeps nothing: the
     # arrays alive at once (NumPy's allocations, as tracemalloc sees them) stay near the
     # budget, where making them all at the start held the whole 16 MiB.
@@ -309,7 +331,7 @@ def test_arrays_are_made_when_their_read_is_scheduled(tmp_path, mode):
     tracemalloc.start()
     try:
         with onnxmap.open(path) as model:
-            model.load(check_and_drop, mode=mode, max_in_flight_bytes=1 << 20,
+            model.load(check_and_drop, mode="read", max_in_flight_bytes=1 << 20,
                        request_bytes=256 << 10)
         _, peak = tracemalloc.get_traced_memory()
     finally:

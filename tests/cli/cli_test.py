@@ -64,7 +64,10 @@ def check_load(folder):
             r = run("load", path, "--mode", mode, "--json")
             out = json.loads(r.stdout) if r.returncode == 0 else {}
             check(f"load {path.name} --mode {mode}", out.get("tensors") == len(arrays)
-                  and out.get("bytes") == total and out.get("seconds", -1) >= 0, str(out))
+                  and out.get("bytes") == total and out.get("seconds", -1) >= 0
+                  and 0 <= out.get("bytes_copied", -1) <= total
+                  and min(out.get("cpu_user_seconds", -1), out.get("cpu_system_seconds", -1)) >= 0,
+                  str(out))
             r = run("get", path, "t3", "--load-mode", mode, "-o", folder / "t3.npy")
             check(f"get {path.name} --load-mode {mode}", r.returncode == 0 and
                   np.array_equal(np.load(folder / "t3.npy"), arrays["t3"]), r.stderr.decode())

@@ -78,6 +78,7 @@ nlohmann::json load_json(const LoadArgs& args, const LoadStats& stats, double se
   out["bytes_read"] = stats.bytes_read;
   out["requests"] = stats.requests;
   out["fresh_buffer_bytes"] = stats.fresh_buffer_bytes;
+  out["bytes_copied"] = stats.bytes_copied;
   out["direct_io"] = stats.direct;
   return out;
 }
