@@ -7,10 +7,10 @@
 //   onnxmap::ModelBuilder model;
 //   model.opset("", 21);
 //   onnxmap::GraphBuilder& g = model.graph("main");
-//   g.input("x", onnxmap::TypeSpec::tensor(onnxmap::DataType::float32, {"batch", 4}));
+//   g.input("x", onnxmap::TypeSpec::tensor(onnxmap::DataType::float32, {{"batch", 4}}));
 //   g.initializer(onnxmap::TensorBuilder("w", onnxmap::DataType::float32, {4, 4}, weights));
 //   g.node("MatMul", {"x", "w"}, {"y"});
-//   g.output("y", onnxmap::TypeSpec::tensor(onnxmap::DataType::float32, {"batch", 4}));
+//   g.output("y", onnxmap::TypeSpec::tensor(onnxmap::DataType::float32, {{"batch", 4}}));
 //   onnxmap::save(model, "model.onnx");
 
 #include <cstdint>

@@ -54,7 +54,7 @@ class ONNXMAP_API Type : private detail::MessageView {
   [[nodiscard]] std::string_view opaque_domain() const;
   [[nodiscard]] std::string_view opaque_name() const;
 
-  // "float32[batch,128]", "seq(float32[?])", "map(int64,float32[])": for people.
+  // "FLOAT[batch,128]", "seq(FLOAT)", "map(INT64,FLOAT[])": for people.
   [[nodiscard]] std::string to_string() const;
 
  private:

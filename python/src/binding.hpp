@@ -30,7 +30,7 @@ struct Held {
   View view;
 };
 
-// The open options from keyword arguments (load="map"|"read"|"direct", max_depth, max_tensors,
+// The open options from keyword arguments (mode="map"|"read"|"direct", max_depth, max_tensors,
 // max_messages, allow_external_outside_folder, collect_payload_errors), removed from `kwargs` as
 // they are read.
 [[nodiscard]] OpenOptions take_open_options(py::dict& kwargs);

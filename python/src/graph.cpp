@@ -59,7 +59,7 @@ void bind_value_info(py::module_& m) {
       .def_property_readonly("name", [](const PyValueInfo& s) { return s.view.name(); })
       .def_property_readonly(
           "type", [](const PyValueInfo& s) { return s.view.type().to_string(); },
-          "The type as text: \"float32[batch,128]\".")
+          "The type as text: \"FLOAT[batch,128]\".")
       .def_property_readonly("elem_type", &elem_type,
                              "Tensor types: the element type's ONNX name, else None.")
       .def_property_readonly("shape", &value_info_shape,

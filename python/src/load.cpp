@@ -179,6 +179,7 @@ py::dict stats_dict(const LoadStats& s) {
   out["bytes"] = s.bytes;
   out["bytes_read"] = s.bytes_read;
   out["requests"] = s.requests;
+  out["fresh_buffer_bytes"] = s.fresh_buffer_bytes;
   out["bytes_copied"] = s.bytes_copied;
   out["direct"] = s.direct;
   return out;
@@ -294,8 +295,9 @@ constexpr const char* kLoadDoc =
     "as copies, as Tensor.numpy() gives them. progress(bytes_done, bytes_total) is called "
     "after each tensor.\n\nThe GIL is released while files are read; callbacks run with it "
     "held. An exception in a callback stops the load and is raised here. Returns a dict: "
-    "tensors, bytes, bytes_read, requests, bytes_copied (copied after their read), direct "
-    "(every file was read with O_DIRECT).";
+    "tensors, bytes, bytes_read, requests, fresh_buffer_bytes (library buffers allocated, not "
+    "reused), bytes_copied (copied after their read), direct (every file was read with "
+    "O_DIRECT).";
 
 constexpr const char* kPrefetchDoc =
     "prefetch(filter=None, *, names=None, shard=None, threads=None, request_bytes=None, "

@@ -7,6 +7,8 @@ checked against python3-onnx on models it builds.
 import json
 import os
 import pathlib
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -78,6 +80,31 @@ def check_load(folder):
     check("--no-mmap and --load-mode together exit 2",
           run("ls", inline, "--no-mmap", "--load-mode", "direct").returncode == 2)
     check("load of a missing file exits 1", run("load", folder / "nope.onnx").returncode == 1)
+
+
+def check_help_examples(folder):
+    """`onnxmap --help` and every verb's --help show examples, and each example without a URL
+    runs as written (bash, this build's onnxmap first on PATH), in the order a newcomer would try
+    them, in one empty folder."""
+    top = run("--help").stdout.decode()
+    check("--help shows an example", "Example:\n  onnxmap " in top, top)
+    folder.mkdir()
+    env = dict(os.environ, PATH=str(pathlib.Path(ONNXMAP).resolve().parent) + os.pathsep
+               + os.environ["PATH"])
+    for verb in ("synth", "info", "ls", "graph", "dump", "get", "convert", "check", "load"):
+        text = run(verb, "--help").stdout.decode()
+        lines = re.search(r"^Examples:\n((?:  .*\n)+)", text, re.M)
+        check(f"{verb} --help shows examples", lines is not None, text)
+        for line in (lines.group(1).splitlines() if lines else []):
+            if "://" in line:
+                continue
+            r = subprocess.run(["bash", "-c", line.strip()], cwd=folder, env=env,
+                               capture_output=True)
+            check(f"the example runs: {line.strip()}", r.returncode == 0, r.stderr.decode())
+    shutil.rmtree(folder)
+    r = run("frob", "model.onnx")
+    check("an unknown verb is named, exit 2", r.returncode == 2
+          and b"unknown verb 'frob'" in r.stderr, r.stderr.decode())
 
 
 def main():
@@ -175,6 +202,7 @@ def main():
     check("synth --hidden 0 exits 2", r.returncode == 2 and not (folder / "bad.onnx").exists())
 
     check_load(folder)
+    check_help_examples(folder / "examples")
 
     for f in folder.iterdir():
         f.unlink()

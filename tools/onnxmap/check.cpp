@@ -49,7 +49,8 @@ void print_check_text(const std::string& model, const CheckReport& report, bool 
     std::cout << ")\n";
   }
   if (report.ok()) {
-    std::cout << model << ": ok (" << report.nodes << " nodes, " << report.tensors << " tensors"
+    std::cout << model << ": ok (" << report.nodes << (report.nodes == 1 ? " node, " : " nodes, ")
+              << report.tensors << (report.tensors == 1 ? " tensor" : " tensors")
               << (data ? ", " + human_bytes(report.bytes_read) + " of data read" : "") << ")\n";
   } else {
     std::cerr << "onnxmap: " << model << ": " << report.problems.size()

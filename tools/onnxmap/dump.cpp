@@ -65,7 +65,8 @@ void add_dump_verb(CLI::App& app) {
       ->required();
   add_remote_flags(sub, args->remote);
   sub->add_option("--message", args->message,
-                  "the message the file holds (default ModelProto; TensorProto for .pb files)");
+                  "the message the file holds: ModelProto (default), or TensorProto for a bare tensor "
+                  "such as the backend tests' .pb files");
   sub->add_flag("--omit-data", args->omit_data, "leave out tensor payloads");
   sub->add_flag("--json", args->json, "JSON is dump's only form; accepted like every verb's");
   add_load_mode_option(sub, args->load);

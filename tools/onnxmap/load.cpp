@@ -147,8 +147,8 @@ void add_load_verb(CLI::App& app) {
   sub->add_option("MODEL", args->model, "the .onnx file or its URL")->required();
   add_remote_flags(sub, args->remote);
   sub->add_option("--mode,--load-mode", args->mode,
-                  "map: fill the page cache and touch the map; read: pread into buffers; direct: "
-                  "O_DIRECT, bypassing the page cache")
+                  "read (default): pread into buffers; direct: O_DIRECT into buffers, bypassing "
+                  "the page cache; map: fill the page cache and touch the map")
       ->check(CLI::IsMember({"map", "read", "direct"}));
   sub->add_option("--threads", args->threads, "reading threads (default 4)")
       ->check(CLI::Range(1U, 256U));

@@ -115,7 +115,7 @@ void add_ls_verb(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("ls", "List every tensor: name, dtype, dims, size, where");
   sub->add_option("MODEL", args->model, "the .onnx file (- = standard input)")->required();
   add_remote_flags(sub, args->remote);
-  sub->add_flag("--json", args->json, "one JSON object per tensor, exact numbers");
+  sub->add_flag("--json", args->json, "a JSON array, one object per tensor, exact numbers");
   add_load_mode_option(sub, args->load);
   sub->add_option("--sort", args->sort,
                   "order rows by name, by size (largest first) or by offset (file by file)")

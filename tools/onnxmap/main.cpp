@@ -21,6 +21,16 @@ int main(int argc, char** argv) {
       "Exit status: 0 success, 1 invalid model or failed check, 2 usage error, 3 internal error "
       "(a bug of onnxmap: please report it).\nEvery verb that prints takes --json.");
   onnxmap::cli::register_verbs(app);
+  app.footer(
+      "Example:\n  onnxmap synth model.onnx --layers 2 --hidden 64 && onnxmap info model.onnx\n"
+      "Each verb's --help shows examples of it.\n\n" + app.get_footer());
+  if (argc > 1) {
+    const std::string unknown = onnxmap::cli::unknown_verb(app, argv[1]);
+    if (!unknown.empty()) {
+      std::cerr << unknown << '\n';
+      return onnxmap::cli::kExitUsage;
+    }
+  }
 
   try {
     app.parse(argc, argv);

@@ -1,11 +1,42 @@
 #include "verbs.hpp"
 
+#include <algorithm>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace onnxmap::cli {
 
 namespace {
+
+// What each verb's --help shows under "Examples:", in the order a newcomer would try them.
+// tests/cli/cli_test.py runs every line without a URL, in this order, in one folder.
+constexpr std::pair<std::string_view, std::string_view> kExamples[] = {
+    {"synth", "onnxmap synth model.onnx --layers 2 --hidden 64"},
+    {"synth", "onnxmap synth big.onnx --layers 80 --hidden 8192 --sparse   # 153 GB of holes"},
+    {"info", "onnxmap info model.onnx"},
+    {"info", "onnxmap info model.onnx --stats --json"},
+    {"info", "onnxmap info https://example.com/model.onnx --cache ~/.cache/onnxmap"},
+    {"ls", "onnxmap ls model.onnx --sort size --filter '*.weight'"},
+    {"graph", "onnxmap graph model.onnx --depth 0"},
+    {"dump", "onnxmap dump model.onnx --omit-data"},
+    {"get", "onnxmap get model.onnx model.embed_tokens.weight -o embed.npy"},
+    {"get", "onnxmap get model.onnx model.embed_tokens.weight --rows 0:8 -o rows.npy"},
+    {"convert", "onnxmap convert model.onnx split.onnx --external-data split.onnx.data"},
+    {"convert", "onnxmap convert split.onnx whole.onnx --inline"},
+    {"check", "onnxmap check split.onnx --data"},
+    {"load", "onnxmap load model.onnx --mode direct"},
+    {"load", "onnxmap load model.onnx --shard 0/2 --json"},
+};
+
+// "Examples:" and the verb's lines of kExamples, then the rest of its help's footer.
+std::string examples_footer(const CLI::App& sub) {
+  std::string out = "Examples:\n";
+  for (const auto& [verb, line] : kExamples) {
+    if (verb == sub.get_name()) out += "  " + std::string(line) + "\n";
+  }
+  return out + "\n" + sub.get_footer();
+}
 
 struct Verb {
   const CLI::App* subcommand;
@@ -53,6 +84,21 @@ void register_verbs(CLI::App& app) {
   add_load_verb(app);
   add_ls_verb(app);
   add_synth_verb(app);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    sub->footer(examples_footer(*sub));
+  }
+}
+
+std::string unknown_verb(const CLI::App& app, std::string_view first) {
+  if (first.empty() || first.front() == '-') return "";
+  const auto subs = app.get_subcommands([](const CLI::App*) { return true; });
+  std::string names;
+  for (const CLI::App* sub : subs) {
+    if (sub->get_name() == first) return "";
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  return "onnxmap: unknown verb '" + std::string(first) + "'; the verbs are " + names +
+         "\nRun with --help for more information.";
 }
 
 }  // namespace onnxmap::cli
