@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Makes the benchmark models with `onnxmap synth`, runs onnxmap against libprotobuf, python onnx
 # and the physical limits (memcpy and memory-read bandwidth measured in the same run) on them,
-# times `onnxmap convert` against `cp`, prints markdown tables, and removes the models. Under 10
-# minutes on 2 cores. The cold fetches evict the pages of the bench's own files from the page
-# cache (posix_fadvise), which needs no root.
+# times `onnxmap convert` against `cp`, writes the tables to bench/RESULTS.md, and removes the
+# models. Under 10 minutes on 2 cores. The cold fetches evict the pages of the bench's own
+# files from the page cache (posix_fadvise), which needs no root.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -64,11 +64,22 @@ for model in llm-320g llm-7b-ext llm-2g graph-heavy; do
   done
 done
 
-/usr/bin/python3 bench/report.py "$dir" "$(nproc)"
-
 log "converting (onnxmap convert against cp)"
-echo
-echo "Conversion, median of 3 fresh processes, warm page cache:"
-echo
-/usr/bin/python3 bench/convert_bench.py "$onnxmap" "$build/bench/peak_rss" "$dir" llm-2g llm-320g
-log "done"
+/usr/bin/python3 bench/convert_bench.py "$onnxmap" "$build/bench/peak_rss" "$dir" llm-2g llm-320g \
+  >"$dir/convert.md"
+
+# bench/RESULTS.md: this run's tables only, written from the bench's JSON and the probes.
+{
+  echo "# Benchmark results"
+  echo
+  echo "Written by \`./tools/bench.sh\` on $(date -u +%Y-%m-%d) at commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
+  echo "Cold loads against the device: [cold-load.md](cold-load.md) (\`./tools/cold_bench.sh\`)."
+  echo
+  /usr/bin/python3 bench/report.py "$dir" "$(nproc)"
+  echo
+  echo "Conversion, median of 3 fresh processes, warm page cache:"
+  echo
+  cat "$dir/convert.md"
+} >bench/RESULTS.md
+cat bench/RESULTS.md
+log "done: bench/RESULTS.md"

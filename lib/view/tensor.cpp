@@ -36,7 +36,7 @@ void advise_access(const MappedFile* file, std::uint64_t offset, std::uint64_t l
 // A slice of a payload (a rank's rows) this large, when not all in the page cache, is read into
 // it exactly with large preads before it is handed out: sequential advice would let the
 // kernel's read-ahead run on into the next rank's rows, and MADV_WILLNEED then faults read
-// cold slices at half the speed of the preads (cold_load_bench, README "Loading cold").
+// cold slices at half the speed of the preads (bench/cold_load_bench; docs/loading-cold.md).
 constexpr std::uint64_t kSliceReadAheadBytes = std::uint64_t{64} << 10U;
 
 void advise_slice(const MappedFile* file, std::uint64_t offset, std::uint64_t length) {

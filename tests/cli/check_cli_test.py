@@ -160,7 +160,7 @@ def planted(folder):
           repr(lines))
     r = run("check", folder / "clean.onnx")
     check("a clean model says ok", r.returncode == 0 and r.stdout.strip().endswith(
-        "ok (1 nodes, 1 tensors)"), r.stdout)
+        "ok (1 node, 1 tensor)"), r.stdout)
     garbage = folder / "garbage.onnx"
     garbage.write_bytes(b"\x0a\xff\xff\xff\xff\x0f")
     code, report = problems_of(garbage)

@@ -82,6 +82,22 @@ def check_load(folder):
     check("load of a missing file exits 1", run("load", folder / "nope.onnx").returncode == 1)
 
 
+def check_hints(folder):
+    """An error at the top of a file says what to do: a file cut short, a bare TensorProto."""
+    whole = (folder / "inline.onnx").read_bytes()
+    (folder / "cut.onnx").write_bytes(whole[:len(whole) // 2])
+    r = run("info", folder / "cut.onnx")
+    check("a cut file: exit 1 and a hint", r.returncode == 1
+          and b"; the file ends before a field it declares: it may be cut short" in r.stderr, r.stderr.decode())
+    tensor = numpy_helper.from_array(np.array(["a", "bc"], dtype=object), "s")
+    (folder / "tensor.pb").write_bytes(tensor.SerializeToString())
+    r = run("info", folder / "tensor.pb")
+    check("a TensorProto read as a model: a hint to dump it", r.returncode == 1
+          and b"dump --message TensorProto" in r.stderr, r.stderr.decode())
+    for name in ("cut.onnx", "tensor.pb"):
+        (folder / name).unlink()
+
+
 def check_help_examples(folder):
     """`onnxmap --help` and every verb's --help show examples, and each example without a URL
     runs as written (bash, this build's onnxmap first on PATH), in the order a newcomer would try
@@ -102,6 +118,7 @@ def check_help_examples(folder):
                                capture_output=True)
             check(f"the example runs: {line.strip()}", r.returncode == 0, r.stderr.decode())
     shutil.rmtree(folder)
+    check_hints(folder.parent)
     r = run("frob", "model.onnx")
     check("an unknown verb is named, exit 2", r.returncode == 2
           and b"unknown verb 'frob'" in r.stderr, r.stderr.decode())

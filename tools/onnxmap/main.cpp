@@ -6,9 +6,32 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string>
 
 #include "onnxmap/onnxmap.hpp"
 #include "verbs.hpp"
+
+namespace {
+
+// What a person can do about an error at the top of the file, where no field path says more:
+// a bare TensorProto (which opens as one) read as a model, or a file cut short.
+std::string hint_for(const onnxmap::Error& e, const std::string& model) {
+  const bool local_file = !model.empty() && model != "-" && model.find("://") == std::string::npos;
+  if (!e.field_path().empty() || !local_file) return "";
+  try {
+    (void)onnxmap::Model::open(model, {}, onnxmap::schema::MessageKind::TensorProto);
+    return "the file holds a bare TensorProto, not a model: `onnxmap dump --message "
+           "TensorProto " + model + "` reads it";
+  } catch (const onnxmap::Error&) {
+  }
+  if (e.kind() == onnxmap::ErrorKind::truncated || e.kind() == onnxmap::ErrorKind::out_of_bounds) {
+    return "the file ends before a field it declares: it may be cut short (an interrupted "
+           "download or copy), or not be an ONNX model";
+  }
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // Past a file size limit a write fails with EFBIG, reported like a full disk, instead of the
@@ -35,14 +58,20 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // CLI11 exits 0 for --help and --version; every real usage error becomes exit code 2.
-    const int code = app.exit(e);
-    return code == 0 ? 0 : onnxmap::cli::kExitUsage;
+    // CLI11 exits 0 for --help and --version; every real usage error becomes exit code 2,
+    // named like every other message: "onnxmap VERB: what".
+    if (e.get_exit_code() == 0) return app.exit(e);
+    const auto verbs = app.get_subcommands();
+    std::cerr << "onnxmap" << (verbs.empty() ? "" : " " + verbs.front()->get_name()) << ": "
+              << e.what() << "\nRun with --help for more information.\n";
+    return onnxmap::cli::kExitUsage;
   }
   try {
     return onnxmap::cli::run_selected(app);
   } catch (const onnxmap::Error& e) {
-    std::cerr << "onnxmap: " << e.what() << '\n';
+    // One line, as every error: what, where, and what to do where there is something to do.
+    const std::string hint = hint_for(e, onnxmap::cli::model_argument(app));
+    std::cerr << "onnxmap: " << e.what() << (hint.empty() ? "" : "; " + hint) << '\n';
     return onnxmap::cli::kExitInvalid;
   } catch (const CLI::Error& e) {
     // A value the verb itself validates while running (get --rows A:B).

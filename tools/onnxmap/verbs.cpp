@@ -89,6 +89,19 @@ void register_verbs(CLI::App& app) {
   }
 }
 
+std::string model_argument(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (const CLI::Option* option : sub->get_options()) {
+      const std::string name = option->get_name();
+      if (option->get_positional() && (name == "MODEL" || name == "IN") &&
+          !option->results().empty()) {
+        return option->results().front();
+      }
+    }
+  }
+  return "";
+}
+
 std::string unknown_verb(const CLI::App& app, std::string_view first) {
   if (first.empty() || first.front() == '-') return "";
   const auto subs = app.get_subcommands([](const CLI::App*) { return true; });

@@ -24,6 +24,8 @@ void register_verbs(CLI::App& app);
 int run_selected(const CLI::App& app);
 // The selected verb and its positional arguments as typed ("info model.onnx"), for messages.
 [[nodiscard]] std::string selected_command(const CLI::App& app);
+// The model the selected verb was given (its MODEL or IN argument), or "".
+[[nodiscard]] std::string model_argument(const CLI::App& app);
 // The message for a first argument that is neither an option nor a verb, or "".
 [[nodiscard]] std::string unknown_verb(const CLI::App& app, std::string_view first);
 
