@@ -12,5 +12,6 @@
 #include "onnxmap/options.hpp"
 #include "onnxmap/save.hpp"
 #include "onnxmap/schema.hpp"
+#include "onnxmap/stats.hpp"
 #include "onnxmap/sub_byte.hpp"
 #include "onnxmap/version.hpp"

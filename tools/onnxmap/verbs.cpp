@@ -27,6 +27,8 @@ constexpr std::pair<std::string_view, std::string_view> kExamples[] = {
     {"check", "onnxmap check split.onnx --data"},
     {"load", "onnxmap load model.onnx --mode direct"},
     {"load", "onnxmap load model.onnx --shard 0/2 --json"},
+    {"stats", "onnxmap stats model.onnx --filter '*.mlp.*'"},
+    {"stats", "onnxmap stats model.onnx model.embed_tokens.weight --json --bins 16"},
 };
 
 // "Examples:" and the verb's lines of kExamples, then the rest of its help's footer.
@@ -83,6 +85,7 @@ void register_verbs(CLI::App& app) {
   add_info_verb(app);
   add_load_verb(app);
   add_ls_verb(app);
+  add_stats_verb(app);
   add_synth_verb(app);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     sub->footer(examples_footer(*sub));

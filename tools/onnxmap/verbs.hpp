@@ -38,6 +38,7 @@ void add_graph_verb(CLI::App& app);
 void add_info_verb(CLI::App& app);
 void add_load_verb(CLI::App& app);
 void add_ls_verb(CLI::App& app);
+void add_stats_verb(CLI::App& app);
 void add_synth_verb(CLI::App& app);
 
 // Called by each verb's file to make itself known.

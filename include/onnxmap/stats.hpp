@@ -1,0 +1,41 @@
+#pragma once
+// Statistics of a tensor's values, as a person checks that weights are sane: range, mean,
+// spread, zeros, NaNs and infinities, and a histogram, for every numeric data type (float16,
+// bfloat16, the float8 and 4-bit types included). `onnxmap stats` prints them.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "onnxmap/export.hpp"
+#include "onnxmap/schema.hpp"
+
+namespace onnxmap {
+
+struct TensorStats {
+  std::uint64_t count = 0;       // elements
+  std::uint64_t zeros = 0;       // equal to 0 (-0 included)
+  std::uint64_t nans = 0;        // NaN
+  std::uint64_t infinities = 0;  // +inf or -inf
+  // Over the finite values (NaN when there is none); stddev is the population's (NumPy's std).
+  double min = 0;
+  double max = 0;
+  double mean = 0;
+  double stddev = 0;
+  // `bins` equal bins over [min, max] of the finite values (the last bin closed, as NumPy's
+  // histogram); all zero when there is no finite value.
+  std::vector<std::uint64_t> histogram;
+};
+
+// Whether tensor_stats takes `type`: every type with numbers, not STRING nor the complex types.
+[[nodiscard]] ONNXMAP_API bool has_stats(DataType type) noexcept;
+
+// The statistics of `count` elements of `type` in the raw_data layout (little-endian; sub-byte
+// types packed, the first element in the low bits). Two passes over the bytes, no allocation but
+// the histogram. Throws onnxmap::Error (invalid_argument) for a type has_stats refuses, or
+// bytes too short for `count` elements.
+[[nodiscard]] ONNXMAP_API TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type,
+                                                   std::uint64_t count, unsigned bins = 32);
+
+}  // namespace onnxmap

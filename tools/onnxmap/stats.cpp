@@ -1,0 +1,134 @@
+// onnxmap stats MODEL [NAME...]: each numeric tensor's range, mean, spread, zeros, NaNs,
+// infinities and histogram (onnxmap::tensor_stats), read with the loader in file order.
+
+#include <fnmatch.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "format.hpp"
+#include "load_mode_option.hpp"
+#include "onnxmap/onnxmap.hpp"
+#include "remote_flags.hpp"
+#include "verbs.hpp"
+
+namespace onnxmap::cli {
+
+namespace {
+
+struct StatsArgs {
+  std::string model;
+  std::vector<std::string> names;  // tensors by name; empty: every tensor (or --filter's)
+  std::string filter;
+  unsigned bins = 32;
+  unsigned threads = 4;
+  bool json = false;
+  RemoteOptions remote;
+};
+
+std::vector<LoadItem> stats_plan(const Model& model, const StatsArgs& args) {
+  if (args.names.empty()) return plan_all(model, args.filter);
+  std::vector<LoadItem> plan;
+  for (const std::string& name : args.names) plan.push_back({model.tensor(name)});
+  return plan;
+}
+
+// A number for JSON: null where it is not finite (JSON has no NaN).
+nlohmann::json json_number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json stats_json(const Tensor& t, const TensorStats* s) {
+  nlohmann::json row;
+  row["name"] = std::string(t.lookup_name());
+  row["dtype"] = to_string(t.data_type());
+  row["count"] = t.element_count();
+  if (s == nullptr) return row;  // no numbers: STRING, complex
+  row["min"] = json_number(s->min);
+  row["max"] = json_number(s->max);
+  row["mean"] = json_number(s->mean);
+  row["std"] = json_number(s->stddev);
+  row["zeros"] = s->zeros;
+  row["nans"] = s->nans;
+  row["infinities"] = s->infinities;
+  row["histogram"] = s->histogram;
+  return row;
+}
+
+std::string stats_cell(const nlohmann::json& row, const char* key) {
+  if (!row.contains(key)) return "-";
+  const nlohmann::json& v = row[key];
+  if (v.is_null()) return "-";
+  if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+  std::array<char, 32> text{};
+  std::snprintf(text.data(), text.size(), "%.6g", v.get<double>());
+  return text.data();
+}
+
+// The table a person reads, from the JSON rows alone.
+void print_stats_table(const nlohmann::json& rows) {
+  Table table({"NAME", "DTYPE", "COUNT", "MIN", "MAX", "MEAN", "STD", "ZEROS", "NAN", "INF"});
+  for (const nlohmann::json& row : rows) {
+    table.add({row["name"].get<std::string>(), row["dtype"].get<std::string>(),
+               std::to_string(row["count"].get<std::uint64_t>()), stats_cell(row, "min"),
+               stats_cell(row, "max"), stats_cell(row, "mean"), stats_cell(row, "std"), stats_cell(row, "zeros"),
+               stats_cell(row, "nans"), stats_cell(row, "infinities")});
+  }
+  table.print(std::cout);
+}
+
+int run_stats(const StatsArgs& args) {
+  OpenOptions open_options;
+  open_options.remote = args.remote;
+  const Model model = Model::open(args.model, open_options);
+  const std::vector<LoadItem> plan = stats_plan(model, args);
+  std::vector<nlohmann::json> rows(plan.size());
+  LoadOptions options;
+  options.threads = args.threads;
+  (void)load(
+      plan,
+      [&](const LoadedTensor& loaded) {
+        const Tensor& t = plan[loaded.item].tensor;
+        const auto type = t.data_type();
+        if (!has_stats(type)) {
+          rows[loaded.item] = stats_json(t, nullptr);
+          return;
+        }
+        const TensorStats s = tensor_stats(loaded.bytes, type, t.element_count(), args.bins);
+        rows[loaded.item] = stats_json(t, &s);
+      },
+      options);
+  const nlohmann::json out(rows);
+  if (args.json) {
+    print_json(std::cout, out);
+  } else {
+    print_stats_table(out);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_stats_verb(CLI::App& app) {
+  auto args = std::make_shared<StatsArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "stats", "Each tensor's min, max, mean, std, zeros, NaNs, infinities and histogram");
+  sub->add_option("MODEL", args->model, "the .onnx file or its URL")->required();
+  sub->add_option("NAME", args->names, "only these tensors (names or paths as `ls` shows)");
+  add_remote_flags(sub, args->remote);
+  sub->add_option("--filter", args->filter, "only tensors whose name matches this glob");
+  sub->add_option("--bins", args->bins, "histogram bins, in --json (default 32)")
+      ->check(CLI::Range(1U, 4096U));
+  sub->add_option("--threads", args->threads, "reading threads (default 4)")
+      ->check(CLI::Range(1U, 256U));
+  sub->add_flag("--json", args->json,
+                "a JSON array, one object per tensor, with its histogram over [min, max]");
+  add_verb(sub, [args] { return run_stats(*args); });
+}
+
+}  // namespace onnxmap::cli
