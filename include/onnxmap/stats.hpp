@@ -1,7 +1,8 @@
 #pragma once
 // Statistics of a tensor's values, as a person checks that weights are sane: range, mean,
 // spread, zeros, NaNs and infinities, and a histogram, for every numeric data type (float16,
-// bfloat16, the float8 and 4-bit types included). `onnxmap stats` prints them.
+// bfloat16, the float8 and 4-bit types included); and how two tensors' values differ.
+// `onnxmap stats` and `onnxmap diff` print them.
 
 #include <cstddef>
 #include <cstdint>
@@ -37,5 +38,20 @@ struct TensorStats {
 // bytes too short for `count` elements.
 [[nodiscard]] ONNXMAP_API TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type,
                                                    std::uint64_t count, unsigned bins = 32);
+
+// How two runs of elements of one type differ, element by element.
+struct ValuesDiff {
+  std::uint64_t differing = 0;  // elements whose values differ by more than the tolerance
+  double max_abs = 0;           // the largest |a - b| over elements finite in both
+  double max_rel = 0;           // the largest |a - b| / max(|a|, |b|) over those
+};
+
+// Compares `count` elements of `type` in `a` and `b` (the raw_data layout, as tensor_stats):
+// byte ranges equal in both are skipped without decoding. NaN equals NaN; an element finite in
+// one and not in the other differs (and is left out of the maxima); finite ones differ when
+// |a - b| > tolerance. Throws onnxmap::Error (invalid_argument) as tensor_stats does.
+[[nodiscard]] ONNXMAP_API ValuesDiff compare_values(std::span<const std::byte> a,
+                                                    std::span<const std::byte> b, DataType type,
+                                                    std::uint64_t count, double tolerance = 0);
 
 }  // namespace onnxmap

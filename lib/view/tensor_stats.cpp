@@ -100,55 +100,72 @@ unsigned crumb(const std::byte* p, std::uint64_t i) {
   return (byte_at(p, i / 4) >> (2 * (i % 4))) & 0x3U;
 }
 
-// Calls f(value) for each of the `count` elements of `type` at `p`, as doubles; one loop per
-// type, so the decoding is not a switch per element.
-template <class F>
-void for_each_value(const std::byte* p, DataType type, std::uint64_t count, F&& f) {
-  const auto run = [&](auto decode) {
-    for (std::uint64_t i = 0; i < count; ++i) f(decode(i));
-  };
+// Calls use(decode) with the decoder of `type`: decode(p, i) is element i of the elements at p,
+// as a double. One instantiation per type, so decoding is not a switch per element.
+template <class Use>
+void with_decoder(DataType type, Use&& use) {
+  const auto run = [&](auto decode) { use(decode); };
   using D = DataType;
   switch (type) {
-    case D::float32: return run([p](auto i) { return load<float>(p + 4 * i); });
-    case D::float64: return run([p](auto i) { return load<double>(p + 8 * i); });
+    case D::float32: return run([](const std::byte* p, auto i) { return load<float>(p + 4 * i); });
+    case D::float64: return run([](const std::byte* p, auto i) { return load<double>(p + 8 * i); });
     case D::float16: {
       const double* table = float16_table().data();
-      return run(
-          [p, table](auto i) { return table[byte_at(p, 2 * i) | byte_at(p, 2 * i + 1) << 8U]; });
+      return run([table](const std::byte* p, auto i) {
+        return table[byte_at(p, 2 * i) | byte_at(p, 2 * i + 1) << 8U];
+      });
     }
-    case D::bfloat16: return run([p](auto i) { return bfloat16(p + 2 * i); });
+    case D::bfloat16: return run([](const std::byte* p, auto i) { return bfloat16(p + 2 * i); });
     case D::float8e4m3fn:
     case D::float8e4m3fnuz:
     case D::float8e5m2:
     case D::float8e5m2fnuz:
     case D::float8e8m0: {
       const double* table = float8_table(type).data();
-      return run([p, table](auto i) { return table[byte_at(p, i)]; });
+      return run([table](const std::byte* p, auto i) { return table[byte_at(p, i)]; });
     }
-    case D::float4e2m1: return run([p](auto i) { return minifloat(nibble(p, i), 2, 1, 1); });
-    case D::int8: return run([p](auto i) { return load<std::int8_t>(p + i); });
-    case D::uint8: return run([p](auto i) { return load<std::uint8_t>(p + i); });
-    case D::boolean: return run([p](auto i) { return byte_at(p, i) != 0 ? 1.0 : 0.0; });
-    case D::int16: return run([p](auto i) { return load<std::int16_t>(p + 2 * i); });
-    case D::uint16: return run([p](auto i) { return load<std::uint16_t>(p + 2 * i); });
-    case D::int32: return run([p](auto i) { return load<std::int32_t>(p + 4 * i); });
-    case D::uint32: return run([p](auto i) { return load<std::uint32_t>(p + 4 * i); });
-    case D::int64: return run([p](auto i) { return load<std::int64_t>(p + 8 * i); });
-    case D::uint64: return run([p](auto i) { return load<std::uint64_t>(p + 8 * i); });
-    case D::uint4: return run([p](auto i) { return static_cast<double>(nibble(p, i)); });
+    case D::float4e2m1:
+      return run([](const std::byte* p, auto i) { return minifloat(nibble(p, i), 2, 1, 1); });
+    case D::int8: return run([](const std::byte* p, auto i) { return load<std::int8_t>(p + i); });
+    case D::uint8: return run([](const std::byte* p, auto i) { return load<std::uint8_t>(p + i); });
+    case D::boolean:
+      return run([](const std::byte* p, auto i) { return byte_at(p, i) != 0 ? 1.0 : 0.0; });
+    case D::int16:
+      return run([](const std::byte* p, auto i) { return load<std::int16_t>(p + 2 * i); });
+    case D::uint16:
+      return run([](const std::byte* p, auto i) { return load<std::uint16_t>(p + 2 * i); });
+    case D::int32:
+      return run([](const std::byte* p, auto i) { return load<std::int32_t>(p + 4 * i); });
+    case D::uint32:
+      return run([](const std::byte* p, auto i) { return load<std::uint32_t>(p + 4 * i); });
+    case D::int64:
+      return run([](const std::byte* p, auto i) { return load<std::int64_t>(p + 8 * i); });
+    case D::uint64:
+      return run([](const std::byte* p, auto i) { return load<std::uint64_t>(p + 8 * i); });
+    case D::uint4:
+      return run([](const std::byte* p, auto i) { return static_cast<double>(nibble(p, i)); });
     case D::int4:
-      return run([p](auto i) {
+      return run([](const std::byte* p, auto i) {
         const int v = static_cast<int>(nibble(p, i));
         return static_cast<double>(v >= 8 ? v - 16 : v);
       });
-    case D::uint2: return run([p](auto i) { return static_cast<double>(crumb(p, i)); });
+    case D::uint2:
+      return run([](const std::byte* p, auto i) { return static_cast<double>(crumb(p, i)); });
     case D::int2:
-      return run([p](auto i) {
+      return run([](const std::byte* p, auto i) {
         const int v = static_cast<int>(crumb(p, i));
         return static_cast<double>(v >= 2 ? v - 4 : v);
       });
     default: return;
   }
+}
+
+// Calls f(value) for each of the `count` elements of `type` at `p`.
+template <class F>
+void for_each_value(const std::byte* p, DataType type, std::uint64_t count, F&& f) {
+  with_decoder(type, [&](auto decode) {
+    for (std::uint64_t i = 0; i < count; ++i) f(decode(p, i));
+  });
 }
 
 // The value of bit pattern `bits` of a type of at most 16 bits.
@@ -282,18 +299,23 @@ bool has_stats(DataType type) noexcept {
          type != DataType::complex128;
 }
 
-TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type, std::uint64_t count,
-                         unsigned bins) {
+// tensor_stats' and compare_values' refusals.
+void check_values(std::span<const std::byte> bytes, DataType type, std::uint64_t count) {
   if (!has_stats(type)) {
     throw Error(ErrorKind::invalid_argument, "no statistics for " + to_string(type) + " values");
   }
-  if (bins == 0) throw Error(ErrorKind::invalid_argument, "a histogram of 0 bins");
-  const std::uint64_t bits = traits(type)->bits;
-  if (count > bytes.size() * 8 / bits) {
+  if (count > bytes.size() * 8 / traits(type)->bits) {
     throw Error(ErrorKind::invalid_argument, std::to_string(bytes.size()) + " bytes for " +
                                                  std::to_string(count) + " " + to_string(type) +
                                                  " values");
   }
+}
+
+TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type, std::uint64_t count,
+                         unsigned bins) {
+  check_values(bytes, type, count);
+  if (bins == 0) throw Error(ErrorKind::invalid_argument, "a histogram of 0 bins");
+  const std::uint64_t bits = traits(type)->bits;
   Accumulator sums;
   std::vector<std::uint64_t> counts;  // by bit pattern, for types of at most 16 bits
   if (bits <= 16) {
@@ -320,6 +342,39 @@ TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type, std::u
     });
   }
   return s;
+}
+
+ValuesDiff compare_values(std::span<const std::byte> a, std::span<const std::byte> b, DataType type,
+                          std::uint64_t count, double tolerance) {
+  check_values(a, type, count);
+  check_values(b, type, count);
+  const std::uint64_t bits = traits(type)->bits;
+  // Chunks of whole bytes: 65536 elements of any type end on a byte boundary.
+  constexpr std::uint64_t kChunk = 65536;
+  ValuesDiff out;
+  with_decoder(type, [&](auto decode) {
+    for (std::uint64_t first = 0; first < count; first += kChunk) {
+      const std::uint64_t last = std::min(count, first + kChunk);
+      const std::size_t from = first * bits / 8;
+      const std::size_t to = (last * bits + 7) / 8;
+      if (std::memcmp(a.data() + from, b.data() + from, to - from) == 0) continue;
+      for (std::uint64_t i = first; i < last; ++i) {
+        const double x = decode(a.data(), i);
+        const double y = decode(b.data(), i);
+        if (x == y || (std::isnan(x) && std::isnan(y))) continue;
+        if (!std::isfinite(x) || !std::isfinite(y)) {
+          ++out.differing;
+          continue;
+        }
+        const double gap = std::abs(x - y);
+        if (gap <= tolerance) continue;
+        ++out.differing;
+        out.max_abs = std::max(out.max_abs, gap);
+        out.max_rel = std::max(out.max_rel, gap / std::max(std::abs(x), std::abs(y)));
+      }
+    }
+  });
+  return out;
 }
 
 }  // namespace onnxmap

@@ -107,8 +107,8 @@ def check_help_examples(folder):
     folder.mkdir()
     env = dict(os.environ, PATH=str(pathlib.Path(ONNXMAP).resolve().parent) + os.pathsep
                + os.environ["PATH"])
-    for verb in ("synth", "info", "ls", "graph", "dump", "get", "convert", "check", "load",
-                 "stats"):
+    for verb in ("synth", "info", "ls", "graph", "dump", "get", "convert", "check", "diff",
+                 "load", "stats"):
         text = run(verb, "--help").stdout.decode()
         lines = re.search(r"^Examples:\n((?:  .*\n)+)", text, re.M)
         check(f"{verb} --help shows examples", lines is not None, text)

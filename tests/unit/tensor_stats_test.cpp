@@ -1,9 +1,10 @@
 // onnxmap::tensor_stats' refusals (its numbers are checked against numpy by
-// tests/cli/stats_test.py, through `onnxmap stats`).
+// tests/cli/stats_test.py, through `onnxmap stats`), and compare_values' rules.
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "onnxmap/stats.hpp"
@@ -33,6 +34,26 @@ TEST(TensorStats, NoValuesAtAll) {
   EXPECT_EQ(s.count, 0U);
   EXPECT_TRUE(std::isnan(s.min) && std::isnan(s.mean) && std::isnan(s.stddev));
   EXPECT_EQ(s.histogram, std::vector<std::uint64_t>(32, 0));
+}
+
+TEST(CompareValues, NaNEqualsNaNAndToleranceForgives) {
+  const float nan = std::nanf("");
+  const std::vector<float> a{1.0F, nan, 3.0F, 4.0F, 0.0F};
+  const std::vector<float> b{1.0F, nan, 3.5F, nan, 1e-6F};
+  const auto bytes = [](const std::vector<float>& v) { return std::as_bytes(std::span(v)); };
+  const ValuesDiff d = compare_values(bytes(a), bytes(b), DataType::float32, 5);
+  EXPECT_EQ(d.differing, 3U);  // 3.0 against 3.5, 4.0 against NaN, 0 against 1e-6
+  EXPECT_DOUBLE_EQ(d.max_abs, 0.5);
+  EXPECT_DOUBLE_EQ(d.max_rel, 1.0);  // 0 against 1e-6: all of it
+  EXPECT_EQ(compare_values(bytes(a), bytes(b), DataType::float32, 5, 0.5).differing, 1U);
+  EXPECT_EQ(compare_values(bytes(a), bytes(a), DataType::float32, 5).differing, 0U);
+  // INT4, two to a byte: only the second element differs (7 against -8).
+  const std::vector<std::byte> x{std::byte{0x71}};
+  const std::vector<std::byte> y{std::byte{0x81}};
+  const ValuesDiff n = compare_values(x, y, DataType::int4, 2);
+  EXPECT_EQ(n.differing, 1U);
+  EXPECT_DOUBLE_EQ(n.max_abs, 15.0);
+  EXPECT_TRUE(test::error_of([&] { (void)compare_values(x, y, DataType::int4, 3); }));
 }
 
 }  // namespace

@@ -25,6 +25,8 @@ constexpr std::pair<std::string_view, std::string_view> kExamples[] = {
     {"convert", "onnxmap convert model.onnx split.onnx --external-data split.onnx.data"},
     {"convert", "onnxmap convert split.onnx whole.onnx --inline"},
     {"check", "onnxmap check split.onnx --data"},
+    {"diff", "onnxmap diff model.onnx whole.onnx"},
+    {"diff", "onnxmap diff model.onnx split.onnx --json --tolerance 1e-3"},
     {"load", "onnxmap load model.onnx --mode direct"},
     {"load", "onnxmap load model.onnx --shard 0/2 --json"},
     {"stats", "onnxmap stats model.onnx --filter '*.mlp.*'"},
@@ -79,6 +81,7 @@ std::string selected_command(const CLI::App& app) {
 void register_verbs(CLI::App& app) {
   add_check_verb(app);
   add_convert_verb(app);
+  add_diff_verb(app);
   add_dump_verb(app);
   add_get_verb(app);
   add_graph_verb(app);

@@ -32,6 +32,7 @@ int run_selected(const CLI::App& app);
 // Each verb's file defines one of these.
 void add_check_verb(CLI::App& app);
 void add_convert_verb(CLI::App& app);
+void add_diff_verb(CLI::App& app);
 void add_dump_verb(CLI::App& app);
 void add_get_verb(CLI::App& app);
 void add_graph_verb(CLI::App& app);
