@@ -181,6 +181,18 @@ void walk_tensor(const Tensor& tensor) {
         data.bytes().size() != tensor.byte_size()) {
       throw std::logic_error("data() size differs from byte_size()");
     }
+    // The statistics of whatever values a file holds, and a tensor equals itself.
+    if (has_stats(tensor.data_type())) {
+      const TensorStats stats =
+          tensor_stats(data.bytes(), tensor.data_type(), tensor.element_count(), 8);
+      if (stats.zeros + stats.nans + stats.infinities > stats.count) {
+        throw std::logic_error("tensor_stats counts more values than there are");
+      }
+      const ValuesDiff same =
+          compare_values(data.bytes(), data.bytes(), tensor.data_type(), tensor.element_count());
+      if (same.differing != 0)
+        throw std::logic_error("compare_values: a tensor differs from itself");
+    }
   });
   allowed_to_refuse([&] {
     for (const auto s : tensor.strings()) consume(s);
