@@ -276,18 +276,22 @@ class Accumulator {
 // one closed, a range of one value widened by 0.5 each way.
 class Binner {
  public:
+  // Halving both ends keeps max - min finite for any two finite doubles (-1e308 to 1e308).
   Binner(const TensorStats& s, std::size_t bins)
-      : low_(s.min == s.max ? s.min - 0.5 : s.min),
-        scale_(static_cast<double>(bins) / (s.min == s.max ? 1.0 : s.max - s.min)),
+      : low_(s.min == s.max ? s.min / 2 - 0.25 : s.min / 2),
+        width_(s.min == s.max ? 0.5 : s.max / 2 - s.min / 2),
+        bins_(static_cast<double>(bins)),
         last_(bins - 1) {}
   [[nodiscard]] std::size_t operator()(double v) const {
-    const auto bin = static_cast<std::int64_t>((v - low_) * scale_);
-    return std::min(static_cast<std::size_t>(std::max<std::int64_t>(bin, 0)), last_);
+    const double at = (v / 2 - low_) / width_ * bins_;  // compared before the cast: it may be huge
+    if (!(at > 0)) return 0;
+    return at >= bins_ ? last_ : std::min(static_cast<std::size_t>(at), last_);
   }
 
  private:
   double low_;
-  double scale_;
+  double width_;
+  double bins_;
   std::size_t last_;
 };
 
