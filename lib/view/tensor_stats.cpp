@@ -1,5 +1,7 @@
 #include "onnxmap/stats.hpp"
 
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -47,117 +49,87 @@ double ieee_minifloat(unsigned bits, int exponent, int mantissa, int bias) {
   return minifloat(bits, exponent, mantissa, bias);
 }
 
-// Every value of a 16- or 8-bit float type, decoded once: a table load per element instead of
-// the bit arithmetic (the difference between a few hundred MB/s and memory speed).
-template <std::size_t N, class Decode>
-std::vector<double> table_of(Decode decode) {
-  std::vector<double> out(N);
-  for (std::size_t bits = 0; bits < N; ++bits) out[bits] = decode(static_cast<unsigned>(bits));
-  return out;
-}
-
-const std::vector<double>& float16_table() {
-  static const std::vector<double> table =
-      table_of<65536>([](unsigned b) { return ieee_minifloat(b, 5, 10, 15); });
-  return table;
-}
-
-// The 8-bit float types' values by bit pattern (NaN patterns as onnx.proto defines them).
-const std::vector<double>& float8_table(DataType type) {
+// The value of bit pattern `bits` of `type`, a type of at most 16 bits (NaN and infinity
+// patterns as onnx.proto defines them).
+double pattern_value(DataType type, unsigned bits) {
   using D = DataType;
-  static const std::vector<double> e4m3fn =
-      table_of<256>([](unsigned b) { return (b & 0x7FU) == 0x7FU ? kNaN : minifloat(b, 4, 3, 7); });
-  static const std::vector<double> e4m3fnuz =
-      table_of<256>([](unsigned b) { return b == 0x80U ? kNaN : minifloat(b, 4, 3, 8); });
-  static const std::vector<double> e5m2 =
-      table_of<256>([](unsigned b) { return ieee_minifloat(b, 5, 2, 15); });
-  static const std::vector<double> e5m2fnuz =
-      table_of<256>([](unsigned b) { return b == 0x80U ? kNaN : minifloat(b, 5, 2, 16); });
-  static const std::vector<double> e8m0 = table_of<256>(
-      [](unsigned b) { return b == 0xFFU ? kNaN : std::ldexp(1.0, static_cast<int>(b) - 127); });
+  const auto sign_extend = [bits](int width) {
+    const int v = static_cast<int>(bits);
+    return static_cast<double>(v >= (1 << (width - 1)) ? v - (1 << width) : v);
+  };
   switch (type) {
-    case D::float8e4m3fn: return e4m3fn;
-    case D::float8e4m3fnuz: return e4m3fnuz;
-    case D::float8e5m2: return e5m2;
-    case D::float8e5m2fnuz: return e5m2fnuz;
-    default: return e8m0;
+    case D::float16: return ieee_minifloat(bits, 5, 10, 15);
+    case D::bfloat16: return std::bit_cast<float>(std::uint32_t{bits} << 16U);
+    case D::float8e4m3fn: return (bits & 0x7FU) == 0x7FU ? kNaN : minifloat(bits, 4, 3, 7);
+    case D::float8e4m3fnuz: return bits == 0x80U ? kNaN : minifloat(bits, 4, 3, 8);
+    case D::float8e5m2: return ieee_minifloat(bits, 5, 2, 15);
+    case D::float8e5m2fnuz: return bits == 0x80U ? kNaN : minifloat(bits, 5, 2, 16);
+    case D::float8e8m0: return bits == 0xFFU ? kNaN : std::ldexp(1.0, static_cast<int>(bits) - 127);
+    case D::float4e2m1: return minifloat(bits, 2, 1, 1);
+    case D::int8: return sign_extend(8);
+    case D::int16: return sign_extend(16);
+    case D::int4: return sign_extend(4);
+    case D::int2: return sign_extend(2);
+    case D::boolean: return bits != 0 ? 1.0 : 0.0;
+    default: return static_cast<double>(bits);  // the unsigned types
   }
 }
 
-double bfloat16(const std::byte* p) {
-  std::uint16_t h;
-  std::memcpy(&h, p, 2);
-  const std::uint32_t bits = std::uint32_t{h} << 16U;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+// Every value of every type of at most 16 bits by bit pattern, decoded once per process (about
+// 2 MiB): a table load per element instead of the bit arithmetic.
+const std::vector<double>& values_by_pattern(DataType type) {
+  static const auto tables = [] {
+    std::array<std::vector<double>, kMaxDataType + 1> out;
+    for (int t = 0; t <= kMaxDataType; ++t) {
+      const auto small = static_cast<DataType>(t);
+      if (!has_stats(small) || traits(small)->bits > 16) continue;
+      out[t].resize(std::size_t{1} << traits(small)->bits);
+      for (std::size_t k = 0; k < out[t].size(); ++k) {
+        out[t][k] = pattern_value(small, static_cast<unsigned>(k));
+      }
+    }
+    return out;
+  }();
+  return tables[static_cast<std::size_t>(type)];
 }
 
-unsigned nibble(const std::byte* p, std::uint64_t i) {
-  return (byte_at(p, i / 2) >> (4 * (i % 2))) & 0xFU;
-}
-unsigned crumb(const std::byte* p, std::uint64_t i) {
-  return (byte_at(p, i / 4) >> (2 * (i % 4))) & 0x3U;
+// The bit pattern of element i of a type of `bits` (16, 8, 4 or 2) bits; sub-byte elements
+// from the low bits of each byte up.
+unsigned pattern_at(const std::byte* p, std::uint64_t i, std::uint64_t bits) {
+  if (bits == 16) return byte_at(p, 2 * i) | byte_at(p, 2 * i + 1) << 8U;
+  if (bits == 8) return byte_at(p, i);
+  const std::uint64_t per_byte = 8 / bits;
+  return (byte_at(p, i / per_byte) >> (bits * (i % per_byte))) & ((1U << bits) - 1);
 }
 
 // Calls use(decode) with the decoder of `type`: decode(p, i) is element i of the elements at p,
-// as a double. One instantiation per type, so decoding is not a switch per element.
+// as a double. One instantiation per wide type, and one per width of the others, which look
+// their values up by bit pattern.
 template <class Use>
 void with_decoder(DataType type, Use&& use) {
-  const auto run = [&](auto decode) { use(decode); };
   using D = DataType;
   switch (type) {
-    case D::float32: return run([](const std::byte* p, auto i) { return load<float>(p + 4 * i); });
-    case D::float64: return run([](const std::byte* p, auto i) { return load<double>(p + 8 * i); });
-    case D::float16: {
-      const double* table = float16_table().data();
-      return run([table](const std::byte* p, auto i) {
-        return table[byte_at(p, 2 * i) | byte_at(p, 2 * i + 1) << 8U];
-      });
-    }
-    case D::bfloat16: return run([](const std::byte* p, auto i) { return bfloat16(p + 2 * i); });
-    case D::float8e4m3fn:
-    case D::float8e4m3fnuz:
-    case D::float8e5m2:
-    case D::float8e5m2fnuz:
-    case D::float8e8m0: {
-      const double* table = float8_table(type).data();
-      return run([table](const std::byte* p, auto i) { return table[byte_at(p, i)]; });
-    }
-    case D::float4e2m1:
-      return run([](const std::byte* p, auto i) { return minifloat(nibble(p, i), 2, 1, 1); });
-    case D::int8: return run([](const std::byte* p, auto i) { return load<std::int8_t>(p + i); });
-    case D::uint8: return run([](const std::byte* p, auto i) { return load<std::uint8_t>(p + i); });
-    case D::boolean:
-      return run([](const std::byte* p, auto i) { return byte_at(p, i) != 0 ? 1.0 : 0.0; });
-    case D::int16:
-      return run([](const std::byte* p, auto i) { return load<std::int16_t>(p + 2 * i); });
-    case D::uint16:
-      return run([](const std::byte* p, auto i) { return load<std::uint16_t>(p + 2 * i); });
+    case D::float32: return use([](const std::byte* p, auto i) { return load<float>(p + 4 * i); });
+    case D::float64: return use([](const std::byte* p, auto i) { return load<double>(p + 8 * i); });
     case D::int32:
-      return run([](const std::byte* p, auto i) { return load<std::int32_t>(p + 4 * i); });
+      return use([](const std::byte* p, auto i) { return load<std::int32_t>(p + 4 * i); });
     case D::uint32:
-      return run([](const std::byte* p, auto i) { return load<std::uint32_t>(p + 4 * i); });
+      return use([](const std::byte* p, auto i) { return load<std::uint32_t>(p + 4 * i); });
     case D::int64:
-      return run([](const std::byte* p, auto i) { return load<std::int64_t>(p + 8 * i); });
+      return use([](const std::byte* p, auto i) { return load<std::int64_t>(p + 8 * i); });
     case D::uint64:
-      return run([](const std::byte* p, auto i) { return load<std::uint64_t>(p + 8 * i); });
-    case D::uint4:
-      return run([](const std::byte* p, auto i) { return static_cast<double>(nibble(p, i)); });
-    case D::int4:
-      return run([](const std::byte* p, auto i) {
-        const int v = static_cast<int>(nibble(p, i));
-        return static_cast<double>(v >= 8 ? v - 16 : v);
-      });
-    case D::uint2:
-      return run([](const std::byte* p, auto i) { return static_cast<double>(crumb(p, i)); });
-    case D::int2:
-      return run([](const std::byte* p, auto i) {
-        const int v = static_cast<int>(crumb(p, i));
-        return static_cast<double>(v >= 2 ? v - 4 : v);
-      });
-    default: return;
+      return use([](const std::byte* p, auto i) { return load<std::uint64_t>(p + 8 * i); });
+    default: break;
   }
+  const double* table = values_by_pattern(type).data();
+  const std::uint64_t bits = traits(type)->bits;
+  if (bits == 16) {
+    return use([table](const std::byte* p, auto i) { return table[pattern_at(p, i, 16)]; });
+  }
+  if (bits == 8) {
+    return use([table](const std::byte* p, auto i) { return table[byte_at(p, i)]; });
+  }
+  use([table, bits](const std::byte* p, auto i) { return table[pattern_at(p, i, bits)]; });
 }
 
 // Calls f(value) for each of the `count` elements of `type` at `p`.
@@ -166,33 +138,6 @@ void for_each_value(const std::byte* p, DataType type, std::uint64_t count, F&& 
   with_decoder(type, [&](auto decode) {
     for (std::uint64_t i = 0; i < count; ++i) f(decode(p, i));
   });
-}
-
-// The value of bit pattern `bits` of a type of at most 16 bits.
-double pattern_value(DataType type, unsigned bits) {
-  using D = DataType;
-  const auto sign_extend = [bits](unsigned width) {
-    const int v = static_cast<int>(bits);
-    return static_cast<double>(v >= (1 << (width - 1)) ? v - (1 << width) : v);
-  };
-  switch (type) {
-    case D::float16: return float16_table()[bits];
-    case D::bfloat16: {
-      const std::uint16_t h = static_cast<std::uint16_t>(bits);
-      return bfloat16(reinterpret_cast<const std::byte*>(&h));
-    }
-    case D::float4e2m1: return minifloat(bits, 2, 1, 1);
-    case D::int8: return sign_extend(8);
-    case D::int16: return sign_extend(16);
-    case D::int4: return sign_extend(4);
-    case D::int2: return sign_extend(2);
-    case D::boolean: return bits != 0 ? 1.0 : 0.0;
-    case D::uint8:
-    case D::uint16:
-    case D::uint4:
-    case D::uint2: return static_cast<double>(bits);
-    default: return float8_table(type)[bits];
-  }
 }
 
 // How many elements hold each bit pattern, for a type of at most 16 bits: one pass of counter
@@ -204,17 +149,12 @@ std::vector<std::uint64_t> count_patterns(const std::byte* p, std::uint64_t coun
   std::vector<std::uint64_t> counts(2 * patterns);
   std::uint64_t* even = counts.data();
   std::uint64_t* odd = counts.data() + patterns;
-  const auto pattern = [p, bits](std::uint64_t i) -> unsigned {
-    if (bits == 16) return byte_at(p, 2 * i) | byte_at(p, 2 * i + 1) << 8U;
-    if (bits == 8) return byte_at(p, i);
-    return bits == 4 ? nibble(p, i) : crumb(p, i);
-  };
   std::uint64_t i = 0;
   for (; i + 1 < count; i += 2) {
-    ++even[pattern(i)];
-    ++odd[pattern(i + 1)];
+    ++even[pattern_at(p, i, bits)];
+    ++odd[pattern_at(p, i + 1, bits)];
   }
-  if (i < count) ++even[pattern(i)];
+  if (i < count) ++even[pattern_at(p, i, bits)];
   for (std::size_t k = 0; k < patterns; ++k) even[k] += odd[k];
   counts.resize(patterns);
   return counts;
@@ -295,14 +235,6 @@ class Binner {
   std::size_t last_;
 };
 
-}  // namespace
-
-bool has_stats(DataType type) noexcept {
-  const auto t = traits(type);
-  return t && t->bits > 0 && type != DataType::string && type != DataType::complex64 &&
-         type != DataType::complex128;
-}
-
 // tensor_stats' and compare_values' refusals.
 void check_values(std::span<const std::byte> bytes, DataType type, std::uint64_t count) {
   if (!has_stats(type)) {
@@ -315,6 +247,14 @@ void check_values(std::span<const std::byte> bytes, DataType type, std::uint64_t
   }
 }
 
+}  // namespace
+
+bool has_stats(DataType type) noexcept {
+  const auto t = traits(type);
+  return t && t->bits > 0 && type != DataType::string && type != DataType::complex64 &&
+         type != DataType::complex128;
+}
+
 TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type, std::uint64_t count,
                          unsigned bins) {
   check_values(bytes, type, count);
@@ -322,10 +262,14 @@ TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type, std::u
   const std::uint64_t bits = traits(type)->bits;
   Accumulator sums;
   std::vector<std::uint64_t> counts;  // by bit pattern, for types of at most 16 bits
-  if (bits <= 16) {
+  // Counting patterns pays once the values outnumber a quarter of the patterns; before that
+  // (a norm's 64 float16 values) zeroing 65536 counters would cost more than the values.
+  const bool by_pattern = bits <= 16 && count >= (std::uint64_t{1} << bits) / 4;
+  const std::vector<double>& values = values_by_pattern(type);  // empty for the wide types
+  if (by_pattern) {
     counts = count_patterns(bytes.data(), count, bits);
     for (std::size_t k = 0; k < counts.size(); ++k) {
-      if (counts[k] != 0) sums.add(pattern_value(type, static_cast<unsigned>(k)), counts[k]);
+      if (counts[k] != 0) sums.add(values[k], counts[k]);
     }
   } else {
     for_each_value(bytes.data(), type, count, [&](double v) { sums.add(v, 1); });
@@ -335,10 +279,9 @@ TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type, std::u
   s.histogram.assign(bins, 0);
   if (std::isnan(s.min)) return s;
   const Binner bin(s, bins);
-  if (bits <= 16) {
+  if (by_pattern) {
     for (std::size_t k = 0; k < counts.size(); ++k) {
-      const double v = pattern_value(type, static_cast<unsigned>(k));
-      if (counts[k] != 0 && std::isfinite(v)) s.histogram[bin(v)] += counts[k];
+      if (counts[k] != 0 && std::isfinite(values[k])) s.histogram[bin(values[k])] += counts[k];
     }
   } else {
     for_each_value(bytes.data(), type, count, [&](double v) {

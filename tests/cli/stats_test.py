@@ -65,6 +65,9 @@ def numpy_types(folder):
         "f32": np.concatenate([rng.standard_normal(1000), special]).astype(np.float32),
         "f64": np.concatenate([rng.standard_normal(999) * 1e6, special]),
         "f16": np.concatenate([rng.standard_normal(500), special]).astype(np.float16),
+        # Enough values to be counted by bit pattern rather than one by one.
+        "f16-many": np.concatenate([rng.standard_normal(40000), special]).astype(np.float16),
+        "i16-many": rng.integers(-30000, 30000, 20000).astype(np.int16),
         "i8": rng.integers(-128, 128, 300).astype(np.int8),
         "u8": rng.integers(0, 256, 300).astype(np.uint8),
         "i16": rng.integers(-30000, 30000, 300).astype(np.int16),
@@ -97,6 +100,8 @@ def numpy_types(folder):
     check("NAME picks one tensor, --bins", list(rows) == ["f32"] and
           len(rows["f32"]["histogram"]) == 7)
     expect("f32 in 7 bins", rows["f32"], arrays["f32"].astype(np.float64), bins=7)
+    check("a NAME may be a path, as ls shows it",
+          list(stats(path, "graph.initializer[0]")) == ["f32"])
 
 
 # Every bit pattern of each 8-bit float type: (NaNs, infinities, zeros, largest finite value).

@@ -123,23 +123,25 @@ std::map<std::string, NodeText> nodes(const Model& m) {
 void add_nodes(Differences& out, const Model& a, const Model& b) {
   auto in_a = nodes(a);
   auto in_b = nodes(b);
-  // A node only in A whose op and edges are those of a node only in B was renamed.
+  // A node only in A whose op and edges are those of a node only in B was renamed: the nodes
+  // only in B by their op and edges, so that a re-export that renamed every node is one lookup
+  // a node, not a search.
+  std::multimap<std::string, std::string> only_in_b;  // signature -> name
+  for (const auto& [name, text] : in_b) {
+    if (!in_a.contains(name)) only_in_b.emplace(text.signature, name);
+  }
   for (auto it = in_a.begin(); it != in_a.end();) {
-    if (in_b.contains(it->first)) {
+    const auto renamed =
+        in_b.contains(it->first) ? only_in_b.end() : only_in_b.find(it->second.signature);
+    if (renamed == only_in_b.end()) {
       ++it;
       continue;
     }
-    auto renamed = std::find_if(in_b.begin(), in_b.end(), [&](const auto& e) {
-      return !in_a.contains(e.first) && e.second.signature == it->second.signature;
-    });
-    if (renamed == in_b.end()) {
-      ++it;
-      continue;
-    }
-    out.add("node " + it->first + ": name", it->first, renamed->first);
-    out.add("node " + it->first + ": attributes", it->second.attributes,
-            renamed->second.attributes);
-    in_b.erase(renamed);
+    const auto now = in_b.find(renamed->second);
+    out.add("node " + it->first + ": name", it->first, now->first);
+    out.add("node " + it->first + ": attributes", it->second.attributes, now->second.attributes);
+    in_b.erase(now);
+    only_in_b.erase(renamed);
     it = in_a.erase(it);
   }
   Texts a_text;

@@ -10,6 +10,7 @@
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
 #include "schema/fields.hpp"
+#include "tensor_arg.hpp"
 #include "verbs.hpp"
 #include "wire/wire.hpp"
 
@@ -26,11 +27,6 @@ struct GetArgs {
   LoadModeOption load;
   RemoteOptions remote;
 };
-
-Tensor find(const Model& model, const std::string& name_or_path) {
-  if (auto by_path = model.tensor_at_path(name_or_path)) return *by_path;
-  return model.tensor(name_or_path);
-}
 
 // "A:B" -> [A, B).
 std::pair<std::uint64_t, std::uint64_t> parse_rows(const std::string& text) {
@@ -55,7 +51,7 @@ int run_get(const GetArgs& args) {
   options.mode = args.load.mode();
   options.remote = args.remote;
   const Model model = Model::open(args.model, options);
-  const Tensor tensor = find(model, args.tensor);
+  const Tensor tensor = tensor_named(model, args.tensor);
   const DataType type = tensor.data_type();
   const auto t = traits(type);
 

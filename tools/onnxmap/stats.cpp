@@ -1,8 +1,6 @@
 // onnxmap stats MODEL [NAME...]: each numeric tensor's range, mean, spread, zeros, NaNs,
 // infinities and histogram (onnxmap::tensor_stats), read with the loader in file order.
 
-#include <fnmatch.h>
-
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -12,9 +10,9 @@
 #include <vector>
 
 #include "format.hpp"
-#include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
+#include "tensor_arg.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -34,7 +32,7 @@ struct StatsArgs {
 std::vector<LoadItem> stats_plan(const Model& model, const StatsArgs& args) {
   if (args.names.empty()) return plan_all(model, args.filter);
   std::vector<LoadItem> plan;
-  for (const std::string& name : args.names) plan.push_back({model.tensor(name)});
+  for (const std::string& name : args.names) plan.push_back({tensor_named(model, name)});
   return plan;
 }
 
@@ -76,8 +74,8 @@ void print_stats_table(const nlohmann::json& rows) {
   for (const nlohmann::json& row : rows) {
     table.add({row["name"].get<std::string>(), row["dtype"].get<std::string>(),
                std::to_string(row["count"].get<std::uint64_t>()), stats_cell(row, "min"),
-               stats_cell(row, "max"), stats_cell(row, "mean"), stats_cell(row, "std"), stats_cell(row, "zeros"),
-               stats_cell(row, "nans"), stats_cell(row, "infinities")});
+               stats_cell(row, "max"), stats_cell(row, "mean"), stats_cell(row, "std"),
+               stats_cell(row, "zeros"), stats_cell(row, "nans"), stats_cell(row, "infinities")});
   }
   table.print(std::cout);
 }
