@@ -128,7 +128,8 @@ double resident_share(const std::vector<fs::path>& files) {
 // One byte of every 4 KiB page, so a view's pages are really fetched.
 std::uint64_t touch_pages(std::span<const std::byte> bytes) {
   std::uint64_t s = 0;
-  for (std::size_t at = 0; at < bytes.size(); at += 4096) s += static_cast<std::uint64_t>(bytes[at]);
+  for (std::size_t at = 0; at < bytes.size(); at += 4096)
+    s += static_cast<std::uint64_t>(bytes[at]);
   return s;
 }
 
@@ -232,23 +233,31 @@ std::vector<Case> make_cases(const fs::path& path, const std::vector<fs::path>& 
     cases.push_back({std::move(name), std::move(run), Anchor::none, resident, {}});
   };
   using namespace onnxmap::bench;
-  anchor("16 MiB preads, 1 thread", [&] { return pread_loop(files, 1); }, Anchor::buffered);
-  anchor("16 MiB preads, 4 threads", [&] { return pread_loop(files, 4); }, Anchor::buffered);
-  anchor("fio: O_DIRECT, 16 MiB, queue depth 8", [&]() -> Delivered {
-    const auto f = fio_read(files);
-    return f ? Delivered(f->bytes, f->seconds) : Delivered(0, 1);
-  }, Anchor::device);
-  anchor("O_DIRECT 16 MiB preads, 4 threads, 4 KiB pages",
-         [&] { return direct_pool(files, 4, Pages::small); }, Anchor::device);
-  anchor("O_DIRECT 16 MiB preads, 4 threads, huge pages",
-         [&] { return direct_pool(files, 4, Pages::huge); }, Anchor::device);
+  anchor(
+      "16 MiB preads, 1 thread", [&] { return pread_loop(files, 1); }, Anchor::buffered);
+  anchor(
+      "16 MiB preads, 4 threads", [&] { return pread_loop(files, 4); }, Anchor::buffered);
+  anchor(
+      "fio: O_DIRECT, 16 MiB, queue depth 8",
+      [&]() -> Delivered {
+        const auto f = fio_read(files);
+        return f ? Delivered(f->bytes, f->seconds) : Delivered(0, 1);
+      },
+      Anchor::device);
+  anchor(
+      "O_DIRECT 16 MiB preads, 4 threads, 4 KiB pages",
+      [&] { return direct_pool(files, 4, Pages::small); }, Anchor::device);
+  anchor(
+      "O_DIRECT 16 MiB preads, 4 threads, huge pages",
+      [&] { return direct_pool(files, 4, Pages::huge); }, Anchor::device);
   for (const unsigned depth : {4U, 8U}) {
-    anchor("O_DIRECT 16 MiB, io_uring depth " + std::to_string(depth),
-           [&, depth] { return Delivered(direct_uring(files, depth).value_or(0)); },
-           Anchor::device);
+    anchor(
+        "O_DIRECT 16 MiB, io_uring depth " + std::to_string(depth),
+        [&, depth] { return Delivered(direct_uring(files, depth).value_or(0)); }, Anchor::device);
   }
   add("all tensors, load read", [&] { return load_model(path, LoadMode::read, false); });
-  add("all tensors, load direct", [&] { return load_model(path, LoadMode::direct, false); }, true);
+  add(
+      "all tensors, load direct", [&] { return load_model(path, LoadMode::direct, false); }, true);
   add("all tensors, load direct, 256 MiB in flight",
       [&] { return load_model(path, LoadMode::direct, false, std::uint64_t{256} << 20U); });
   add("all tensors, load map", [&] { return load_model(path, LoadMode::map, false); });
@@ -281,7 +290,8 @@ void print_row(const Case& c, const Limits& limits) {
   std::string all;
   for (const auto& f : c.figures) {
     seconds.push_back(f.seconds);
-    cpu_per_gb.push_back(f.cpu_seconds / (static_cast<double>(std::max<std::uint64_t>(f.bytes, 1)) / 1e9));
+    cpu_per_gb.push_back(f.cpu_seconds /
+                         (static_cast<double>(std::max<std::uint64_t>(f.bytes, 1)) / 1e9));
     peaks.push_back(f.peak_rss_mib);
     char one[32];
     std::snprintf(one, sizeof one, "%s%.2f", all.empty() ? "" : " ",
@@ -354,11 +364,12 @@ int main(int argc, char** argv) {
     if (c.anchor != Anchor::none) limits.device = std::max(limits.device, median_rate(c));
     if (c.anchor == Anchor::buffered) limits.buffered = std::max(limits.buffered, median_rate(c));
   }
-  std::printf("model %s: %.2f GiB in %zu file(s); largest tensor %s; %d runs; device limit "
-              "%.2f GB/s (the fastest plain reader), buffered limit %.2f GB/s (the fastest "
-              "through the page cache)\n\n",
-              path.filename().c_str(), static_cast<double>(file_bytes) / (1U << 30U), files.size(),
-              largest.c_str(), runs, limits.device / 1e9, limits.buffered / 1e9);
+  std::printf(
+      "model %s: %.2f GiB in %zu file(s); largest tensor %s; %d runs; device limit "
+      "%.2f GB/s (the fastest plain reader), buffered limit %.2f GB/s (the fastest "
+      "through the page cache)\n\n",
+      path.filename().c_str(), static_cast<double>(file_bytes) / (1U << 30U), files.size(),
+      largest.c_str(), runs, limits.device / 1e9, limits.buffered / 1e9);
   std::printf(
       "| case | GiB | median s | median GB/s | / device limit | / buffered limit | runs GB/s | "
       "CPU s/GB | peak RSS growth MiB | read from disk / delivered | resident after |\n");

@@ -113,16 +113,19 @@ std::optional<std::uint64_t> direct_uring(const Files& files, unsigned depth) {
   return total;
 }
 #else
-std::optional<std::uint64_t> direct_uring(const Files&, unsigned) { return std::nullopt; }
+std::optional<std::uint64_t> direct_uring(const Files&, unsigned) {
+  return std::nullopt;
+}
 #endif
 
 std::optional<FioFigure> fio_read(const Files& files) {
   FioFigure out;
   for (const auto& f : files) {
     // --minimal: one line of ';'-separated fields; 6th: KiB read, 9th: run time in ms.
-    const std::string command = "fio --name=limit --readonly --rw=read --bs=16m --iodepth=8 "
-                                "--ioengine=libaio --direct=1 --minimal --filename='" +
-                                f.string() + "' 2>/dev/null";
+    const std::string command =
+        "fio --name=limit --readonly --rw=read --bs=16m --iodepth=8 "
+        "--ioengine=libaio --direct=1 --minimal --filename='" +
+        f.string() + "' 2>/dev/null";
     FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) return std::nullopt;
     std::array<char, 4096> line{};

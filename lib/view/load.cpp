@@ -27,10 +27,14 @@ namespace {
 using detail::ItemSource;
 
 struct ItemState {
-  std::uint64_t remaining = 0;  // bytes of the item not yet read (guarded by the engine's lock)
-  std::shared_ptr<io::AlignedBuffer> owned;  // library buffer (LoadedTensor::owner)
-  std::span<std::byte> target;  // where the bytes go; empty in map mode
-  std::uint64_t charge = 0;     // bytes counted in flight for it: its buffer's, or its length
+  // Bytes of the item not yet read (guarded by the engine's lock).
+  std::uint64_t remaining = 0;
+  // The library buffer, handed out as LoadedTensor::owner.
+  std::shared_ptr<io::AlignedBuffer> owned;
+  // Where the bytes go; empty in map mode.
+  std::span<std::byte> target;
+  // Bytes counted in flight for it: its buffer's size, or its length.
+  std::uint64_t charge = 0;
   bool in_flight = false;
 };
 
@@ -231,7 +235,8 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
     for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
       const detail::ResolvedItem& item = plan_.items[plan_.pieces[p].item];
       if (plan_.pieces[p].item_offset != 0 || !library) continue;
-      need += item.own_buffer ? io::FileReader::staging_size(item.offset, item.length) : item.length;
+      need +=
+          item.own_buffer ? io::FileReader::staging_size(item.offset, item.length) : item.length;
     }
     if (!must_wait(next_request_, need)) break;
     changed_.wait(lock);
@@ -278,7 +283,7 @@ void Engine::assign_library_buffer(std::size_t item) {
   state.owned = std::make_shared<io::AlignedBuffer>(
       pool_.take(static_cast<std::size_t>(size), stats_.fresh_buffer_bytes));
   state.target = state.owned->span().subspan(static_cast<std::size_t>(skip),
-                                            static_cast<std::size_t>(resolved.length));
+                                             static_cast<std::size_t>(resolved.length));
 }
 
 bool Engine::read_in_place(const detail::Request& r, std::span<std::byte> staging) {
@@ -306,8 +311,9 @@ void Engine::read_own_buffer(const detail::Request& r) {
   const detail::ReadPiece& piece = plan_.pieces[r.first_piece];
   const std::span<std::byte> buffer = states_[piece.item].owned->span();
   const std::uint64_t base = io::align_down(plan_.items[piece.item].offset);
-  (void)readers_[r.file].read(r.begin, r.end - r.begin,
-                              buffer.subspan(static_cast<std::size_t>(io::align_down(r.begin) - base)));
+  (void)readers_[r.file].read(
+      r.begin, r.end - r.begin,
+      buffer.subspan(static_cast<std::size_t>(io::align_down(r.begin) - base)));
 }
 
 void Engine::read_request(const detail::Request& r, io::AlignedBuffer& staging) {

@@ -139,8 +139,8 @@ LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& opti
   const bool own_buffers = options.mode == LoadMode::direct && buffers == Buffers::library;
   for (const LoadItem& item : items) {
     ResolvedItem& resolved = plan.items.emplace_back(resolve(item, plan));
-    resolved.own_buffer = own_buffers && resolved.source == ItemSource::stream &&
-                          resolved.length >= kOwnBufferBytes;
+    resolved.own_buffer =
+        own_buffers && resolved.source == ItemSource::stream && resolved.length >= kOwnBufferBytes;
   }
   plan_requests(plan, options);
   fetch_remote(plan);

@@ -149,7 +149,8 @@ py::array kept_buffer_array(const LoadItem& item, const LoadedTensor& loaded) {
   (void)keep.release();  // the capsule owns it now
   // The loader does not write the buffer again: the const it hands bytes out with is the
   // loader's, not the memory's.
-  void* data = const_cast<std::byte*>(loaded.bytes.data());  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast)
+  void* data = const_cast<std::byte*>(loaded.bytes.data());
   return {item_dtype(item), item_shape(item), {}, data, base};
 }
 

@@ -41,8 +41,7 @@ std::vector<std::byte> model_of(const std::vector<std::uint64_t>& sizes) {
 class LoadDirect : public test::TempFolder {
  protected:
   // Every item of `plan` loaded direct, checked against the map's bytes; the stats returned.
-  LoadStats load_and_check(const std::vector<LoadItem>& plan,
-                           const LoadOptions& options) {
+  LoadStats load_and_check(const std::vector<LoadItem>& plan, const LoadOptions& options) {
     std::vector<int> calls(plan.size());
     const LoadStats stats = load(
         plan,
@@ -67,8 +66,8 @@ class LoadDirect : public test::TempFolder {
 };
 
 TEST_F(LoadDirect, LargeTensorsAreReadInPlaceAndSmallOnesCopied) {
-  const std::vector<std::uint64_t> sizes{100 * 4, 3 * kMiB + 4096 * 3 + 12, kMiB, kMiB - 4,
-                                         64,      5 * kMiB + 36,           8};
+  const std::vector<std::uint64_t> sizes{
+      100 * 4, 3 * kMiB + 4096 * 3 + 12, kMiB, kMiB - 4, 64, 5 * kMiB + 36, 8};
   write(at("m.onnx"), model_of(sizes));
   const Model model = Model::open(at("m.onnx"));
   std::uint64_t small = 0;

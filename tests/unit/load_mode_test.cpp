@@ -76,7 +76,8 @@ TEST_F(LoadModes, ACopiedFileMayBeTruncatedAfterOpen) {
 
 TEST_F(LoadModes, AMappedFileTruncatedAfterOpenFaultsOnTouch) {
   // What the copy mode protects against, shown in a child process: the payload's pages are gone,
-  // and touching them raises SIGBUS (ASan turns it into an abort). Documented in docs/format-and-limits.md.
+  // and touching them raises SIGBUS (ASan turns it into an abort). Documented in
+  // docs/format-and-limits.md.
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const fs::path path = write_model("m.onnx");
   EXPECT_DEATH(

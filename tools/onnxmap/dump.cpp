@@ -3,8 +3,8 @@
 #include <iostream>
 #include <string>
 
-#include "load_mode_option.hpp"
 #include "io/mapped_file.hpp"
+#include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
 #include "verbs.hpp"
@@ -64,9 +64,10 @@ void add_dump_verb(CLI::App& app) {
                   "the .onnx file (or a .pb with --message; - = standard input)")
       ->required();
   add_remote_flags(sub, args->remote);
-  sub->add_option("--message", args->message,
-                  "the message the file holds: ModelProto (default), or TensorProto for a bare tensor "
-                  "such as the backend tests' .pb files");
+  sub->add_option(
+      "--message", args->message,
+      "the message the file holds: ModelProto (default), or TensorProto for a bare tensor "
+      "such as the backend tests' .pb files");
   sub->add_flag("--omit-data", args->omit_data, "leave out tensor payloads");
   sub->add_flag("--json", args->json, "JSON is dump's only form; accepted like every verb's");
   add_load_mode_option(sub, args->load);

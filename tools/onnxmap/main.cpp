@@ -21,7 +21,8 @@ std::string hint_for(const onnxmap::Error& e, const std::string& model) {
   try {
     (void)onnxmap::Model::open(model, {}, onnxmap::schema::MessageKind::TensorProto);
     return "the file holds a bare TensorProto, not a model: `onnxmap dump --message "
-           "TensorProto " + model + "` reads it";
+           "TensorProto " +
+           model + "` reads it";
   } catch (const onnxmap::Error&) {
   }
   if (e.kind() == onnxmap::ErrorKind::truncated || e.kind() == onnxmap::ErrorKind::out_of_bounds) {
@@ -46,7 +47,8 @@ int main(int argc, char** argv) {
   onnxmap::cli::register_verbs(app);
   app.footer(
       "Example:\n  onnxmap synth model.onnx --layers 2 --hidden 64 && onnxmap info model.onnx\n"
-      "Each verb's --help shows examples of it.\n\n" + app.get_footer());
+      "Each verb's --help shows examples of it.\n\n" +
+      app.get_footer());
   if (argc > 1) {
     const std::string unknown = onnxmap::cli::unknown_verb(app, argv[1]);
     if (!unknown.empty()) {
