@@ -39,6 +39,12 @@ struct TensorStats {
 [[nodiscard]] ONNXMAP_API TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type,
                                                    std::uint64_t count, unsigned bins = 32);
 
+// The first `count` elements of `type` in `bytes` (the raw_data layout) as numbers, as
+// tensor_stats reads them (64-bit integers past 2^53 rounded). For showing values, not for
+// computing with them: a double per element. Throws as tensor_stats does.
+[[nodiscard]] ONNXMAP_API std::vector<double> decode_values(std::span<const std::byte> bytes,
+                                                            DataType type, std::uint64_t count);
+
 // How two runs of elements of one type differ, element by element.
 struct ValuesDiff {
   std::uint64_t differing = 0;  // elements whose values differ by more than the tolerance

@@ -291,6 +291,15 @@ TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type, std::u
   return s;
 }
 
+std::vector<double> decode_values(std::span<const std::byte> bytes, DataType type,
+                                  std::uint64_t count) {
+  check_values(bytes, type, count);
+  std::vector<double> out;
+  out.reserve(count);
+  for_each_value(bytes.data(), type, count, [&](double v) { out.push_back(v); });
+  return out;
+}
+
 ValuesDiff compare_values(std::span<const std::byte> a, std::span<const std::byte> b, DataType type,
                           std::uint64_t count, double tolerance) {
   check_values(a, type, count);

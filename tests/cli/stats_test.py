@@ -13,8 +13,10 @@ import sys
 import tempfile
 
 import numpy as np
+
+import numpy_stats
 import onnx
-from onnx import TensorProto as T, helper, numpy_helper
+
 
 ONNXMAP = sys.argv[1]
 results = {"passed": 0, "failed": 0}
@@ -32,67 +34,12 @@ def stats(path, *args):
     return {row["name"]: row for row in json.loads(r.stdout)}
 
 
-def close(a, b):
-    if a is None or b is None:
-        return a is None and b is None
-    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
-
-
 def expect(name, row, values, bins=32):
-    """`row` (onnxmap's) against numpy's statistics of `values` (float64)."""
-    finite = values[np.isfinite(values)]
-    want = {"count": values.size, "zeros": int(np.count_nonzero(finite == 0)),
-            "nans": int(np.isnan(values).sum()), "infinities": int(np.isinf(values).sum())}
-    got = {k: row.get(k) for k in want}
-    check(f"{name}: counts", got == want, f"{got} != {want}")
-    if finite.size == 0:
-        check(f"{name}: no finite value gives nulls", row["min"] is None and row["mean"] is None)
-        return
-    numbers = {"min": finite.min(), "max": finite.max(), "mean": finite.mean(), "std": finite.std()}
-    bad = {k: (row[k], float(v)) for k, v in numbers.items() if not close(row[k], float(v))}
-    check(f"{name}: min, max, mean, std", not bad, str(bad))
-    histogram, _ = np.histogram(finite, bins=bins)
-    off = int(np.abs(histogram - np.array(row["histogram"])).sum())
-    # Values on a bin edge may land one bin apart through rounding; none may be lost.
-    check(f"{name}: histogram", sum(row["histogram"]) == finite.size and off <= 2,
-          f"{row['histogram']} against {histogram.tolist()}")
+    numpy_stats.expect(check, name, row, values, bins)
 
 
 def numpy_types(folder):
-    rng = np.random.default_rng(3)
-    special = [0.0, -0.0, np.nan, np.inf, -np.inf, 1.0]
-    arrays = {
-        "f32": np.concatenate([rng.standard_normal(1000), special]).astype(np.float32),
-        "f64": np.concatenate([rng.standard_normal(999) * 1e6, special]),
-        "f16": np.concatenate([rng.standard_normal(500), special]).astype(np.float16),
-        # Enough values to be counted by bit pattern rather than one by one.
-        "f16-many": np.concatenate([rng.standard_normal(40000), special]).astype(np.float16),
-        "i16-many": rng.integers(-30000, 30000, 20000).astype(np.int16),
-        "i8": rng.integers(-128, 128, 300).astype(np.int8),
-        "u8": rng.integers(0, 256, 300).astype(np.uint8),
-        "i16": rng.integers(-30000, 30000, 300).astype(np.int16),
-        "u16": rng.integers(0, 65535, 300).astype(np.uint16),
-        "i32": rng.integers(-2**31, 2**31 - 1, 300).astype(np.int32),
-        "u32": rng.integers(0, 2**32 - 1, 300, dtype=np.uint64).astype(np.uint32),
-        "i64": rng.integers(-2**40, 2**40, 300).astype(np.int64),
-        "u64": rng.integers(0, 2**40, 300).astype(np.uint64),
-        "bool": rng.integers(0, 2, 300).astype(bool),
-        "constant": np.full(64, 2.5, np.float32),
-        "all-nan": np.full(8, np.nan, np.float32),
-        "empty": np.zeros(0, np.float32),
-    }
-    tensors = [numpy_helper.from_array(a, n) for n, a in arrays.items()]
-    # A typed-field tensor (float_data), decoded by the loader before its statistics.
-    tensors.append(helper.make_tensor("typed", T.FLOAT, [4], [1.0, -3.0, 0.0, 7.5]))
-    arrays["typed"] = np.array([1.0, -3.0, 0.0, 7.5])
-    # bfloat16: the high half of float32s, which python3-onnx 1.12 cannot write raw.
-    f = rng.standard_normal(200).astype(np.float32)
-    high = (f.view(np.uint32) >> 16).astype(np.uint16)
-    tensors.append(helper.make_tensor("bf16", T.BFLOAT16, [200], high.tobytes(), raw=True))
-    arrays["bf16"] = (high.astype(np.uint32) << 16).view(np.float32)
-    path = folder / "types.onnx"
-    onnx.save(helper.make_model(helper.make_graph([], "g", [], [], initializer=tensors)),
-              str(path))
+    path, arrays = numpy_stats.types_model(folder)
     rows = stats(path)
     for name, values in arrays.items():
         expect(name, rows[name], np.asarray(values, dtype=np.float64))
@@ -142,14 +89,14 @@ def small_floats(folder):
         check(f"{name}: every pattern", got == (nans, infinities, zeros, largest)
               and row["count"] == 256, f"{got}")
         if k != 24:
-            check(f"{name}: symmetric", row["min"] == -largest and close(row["mean"], 0.0),
+            check(f"{name}: symmetric", row["min"] == -largest and numpy_stats.close(row["mean"], 0.0),
                   str(row))
     check("INT4: every value", (rows["int4"]["min"], rows["int4"]["max"]) == (-8, 7)
-          and close(rows["int4"]["mean"], -0.5), str(rows["int4"]))
+          and numpy_stats.close(rows["int4"]["mean"], -0.5), str(rows["int4"]))
     check("UINT4: every value", (rows["uint4"]["min"], rows["uint4"]["max"]) == (0, 15))
     fp4 = rows["fp4"]
     check("FLOAT4E2M1: every value", (fp4["min"], fp4["max"], fp4["zeros"]) == (-6, 6, 2)
-          and close(fp4["mean"], 0.0), str(fp4))
+          and numpy_stats.close(fp4["mean"], 0.0), str(fp4))
 
 
 def main():

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "format.hpp"
+#include "model_json.hpp"
 #include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
@@ -27,68 +28,6 @@ struct InfoArgs {
 std::string ir_text(std::int64_t ir) {
   const auto release = onnx_release_for_ir(ir);
   return std::to_string(ir) + (release ? " (ONNX " + std::string(*release) + ")" : "");
-}
-
-nlohmann::json values_json(const ViewRange<ValueInfo>& values) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const ValueInfo v : values) {
-    out.push_back({{"name", std::string(v.name())}, {"type", v.type().to_string()}});
-  }
-  return out;
-}
-
-nlohmann::json summary_json(const ModelSummary& s) {
-  nlohmann::json out;
-  out["ir_version"] = s.ir_version();
-  if (const auto release = onnx_release_for_ir(s.ir_version())) out["onnx_release"] = *release;
-  out["opset_import"] = nlohmann::json::object();
-  for (const OperatorSetId& o : s.opset_imports()) {
-    out["opset_import"][o.domain.empty() ? "ai.onnx" : std::string(o.domain)] = o.version;
-  }
-  out["producer_name"] = std::string(s.producer_name());
-  out["producer_version"] = std::string(s.producer_version());
-  out["domain"] = std::string(s.domain());
-  out["model_version"] = s.model_version().to_string();
-  out["doc_string"] = std::string(s.doc_string());
-  out["metadata_props"] = nlohmann::json::object();
-  for (const StringStringEntry& e : s.metadata_props()) {
-    out["metadata_props"][std::string(e.key)] = std::string(e.value);
-  }
-  out["graph"] = std::string(s.graph_name());
-  out["inputs"] = values_json(s.inputs());
-  out["outputs"] = values_json(s.outputs());
-  out["file_size"] = s.file_size();
-  return out;
-}
-
-// Counts over the full index: the main graph's nodes by op type, every tensor and its bytes by
-// dtype, external files.
-nlohmann::json stats_json(const Model& model) {
-  nlohmann::json out;
-  std::map<std::string, std::uint64_t> ops;
-  if (const auto graph = model.graph()) {
-    for (const Node node : graph->nodes()) {
-      std::string op(node.op_type());
-      if (!node.domain().empty()) op = std::string(node.domain()) + "." + op;
-      ++ops[op];
-    }
-  }
-  out["nodes_by_op_type"] = ops;
-  std::map<std::string, nlohmann::json> by_dtype;
-  std::map<std::string, std::uint64_t> files;
-  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
-    const Tensor t = model.tensor_at(i);
-    auto& entry = by_dtype[to_string(t.data_type())];
-    if (entry.is_null()) entry = {{"tensors", 0}, {"elements", 0}, {"bytes", 0}};
-    entry["tensors"] = entry["tensors"].get<std::uint64_t>() + 1;
-    entry["elements"] = entry["elements"].get<std::uint64_t>() + t.element_count();
-    entry["bytes"] = entry["bytes"].get<std::uint64_t>() + t.byte_size();
-    if (t.storage() == TensorStorage::external) files[std::string(t.data_file())] += t.byte_size();
-  }
-  out["tensors"] = model.tensor_count();
-  out["by_dtype"] = by_dtype;
-  out["external_files"] = files;
-  return out;
 }
 
 // "title:" then its rows indented, aligned in columns; "title: (none)" without rows.

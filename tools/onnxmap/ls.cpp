@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "format.hpp"
+#include "model_json.hpp"
 #include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
@@ -28,23 +29,6 @@ struct LsArgs {
   std::string sort;    // "", "name", "size" or "offset"
   std::string filter;  // a glob on the name; "" keeps every tensor
 };
-
-bool has_offset(const Tensor& t) {
-  return t.storage() != TensorStorage::none && t.storage() != TensorStorage::invalid;
-}
-
-nlohmann::json tensor_json(const Tensor& t) {
-  nlohmann::json row;
-  row["name"] = std::string(t.lookup_name());
-  row["dtype"] = to_string(t.data_type());
-  row["dims"] = std::vector<std::int64_t>(t.dims().begin(), t.dims().end());
-  row["bytes"] = t.byte_size();
-  row["storage"] = std::string(to_string(t.storage()));
-  row["file"] = std::string(t.data_file());
-  if (has_offset(t)) row["offset"] = t.file_offset();
-  row["path"] = t.path();
-  return row;
-}
 
 // The tensors `args` select, in the order they ask for; every sort is stable, so ties keep the
 // model's breadth-first order.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "format.hpp"
+#include "model_json.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
 #include "tensor_arg.hpp"
@@ -34,28 +35,6 @@ std::vector<LoadItem> stats_plan(const Model& model, const StatsArgs& args) {
   std::vector<LoadItem> plan;
   for (const std::string& name : args.names) plan.push_back({tensor_named(model, name)});
   return plan;
-}
-
-// A number for JSON: null where it is not finite (JSON has no NaN).
-nlohmann::json json_number(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
-nlohmann::json stats_json(const Tensor& t, const TensorStats* s) {
-  nlohmann::json row;
-  row["name"] = std::string(t.lookup_name());
-  row["dtype"] = to_string(t.data_type());
-  row["count"] = t.element_count();
-  if (s == nullptr) return row;  // no numbers: STRING, complex
-  row["min"] = json_number(s->min);
-  row["max"] = json_number(s->max);
-  row["mean"] = json_number(s->mean);
-  row["std"] = json_number(s->stddev);
-  row["zeros"] = s->zeros;
-  row["nans"] = s->nans;
-  row["infinities"] = s->infinities;
-  row["histogram"] = s->histogram;
-  return row;
 }
 
 std::string stats_cell(const nlohmann::json& row, const char* key) {
@@ -94,11 +73,11 @@ int run_stats(const StatsArgs& args) {
         const Tensor& t = plan[loaded.item].tensor;
         const auto type = t.data_type();
         if (!has_stats(type)) {
-          rows[loaded.item] = stats_json(t, nullptr);
+          rows[loaded.item] = tensor_stats_json(t, nullptr);
           return;
         }
         const TensorStats s = tensor_stats(loaded.bytes, type, t.element_count(), args.bins);
-        rows[loaded.item] = stats_json(t, &s);
+        rows[loaded.item] = tensor_stats_json(t, &s);
       },
       options);
   const nlohmann::json out(rows);

@@ -90,6 +90,7 @@ void register_verbs(CLI::App& app) {
   add_ls_verb(app);
   add_stats_verb(app);
   add_synth_verb(app);
+  add_view_verb(app);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     sub->footer(examples_footer(*sub));
   }

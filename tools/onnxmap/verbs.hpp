@@ -41,6 +41,7 @@ void add_load_verb(CLI::App& app);
 void add_ls_verb(CLI::App& app);
 void add_stats_verb(CLI::App& app);
 void add_synth_verb(CLI::App& app);
+void add_view_verb(CLI::App& app);
 
 // Called by each verb's file to make itself known.
 void add_verb(CLI::App* subcommand, VerbRunner run);

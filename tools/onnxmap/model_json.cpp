@@ -1,0 +1,114 @@
+#include "model_json.hpp"
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace onnxmap::cli {
+
+namespace {
+
+nlohmann::json values_json(const ViewRange<ValueInfo>& values) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ValueInfo v : values) {
+    out.push_back({{"name", std::string(v.name())}, {"type", v.type().to_string()}});
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json summary_json(const ModelSummary& s) {
+  nlohmann::json out;
+  out["ir_version"] = s.ir_version();
+  if (const auto release = onnx_release_for_ir(s.ir_version())) out["onnx_release"] = *release;
+  out["opset_import"] = nlohmann::json::object();
+  for (const OperatorSetId& o : s.opset_imports()) {
+    out["opset_import"][o.domain.empty() ? "ai.onnx" : std::string(o.domain)] = o.version;
+  }
+  out["producer_name"] = std::string(s.producer_name());
+  out["producer_version"] = std::string(s.producer_version());
+  out["domain"] = std::string(s.domain());
+  out["model_version"] = s.model_version().to_string();
+  out["doc_string"] = std::string(s.doc_string());
+  out["metadata_props"] = nlohmann::json::object();
+  for (const StringStringEntry& e : s.metadata_props()) {
+    out["metadata_props"][std::string(e.key)] = std::string(e.value);
+  }
+  out["graph"] = std::string(s.graph_name());
+  out["inputs"] = values_json(s.inputs());
+  out["outputs"] = values_json(s.outputs());
+  out["file_size"] = s.file_size();
+  return out;
+}
+
+nlohmann::json stats_json(const Model& model) {
+  nlohmann::json out;
+  std::map<std::string, std::uint64_t> ops;
+  if (const auto graph = model.graph()) {
+    for (const Node node : graph->nodes()) {
+      std::string op(node.op_type());
+      if (!node.domain().empty()) op = std::string(node.domain()) + "." + op;
+      ++ops[op];
+    }
+  }
+  out["nodes_by_op_type"] = ops;
+  std::map<std::string, nlohmann::json> by_dtype;
+  std::map<std::string, std::uint64_t> files;
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    const Tensor t = model.tensor_at(i);
+    auto& entry = by_dtype[to_string(t.data_type())];
+    if (entry.is_null()) entry = {{"tensors", 0}, {"elements", 0}, {"bytes", 0}};
+    entry["tensors"] = entry["tensors"].get<std::uint64_t>() + 1;
+    entry["elements"] = entry["elements"].get<std::uint64_t>() + t.element_count();
+    entry["bytes"] = entry["bytes"].get<std::uint64_t>() + t.byte_size();
+    if (t.storage() == TensorStorage::external) files[std::string(t.data_file())] += t.byte_size();
+  }
+  out["tensors"] = model.tensor_count();
+  out["by_dtype"] = by_dtype;
+  out["external_files"] = files;
+  return out;
+}
+
+
+bool has_offset(const Tensor& t) {
+  return t.storage() != TensorStorage::none && t.storage() != TensorStorage::invalid;
+}
+
+nlohmann::json tensor_json(const Tensor& t) {
+  nlohmann::json row;
+  row["name"] = std::string(t.lookup_name());
+  row["dtype"] = to_string(t.data_type());
+  row["dims"] = std::vector<std::int64_t>(t.dims().begin(), t.dims().end());
+  row["bytes"] = t.byte_size();
+  row["storage"] = std::string(to_string(t.storage()));
+  row["file"] = std::string(t.data_file());
+  if (has_offset(t)) row["offset"] = t.file_offset();
+  row["path"] = t.path();
+  return row;
+}
+
+// A number for JSON: null where it is not finite (JSON has no NaN).
+nlohmann::json json_number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json tensor_stats_json(const Tensor& t, const TensorStats* s) {
+  nlohmann::json row;
+  row["name"] = std::string(t.lookup_name());
+  row["dtype"] = to_string(t.data_type());
+  row["count"] = t.element_count();
+  if (s == nullptr) return row;  // no numbers: STRING, complex
+  row["min"] = json_number(s->min);
+  row["max"] = json_number(s->max);
+  row["mean"] = json_number(s->mean);
+  row["std"] = json_number(s->stddev);
+  row["zeros"] = s->zeros;
+  row["nans"] = s->nans;
+  row["infinities"] = s->infinities;
+  row["histogram"] = s->histogram;
+  return row;
+}
+
+}  // namespace onnxmap::cli

@@ -1,0 +1,116 @@
+// NodeGraph's page of one node: its fields, attributes and subgraphs, and the nodes around it.
+
+#include <deque>
+
+#include "../attribute_text.hpp"
+#include "node_graph.hpp"
+
+namespace onnxmap::cli::view {
+
+namespace {
+
+constexpr std::size_t kNeighbourhoodNodes = 200;
+constexpr int kHops = 2;
+constexpr std::size_t kSubgraphOpsShown = 200;
+
+nlohmann::json subgraph_json(std::string_view attribute, const Graph& graph) {
+  nlohmann::json ops = nlohmann::json::array();
+  std::size_t count = 0;
+  for (const Node n : graph.nodes()) {
+    if (count++ < kSubgraphOpsShown) {
+      ops.push_back({{"name", std::string(n.name())},
+                     {"op_type", std::string(n.op_type())},
+                     {"inputs", names_json(n.inputs())},
+                     {"outputs", names_json(n.outputs())}});
+    }
+  }
+  return {{"attribute", attribute},
+          {"name", std::string(graph.name())},
+          {"nodes", count},
+          {"ops", std::move(ops)}};
+}
+
+}  // namespace
+
+nlohmann::json NodeGraph::node(std::uint32_t id) const {
+  const Node& n = nodes_[id];
+  nlohmann::json attributes = nlohmann::json::array();
+  nlohmann::json subgraphs = nlohmann::json::array();
+  for (const Attribute a : n.attributes()) {
+    attributes.push_back({{"name", std::string(a.name())},
+                          {"type", std::string(to_string(a.type()))},
+                          {"value", attribute_value_text(a)}});
+    if (const auto g = a.g()) subgraphs.push_back(subgraph_json(a.name(), *g));
+    for (const Graph g : a.graphs()) subgraphs.push_back(subgraph_json(a.name(), g));
+  }
+  nlohmann::json out_node = node_ref(id);
+  out_node["domain"] = std::string(n.domain());
+  out_node["doc_string"] = std::string(n.doc_string());
+  out_node["inputs"] = names_json(n.inputs());
+  out_node["outputs"] = names_json(n.outputs());
+  out_node["attributes"] = std::move(attributes);
+  out_node["subgraphs"] = std::move(subgraphs);
+  nlohmann::json tensors = nlohmann::json::array();
+  nlohmann::json graph_inputs = nlohmann::json::array();
+  for (const std::string_view input : n.inputs()) {
+    if (initializers_.contains(input)) tensors.push_back(std::string(input));
+    if (graph_inputs_.contains(input)) graph_inputs.push_back(std::string(input));
+  }
+  nlohmann::json graph_outputs = nlohmann::json::array();
+  for (const std::string_view output : n.outputs()) {
+    if (graph_outputs_.contains(output)) graph_outputs.push_back(std::string(output));
+  }
+  return {{"node", std::move(out_node)},
+          {"tensors", std::move(tensors)},
+          {"neighbourhood", neighbourhood(id)},
+          {"graph_inputs", std::move(graph_inputs)},
+          {"graph_outputs", std::move(graph_outputs)}};
+}
+
+// The nodes `kHops` steps upstream (producers of inputs, negative distances) and downstream
+// (readers of outputs), breadth first, at most kNeighbourhoodNodes; the values between them.
+nlohmann::json NodeGraph::neighbourhood(std::uint32_t id) const {
+  std::unordered_map<std::uint32_t, int> distance{{id, 0}};
+  std::deque<std::uint32_t> queue{id};
+  while (!queue.empty() && distance.size() < kNeighbourhoodNodes) {
+    const std::uint32_t at = queue.front();
+    queue.pop_front();
+    const int d = distance[at];
+    const auto visit = [&](std::uint32_t next, int next_distance) {
+      if (distance.size() < kNeighbourhoodNodes && distance.emplace(next, next_distance).second) {
+        queue.push_back(next);
+      }
+    };
+    if (d <= 0 && d > -kHops) {
+      for (const std::string_view input : nodes_[at].inputs()) {
+        if (const auto p = producer_.find(input); p != producer_.end()) visit(p->second, d - 1);
+      }
+    }
+    if (d >= 0 && d < kHops) {
+      for (const std::string_view output : nodes_[at].outputs()) {
+        const auto readers = consumers_.find(output);
+        if (readers == consumers_.end()) continue;
+        for (const std::uint32_t reader : readers->second) visit(reader, d + 1);
+      }
+    }
+  }
+  nlohmann::json nodes = nlohmann::json::array();
+  nlohmann::json edges = nlohmann::json::array();
+  std::vector<std::uint32_t> ids;
+  for (const auto& [node_id, d] : distance) ids.push_back(node_id);
+  std::sort(ids.begin(), ids.end());
+  for (const std::uint32_t node_id : ids) {
+    nlohmann::json ref = node_ref(node_id);
+    ref["distance"] = distance[node_id];
+    nodes.push_back(std::move(ref));
+    for (const std::string_view input : nodes_[node_id].inputs()) {
+      const auto p = producer_.find(input);
+      if (p != producer_.end() && distance.contains(p->second)) {
+        edges.push_back({{"from", p->second}, {"to", node_id}, {"tensor", std::string(input)}});
+      }
+    }
+  }
+  return {{"nodes", std::move(nodes)}, {"edges", std::move(edges)}};
+}
+
+}  // namespace onnxmap::cli::view

@@ -1,0 +1,173 @@
+#include "stats_jobs.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "../model_json.hpp"
+#include "onnxmap/stats.hpp"
+
+namespace onnxmap::cli::view {
+
+namespace {
+
+// Bytes read between two progress updates and cancel checks.
+constexpr std::uint64_t kChunkBytes = std::uint64_t{32} << 20U;
+constexpr std::uint64_t kPageBytes = 4096;
+
+enum class JobState { running, done, cancelled, failed };
+
+const char* state_name(JobState s) {
+  switch (s) {
+    case JobState::running: return "running";
+    case JobState::done: return "done";
+    case JobState::cancelled: return "cancelled";
+    case JobState::failed: return "failed";
+  }
+  return "failed";
+}
+
+// Reads one byte of each page of `bytes`, so that a mapped payload is in memory (and its reading
+// shows as progress) before it is counted.
+void touch_pages(std::span<const std::byte> bytes) {
+  volatile std::byte sink{};
+  for (std::size_t i = 0; i < bytes.size(); i += kPageBytes) sink = bytes[i];
+  (void)sink;
+}
+
+struct Cancelled {};
+
+}  // namespace
+
+struct StatsJobs::Job {
+  std::string id;
+  Tensor tensor;
+  unsigned bins = 32;
+  std::atomic<JobState> state{JobState::running};
+  std::atomic<bool> cancel{false};
+  std::atomic<std::uint64_t> bytes_read{0};
+  std::mutex mutex;  // guards result and error
+  nlohmann::json result;
+  std::string error;
+  std::thread worker;
+
+  explicit Job(Tensor t) : tensor(std::move(t)) {}
+
+  // The payload, chunk by chunk (whole rows where rows are whole bytes: a URL's model fetches
+  // only those), then the statistics.
+  void run() {
+    try {
+      const TensorStats s = count();
+      nlohmann::json out = tensor_stats_json(tensor, &s);
+      std::vector<double> edges;
+      for (unsigned k = 0; k <= bins; ++k) edges.push_back(s.min + (s.max - s.min) * k / bins);
+      out["bins"] = std::isfinite(s.min) ? nlohmann::json(edges) : nlohmann::json::array();
+      const std::lock_guard lock(mutex);
+      result = std::move(out);
+      state = JobState::done;
+    } catch (const Cancelled&) {
+      state = JobState::cancelled;
+    } catch (const std::exception& e) {
+      const std::lock_guard lock(mutex);
+      error = e.what();
+      state = JobState::failed;
+    }
+  }
+
+  TensorStats count() {
+    const DataType type = tensor.data_type();
+    if (tensor.storage() == TensorStorage::typed) {
+      const TensorData data = tensor.data();
+      bytes_read = data.bytes().size();
+      return tensor_stats(data.bytes(), type, tensor.element_count(), bins);
+    }
+    read_in_chunks();
+    return tensor_stats(tensor.bytes(), type, tensor.element_count(), bins);
+  }
+
+  void read_in_chunks() {
+    const auto dims = tensor.dims();
+    const std::uint64_t rows = dims.empty() ? 0 : static_cast<std::uint64_t>(dims[0]);
+    const std::uint64_t row_bytes = rows == 0 ? 0 : tensor.byte_size() / rows;
+    const bool whole_rows = dims.size() >= 1 && row_bytes > 0 && row_bytes * rows == tensor.byte_size();
+    if (!whole_rows) {
+      touch_pages(tensor.bytes());
+      return;
+    }
+    const std::uint64_t step = std::max<std::uint64_t>(1, kChunkBytes / row_bytes);
+    for (std::uint64_t r = 0; r < rows; r += step) {
+      if (cancel) throw Cancelled{};
+      const auto chunk = tensor.slice_rows(r, std::min(rows, r + step));
+      touch_pages(chunk);
+      bytes_read += chunk.size();
+    }
+    if (cancel) throw Cancelled{};
+  }
+
+  nlohmann::json status() {
+    nlohmann::json out = {{"job", id},
+                          {"name", std::string(tensor.lookup_name())},
+                          {"state", state_name(state)},
+                          {"bytes_read", bytes_read.load()},
+                          {"bytes", tensor.byte_size()}};
+    const std::uint64_t total = tensor.byte_size();
+    out["progress"] = state == JobState::done ? 1.0 : total == 0 ? 0.0 : double(bytes_read) / double(total);
+    const std::lock_guard lock(mutex);
+    if (state == JobState::done) out["stats"] = result;
+    if (state == JobState::failed) out["error"] = error;
+    return out;
+  }
+};
+
+StatsJobs::~StatsJobs() {
+  for (auto& [id, job] : jobs_) job->cancel = true;
+  for (auto& [id, job] : jobs_) {
+    if (job->worker.joinable()) job->worker.join();
+  }
+}
+
+nlohmann::json StatsJobs::start(const Tensor& t, unsigned bins) {
+  if (!has_stats(t.data_type())) {
+    throw ApiError{400, "no statistics for " + to_string(t.data_type()) + " values"};
+  }
+  const std::lock_guard lock(mutex_);
+  const auto running = std::count_if(jobs_.begin(), jobs_.end(), [](const auto& entry) {
+    return entry.second->state == JobState::running;
+  });
+  if (static_cast<std::size_t>(running) >= kRunningJobs) {
+    throw ApiError{429, "statistics are being computed for " + std::to_string(running) +
+                            " tensors already: wait for one or cancel it"};
+  }
+  // Forget the oldest finished jobs beyond the ones kept.
+  for (auto it = jobs_.begin(); jobs_.size() >= kKeptJobs && it != jobs_.end();) {
+    if (it->second->state == JobState::running) {
+      ++it;
+      continue;
+    }
+    it->second->worker.join();
+    it = jobs_.erase(it);
+  }
+  auto job = std::make_shared<Job>(t);
+  job->id = std::to_string(next_id_);
+  job->bins = bins;
+  job->worker = std::thread([job] { job->run(); });
+  jobs_[next_id_++] = job;
+  return {{"job", job->id}};
+}
+
+std::shared_ptr<StatsJobs::Job> StatsJobs::find(const std::string& id) {
+  const std::lock_guard lock(mutex_);
+  for (const auto& [number, job] : jobs_) {
+    if (job->id == id) return job;
+  }
+  throw ApiError{404, "no statistics job " + id};
+}
+
+nlohmann::json StatsJobs::status(const std::string& id) { return find(id)->status(); }
+
+nlohmann::json StatsJobs::cancel(const std::string& id) {
+  const auto job = find(id);
+  job->cancel = true;
+  return job->status();
+}
+
+}  // namespace onnxmap::cli::view

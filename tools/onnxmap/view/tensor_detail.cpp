@@ -1,0 +1,158 @@
+#include "tensor_detail.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <stdexcept>
+
+#include "../model_json.hpp"
+#include "onnxmap/stats.hpp"
+
+namespace onnxmap::cli::view {
+
+namespace {
+
+constexpr std::size_t kConsumersShown = 100;
+constexpr std::uint64_t kRowsPerCell = 4;
+constexpr std::uint64_t kDecodeChunk = std::uint64_t{1} << 20U;  // elements decoded at once
+
+std::uint64_t element_bits(DataType type) {
+  const auto t = traits(type);
+  return t ? t->bits : 0;
+}
+
+bool is_stored(const Tensor& t) {
+  return t.storage() == TensorStorage::raw || t.storage() == TensorStorage::external ||
+         t.storage() == TensorStorage::typed;
+}
+
+// Elements per row along axis 0 (every element for a scalar or 1-D tensor: one row).
+std::uint64_t row_elements(const Tensor& t) {
+  const auto dims = t.dims();
+  if (dims.size() < 2) return t.element_count();
+  return dims[0] == 0 ? 0 : t.element_count() / static_cast<std::uint64_t>(dims[0]);
+}
+
+std::uint64_t row_count(const Tensor& t) {
+  const auto dims = t.dims();
+  return dims.size() < 2 ? 1 : static_cast<std::uint64_t>(dims[0]);
+}
+
+// Bytes holding at least the first `elements` elements of `t`, read as little as possible:
+// whole rows of a raw or external tensor whose rows are whole bytes, else the whole payload.
+// `keep` holds decoded bytes of typed storage.
+std::span<const std::byte> leading_bytes(const Tensor& t, std::uint64_t elements, TensorData& keep) {
+  if (t.storage() == TensorStorage::typed) {
+    keep = t.data();
+    return keep.bytes();
+  }
+  const auto dims = t.dims();
+  const std::uint64_t per_row =
+      dims.empty() || dims[0] == 0 ? 0 : t.element_count() / static_cast<std::uint64_t>(dims[0]);
+  if (per_row == 0 || per_row * element_bits(t.data_type()) % 8 != 0) return t.bytes();
+  const std::uint64_t rows = std::min<std::uint64_t>((elements + per_row - 1) / per_row,
+                                                     static_cast<std::uint64_t>(dims[0]));
+  return t.slice_rows(0, rows);
+}
+
+nlohmann::json number_json(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+}  // namespace
+
+bool has_heatmap(const Tensor& t) {
+  const std::uint64_t bits = element_bits(t.data_type());
+  return has_stats(t.data_type()) && bits % 8 == 0 && is_stored(t) && !t.dims().empty() &&
+         t.element_count() > 0;
+}
+
+nlohmann::json tensor_detail(const Tensor& t, const NodeGraph& graph) {
+  nlohmann::json out = tensor_json(t);
+  out["elements"] = t.element_count();
+  out["doc_string"] = std::string(t.doc_string());
+  out["has_stats"] = has_stats(t.data_type()) && is_stored(t);
+  out["heatmap"] = has_heatmap(t);
+  const nlohmann::json readers = graph.consumers(t.lookup_name(), kConsumersShown);
+  out["consumers"] = readers["consumers"];
+  out["consumers_total"] = readers["total"];
+  return out;
+}
+
+nlohmann::json tensor_values(const Tensor& t, std::uint64_t count) {
+  count = std::min(count, t.element_count());
+  nlohmann::json values = nlohmann::json::array();
+  const DataType type = t.data_type();
+  if (type == DataType::string) {
+    const auto strings = t.strings();
+    for (std::uint64_t i = 0; i < count && i < strings.size(); ++i) values.push_back(std::string(strings[i]));
+  } else if (is_stored(t) && count > 0) {
+    TensorData keep{std::span<const std::byte>{}};
+    const auto bytes = leading_bytes(t, count, keep);
+    if (type == DataType::complex64 || type == DataType::complex128) {
+      const std::size_t part = type == DataType::complex64 ? 4 : 8;
+      for (std::uint64_t i = 0; i < count; ++i) {
+        double re = 0, im = 0;
+        if (part == 4) {
+          float f[2];
+          std::memcpy(f, bytes.data() + i * 8, 8);
+          re = f[0], im = f[1];
+        } else {
+          std::memcpy(&re, bytes.data() + i * 16, 8);
+          std::memcpy(&im, bytes.data() + i * 16 + 8, 8);
+        }
+        values.push_back({number_json(re), number_json(im)});
+      }
+    } else if (has_stats(type)) {
+      for (const double v : decode_values(bytes, type, count)) values.push_back(number_json(v));
+    }
+  }
+  return {{"values", std::move(values)}, {"total", t.element_count()}};
+}
+
+nlohmann::json tensor_heatmap(const Tensor& t, std::uint64_t width, std::uint64_t height) {
+  if (!has_heatmap(t)) throw std::invalid_argument("no heat map of " + std::string(t.lookup_name()));
+  const DataType type = t.data_type();
+  const std::uint64_t element_bytes = element_bits(type) / 8;
+  const std::uint64_t rows = row_count(t);
+  const std::uint64_t cols = row_elements(t);
+  width = std::max<std::uint64_t>(1, std::min(width, cols));
+  height = std::max<std::uint64_t>(1, std::min(height, rows));
+  std::vector<double> cells(width * height, -1);  // -1: no finite value seen yet
+  TensorData whole{std::span<const std::byte>{}};  // typed storage and 1-D tensors: the payload at once
+  const bool by_rows = t.storage() != TensorStorage::typed && t.dims().size() >= 2;
+  const auto all = by_rows ? std::span<const std::byte>{} : leading_bytes(t, t.element_count(), whole);
+  std::uint64_t sampled = 0;
+  for (std::uint64_t y = 0; y < height; ++y) {
+    const std::uint64_t first = y * rows / height;
+    const std::uint64_t span_rows = (y + 1) * rows / height - first;
+    for (std::uint64_t s = 0; s < std::min(kRowsPerCell, span_rows); ++s) {
+      const std::uint64_t r = first + s * span_rows / std::min(kRowsPerCell, span_rows);
+      const auto row = by_rows ? t.slice_rows(r, r + 1) : all.subspan(r * cols * element_bytes, cols * element_bytes);
+      ++sampled;
+      for (std::uint64_t x = 0; x < width; ++x) {
+        double& cell = cells[y * width + x];
+        const std::uint64_t c0 = x * cols / width, c1 = (x + 1) * cols / width;
+        for (std::uint64_t c = c0; c < c1; c += kDecodeChunk) {
+          const std::uint64_t n = std::min(kDecodeChunk, c1 - c);
+          for (const double v : decode_values(row.subspan(c * element_bytes, n * element_bytes), type, n)) {
+            if (std::isfinite(v)) cell = std::max(cell, std::fabs(v));
+          }
+        }
+      }
+    }
+  }
+  nlohmann::json out_cells = nlohmann::json::array();
+  double largest = 0;
+  for (const double c : cells) {
+    out_cells.push_back(c < 0 ? nlohmann::json(nullptr) : nlohmann::json(c));
+    largest = std::max(largest, c);
+  }
+  return {{"rows", rows},     {"cols", cols},       {"width", width},  {"height", height},
+          {"sampled_rows", sampled}, {"max", largest}, {"cells", std::move(out_cells)}};
+}
+
+}  // namespace onnxmap::cli::view

@@ -1,0 +1,56 @@
+#pragma once
+// The viewer's tensor table: pages of every tensor sorted and filtered on the server (a model of
+// 180,000 tensors scrolls a page at a time), and the bytes grouped by name for the treemap.
+// Sort orders and filter results are computed once and kept: a page after the first costs its
+// rows only. Safe to call from several threads.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "onnxmap/onnxmap.hpp"
+
+namespace onnxmap::cli::view {
+
+struct TensorPageQuery {
+  std::string sort = "index";  // index, name, bytes, dtype or offset
+  bool descending = false;
+  std::string filter;  // a glob on the name; empty: every tensor
+  std::uint64_t offset = 0;
+  std::uint64_t limit = 100;
+};
+
+class TensorList {
+ public:
+  explicit TensorList(Model model);
+
+  // {"total", "matched", "offset", "rows": [the rows of ls --json with "index" and "elements"]}.
+  // Throws std::invalid_argument for an unknown sort key.
+  [[nodiscard]] nlohmann::json page(const TensorPageQuery& query);
+  // The bytes of the tensors matching `filter` whose name starts with `prefix`, grouped by the
+  // next segment of their names (up to and including the next '.' or '/').
+  [[nodiscard]] nlohmann::json treemap(const std::string& prefix, const std::string& filter);
+
+ private:
+  using Indices = std::vector<std::uint32_t>;
+  // Every tensor's index in `sort`'s ascending order (stable: ties keep the index order).
+  std::shared_ptr<const Indices> order(const std::string& sort);
+  // One byte per tensor: whether its name matches `filter`.
+  std::shared_ptr<const std::vector<std::uint8_t>> matches(const std::string& filter);
+
+  Model model_;
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<const Indices>> orders_;
+  std::map<std::string, std::shared_ptr<const std::vector<std::uint8_t>>> filters_;  // a few kept
+};
+
+// One row of the table: `ls --json`'s, with the tensor's index and element count.
+[[nodiscard]] nlohmann::json tensor_row(const Model& model, std::uint32_t index);
+// Whether `name` matches the glob `pattern` (fnmatch, no flags).
+[[nodiscard]] bool glob_matches(const std::string& pattern, std::string_view name);
+
+}  // namespace onnxmap::cli::view

@@ -1,0 +1,173 @@
+#include "view_api.hpp"
+
+#include <charconv>
+
+#include "assets.hpp"
+#include "tensor_detail.hpp"
+
+namespace onnxmap::cli::view {
+
+namespace {
+
+constexpr std::uint64_t kMaxRows = 1000;
+constexpr std::uint64_t kMaxValues = 1024;
+constexpr std::uint64_t kMaxBins = 1024;
+constexpr std::uint64_t kMaxHeatmapSide = 512;
+
+// The query's `key` as a number in [0, max], `fallback` when absent; ApiError 400 otherwise.
+std::uint64_t number_param(const HttpRequest& r, const std::string& key, std::uint64_t fallback,
+                           std::uint64_t max) {
+  const auto found = r.query.find(key);
+  if (found == r.query.end() || found->second.empty()) return fallback;
+  const std::string& text = found->second;
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) {
+    throw ApiError{400, key + ": not a number: " + text};
+  }
+  if (value > max) throw ApiError{400, key + ": " + text + " is more than " + std::to_string(max)};
+  return value;
+}
+
+std::string text_param(const HttpRequest& r, const std::string& key) {
+  const auto found = r.query.find(key);
+  return found == r.query.end() ? "" : found->second;
+}
+
+HttpResponse json_response(unsigned status, const nlohmann::json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return r;
+}
+
+HttpResponse asset_response(std::string_view path) {
+  for (const Asset& asset : view_assets()) {
+    if (asset.path == path || (path == "/" && asset.path == "/index.html")) {
+      HttpResponse r;
+      r.content_type = std::string(asset.content_type);
+      r.body = std::string(asset.body);
+      r.cacheable = path != "/";
+      return r;
+    }
+  }
+  HttpResponse r;
+  r.status = 404;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = "not found\n";
+  return r;
+}
+
+void require_method(const HttpRequest& r, std::initializer_list<std::string_view> allowed) {
+  for (const std::string_view m : allowed) {
+    if (r.method == m) return;
+  }
+  throw ApiError{405, r.method + " is not allowed on " + r.path};
+}
+
+}  // namespace
+
+ViewApi::ViewApi(Model model, std::string source)
+    : model_(std::move(model)), source_(std::move(source)), tensors_(model_) {
+  warm_up_ = std::thread([this] {
+    try {
+      (void)summary();
+      (void)graph();
+      for (const char* sort : {"name", "bytes"}) (void)tensors_.page({sort, false, "", 0, 0});
+      (void)warnings();
+    } catch (const std::exception&) {
+      // The request that needs it fails the same way again, and says why.
+    }
+  });
+}
+
+ViewApi::~ViewApi() { warm_up_.join(); }
+
+const NodeGraph& ViewApi::graph() {
+  std::call_once(graph_once_, [this] { graph_ = std::make_unique<NodeGraph>(model_); });
+  return *graph_;
+}
+
+const nlohmann::json& ViewApi::warnings() {
+  std::call_once(warnings_once_, [this] { warnings_ = view_warnings(model_); });
+  return warnings_;
+}
+
+const nlohmann::json& ViewApi::summary() {
+  std::call_once(summary_once_, [this] { summary_ = view_summary(model_, source_); });
+  return summary_;
+}
+
+Tensor ViewApi::named_tensor(const HttpRequest& request) const {
+  const std::string name = text_param(request, "name");
+  const auto t = model_.find_tensor(name);
+  if (!t) throw ApiError{404, "no tensor named " + name};
+  return *t;
+}
+
+HttpResponse ViewApi::handle(const HttpRequest& request) {
+  if (!request.path.starts_with("/api/")) {
+    if (request.method != "GET" && request.method != "HEAD") {
+      return json_response(405, {{"error", request.method + " is not allowed on " + request.path}});
+    }
+    return asset_response(request.path);
+  }
+  try {
+    return json_response(200, api(request));
+  } catch (const ApiError& e) {
+    return json_response(e.status, {{"error", e.message}});
+  } catch (const std::invalid_argument& e) {
+    return json_response(400, {{"error", e.what()}});
+  } catch (const Error& e) {
+    const bool missing = e.kind() == ErrorKind::not_found;
+    return json_response(missing ? 404 : 500, {{"error", e.what()}});
+  }
+}
+
+nlohmann::json ViewApi::api(const HttpRequest& r) {
+  const std::string& path = r.path;
+  if (path == "/api/stats") {
+    require_method(r, {"GET", "POST", "DELETE"});
+    if (r.method == "POST") {
+      return jobs_.start(named_tensor(r), static_cast<unsigned>(number_param(r, "bins", 64, kMaxBins)));
+    }
+    const std::string id = text_param(r, "job");
+    if (id.empty()) throw ApiError{400, "job: missing (the id POST /api/stats answered)"};
+    return r.method == "DELETE" ? jobs_.cancel(id) : jobs_.status(id);
+  }
+  require_method(r, {"GET"});
+  if (path == "/api/summary") return summary();
+  if (path == "/api/warnings") return warnings();
+  if (path == "/api/tensors") {
+    TensorPageQuery q;
+    q.sort = r.query.contains("sort") ? text_param(r, "sort") : "index";
+    q.descending = text_param(r, "order") == "desc";
+    q.filter = text_param(r, "filter");
+    q.offset = number_param(r, "offset", 0, UINT64_MAX);
+    q.limit = number_param(r, "limit", 100, kMaxRows);
+    return tensors_.page(q);
+  }
+  if (path == "/api/treemap") return tensors_.treemap(text_param(r, "prefix"), text_param(r, "filter"));
+  if (path == "/api/tensor") return tensor_detail(named_tensor(r), graph());
+  if (path == "/api/values") return tensor_values(named_tensor(r), number_param(r, "count", 64, kMaxValues));
+  if (path == "/api/heatmap") {
+    return tensor_heatmap(named_tensor(r), number_param(r, "width", 256, kMaxHeatmapSide),
+                          number_param(r, "height", 256, kMaxHeatmapSide));
+  }
+  if (path == "/api/fold") {
+    return graph().fold(text_param(r, "prefix"), number_param(r, "offset", 0, UINT64_MAX),
+                        number_param(r, "limit", 200, kMaxRows));
+  }
+  if (path == "/api/nodes") {
+    return graph().search(text_param(r, "q"), number_param(r, "offset", 0, UINT64_MAX),
+                                                  number_param(r, "limit", 100, kMaxRows));
+  }
+  if (path == "/api/node") {
+    const std::uint64_t id = number_param(r, "id", UINT64_MAX, UINT64_MAX);
+    if (id >= graph().size()) throw ApiError{404, "no node " + text_param(r, "id") + " in the main graph"};
+    return graph().node(static_cast<std::uint32_t>(id));
+  }
+  throw ApiError{404, "no API " + path};
+}
+
+}  // namespace onnxmap::cli::view

@@ -1,0 +1,59 @@
+#pragma once
+// What `onnxmap view` serves: the page's own files (built into the binary) and the JSON API of
+// api.md over one opened model. Nothing a request says reaches the file system: paths name
+// the built-in files only, and the model is the one given on the command line.
+
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "http_server.hpp"
+#include "node_graph.hpp"
+#include "onnxmap/onnxmap.hpp"
+#include "stats_jobs.hpp"
+#include "tensor_list.hpp"
+
+namespace onnxmap::cli::view {
+
+class ViewApi {
+ public:
+  // `source` is what the page calls the model: its file name or URL. Starts a thread that
+  // computes the summary, the node index, two sort orders and the warnings ahead of the first requests for them
+  // (on a graph of 360,000 nodes each takes a second or so); a request that needs one first
+  // waits for it.
+  ViewApi(Model model, std::string source);
+  ~ViewApi();
+  ViewApi(const ViewApi&) = delete;
+  ViewApi& operator=(const ViewApi&) = delete;
+
+  // Answers any request; safe from several threads at once.
+  [[nodiscard]] HttpResponse handle(const HttpRequest& request);
+
+ private:
+  [[nodiscard]] nlohmann::json api(const HttpRequest& request);
+  [[nodiscard]] const NodeGraph& graph();
+  [[nodiscard]] const nlohmann::json& summary();
+  [[nodiscard]] const nlohmann::json& warnings();
+  [[nodiscard]] Tensor named_tensor(const HttpRequest& request) const;
+
+  Model model_;
+  std::string source_;
+  TensorList tensors_;
+  std::once_flag graph_once_;
+  std::unique_ptr<NodeGraph> graph_;
+  std::once_flag summary_once_;
+  nlohmann::json summary_;
+  std::once_flag warnings_once_;
+  nlohmann::json warnings_;
+  StatsJobs jobs_;
+  std::thread warm_up_;
+};
+
+// /api/summary: summary_json and stats_json of `model`, with sizes by storage and functions.
+[[nodiscard]] nlohmann::json view_summary(const Model& model, const std::string& source);
+// /api/warnings: {"warnings": [each finding of check, "path: detail"]}.
+[[nodiscard]] nlohmann::json view_warnings(const Model& model);
+
+}  // namespace onnxmap::cli::view
