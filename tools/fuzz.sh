@@ -21,7 +21,7 @@ seconds=${1:-60}
 build="build-asan"
 work=$build/fuzz
 # shellcheck disable=SC2206  # FUZZ_TARGETS is a list of words on purpose
-targets=(${FUZZ_TARGETS:-fuzz_model fuzz_tensor fuzz_external fuzz_load_modes fuzz_save_roundtrip})
+targets=(${FUZZ_TARGETS:-fuzz_model fuzz_tensor fuzz_external fuzz_load_modes fuzz_save_roundtrip fuzz_view})
 
 onnxmap_asan_setup
 ninja -C "$build" --quiet "${targets[@]/#/tests/fuzz/}"
@@ -59,7 +59,7 @@ fi
 
 seeds_of() {
   case $1 in
-    fuzz_model | fuzz_load_modes | fuzz_save_roundtrip) echo "$seeds/models" ;;
+    fuzz_model | fuzz_load_modes | fuzz_save_roundtrip | fuzz_view) echo "$seeds/models" ;;
     fuzz_tensor) echo "$seeds/tensors" ;;
     fuzz_external) echo "$seeds/external" ;;
   esac

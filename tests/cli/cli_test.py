@@ -9,6 +9,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -98,6 +99,19 @@ def check_hints(folder):
         (folder / name).unlink()
 
 
+def run_example(line, folder, env):
+    """Runs one example line; `onnxmap view`, a server, until it prints its URL, then Ctrl-C."""
+    if not line.startswith("onnxmap view "):
+        return subprocess.run(["bash", "-c", line], cwd=folder, env=env, capture_output=True)
+    p = subprocess.Popen(["bash", "-c", "exec " + line], cwd=folder, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = p.stdout.readline()
+    if b" at http://127.0.0.1:" in first:
+        p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    return subprocess.CompletedProcess(line, p.returncode if first else 1, first + out, err)
+
+
 def check_help_examples(folder):
     """`onnxmap --help` and every verb's --help show examples, and each example without a URL
     runs as written (bash, this build's onnxmap first on PATH), in the order a newcomer would try
@@ -107,16 +121,16 @@ def check_help_examples(folder):
     folder.mkdir()
     env = dict(os.environ, PATH=str(pathlib.Path(ONNXMAP).resolve().parent) + os.pathsep
                + os.environ["PATH"])
+    env.pop("DISPLAY", None), env.pop("WAYLAND_DISPLAY", None)  # no browser opened by `view`
     for verb in ("synth", "info", "ls", "graph", "dump", "get", "convert", "check", "diff",
-                 "load", "stats"):
+                 "load", "stats", "view"):
         text = run(verb, "--help").stdout.decode()
         lines = re.search(r"^Examples:\n((?:  .*\n)+)", text, re.M)
         check(f"{verb} --help shows examples", lines is not None, text)
         for line in (lines.group(1).splitlines() if lines else []):
             if "://" in line:
                 continue
-            r = subprocess.run(["bash", "-c", line.strip()], cwd=folder, env=env,
-                               capture_output=True)
+            r = run_example(line.strip(), folder, env)
             check(f"the example runs: {line.strip()}", r.returncode == 0, r.stderr.decode())
     shutil.rmtree(folder)
     check_hints(folder.parent)

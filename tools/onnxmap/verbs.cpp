@@ -31,6 +31,9 @@ constexpr std::pair<std::string_view, std::string_view> kExamples[] = {
     {"load", "onnxmap load model.onnx --shard 0/2 --json"},
     {"stats", "onnxmap stats model.onnx --filter '*.mlp.*'"},
     {"stats", "onnxmap stats model.onnx model.embed_tokens.weight --json --bins 16"},
+    {"view", "onnxmap view model.onnx"},
+    {"view", "onnxmap view split.onnx --port 0 --no-browser   # any free port"},
+    {"view", "onnxmap view https://example.com/model.onnx --cache ~/.cache/onnxmap"},
 };
 
 // "Examples:" and the verb's lines of kExamples, then the rest of its help's footer.

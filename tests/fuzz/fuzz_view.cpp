@@ -1,0 +1,97 @@
+// Fuzz target: any bytes as a model shown by `onnxmap view`. Opens them (payload errors
+// collected, as the viewer does) and asks the viewer's API for every page a person could open:
+// the summary and warnings, tensor pages in each order, the treemap and the fold unfolded a few
+// levels, each tensor's page, values and heat map, each node's page, statistics of one tensor;
+// and the input's last 64 bytes as one more request target. Every answer must be JSON with a
+// status the API defines: a malformed model is a 4xx/5xx answer naming it, never a crash.
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <thread>
+
+#include "onnxmap/onnxmap.hpp"
+#include "view/view_api.hpp"
+
+namespace {
+
+namespace view = onnxmap::cli::view;
+
+nlohmann::json ask(view::ViewApi& api, const std::string& target, const char* method = "GET") {
+  view::HttpRequest request;
+  try {
+    request = view::parse_target(method, target);
+  } catch (const std::invalid_argument&) {
+    return nullptr;
+  }
+  const view::HttpResponse r = api.handle(request);
+  if (r.status != 200 && r.status != 400 && r.status != 404 && r.status != 429 && r.status != 500) {
+    __builtin_trap();
+  }
+  if (!request.path.starts_with("/api/")) return nullptr;
+  return nlohmann::json::parse(r.body);  // throws (and so fails the run) when it is not JSON
+}
+
+std::string encoded(std::string_view text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    out += '%';
+    out += kHex[c >> 4U];
+    out += kHex[c & 15U];
+  }
+  return out;
+}
+
+void unfold(view::ViewApi& api, const std::string& prefix, int depth) {
+  const nlohmann::json fold = ask(api, "/api/fold?prefix=" + encoded(prefix));
+  if (depth == 0 || !fold.contains("children")) return;
+  for (const auto& child : fold["children"]) {
+    if (!child.contains("node")) unfold(api, child["prefix"].get<std::string>(), depth - 1);
+  }
+}
+
+void ask_tensor_pages(view::ViewApi& api, const onnxmap::Model& model) {
+  for (std::size_t i = 0; i < model.tensor_count() && i < 8; ++i) {
+    const std::string name = encoded(model.tensor_at(i).lookup_name());
+    (void)ask(api, "/api/tensor?name=" + name);
+    (void)ask(api, "/api/values?name=" + name + "&count=1024");
+    (void)ask(api, "/api/heatmap?name=" + name + "&width=7&height=5");
+  }
+  if (model.tensor_count() == 0) return;
+  const nlohmann::json job =
+      ask(api, "/api/stats?name=" + encoded(model.tensor_at(0).lookup_name()), "POST");
+  if (!job.contains("job")) return;
+  while (ask(api, "/api/stats?job=" + job["job"].get<std::string>())["state"] == "running") {
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const auto bytes = std::as_bytes(std::span(data, size));
+  onnxmap::OpenOptions options;
+  options.collect_payload_errors = true;
+  std::optional<onnxmap::Model> model;
+  try {
+    model.emplace(onnxmap::Model::from_bytes(bytes, options));
+  } catch (const onnxmap::Error&) {
+    return 0;
+  }
+  view::ViewApi api(*model, "fuzz.onnx");
+  for (const char* target : {"/api/summary", "/api/warnings", "/api/tensors?limit=1000",
+                             "/api/tensors?sort=name&order=desc", "/api/tensors?sort=offset",
+                             "/api/tensors?sort=dtype&filter=*a*", "/api/treemap",
+                             "/api/nodes?q=a", "/", "/app.js"}) {
+    (void)ask(api, target);
+  }
+  unfold(api, "", 3);
+  ask_tensor_pages(api, *model);
+  for (int id = 0; id < 16; ++id) (void)ask(api, "/api/node?id=" + std::to_string(id));
+  const std::size_t tail = std::min<std::size_t>(size, 64);
+  (void)ask(api, "/" + std::string(reinterpret_cast<const char*>(data + size - tail), tail));
+  return 0;
+}
