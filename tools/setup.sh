@@ -33,6 +33,9 @@ onnxmap_packages=(
   # The sanitizer build (tools/test.sh) and the fuzz targets (tools/fuzz.sh): clang with
   # AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer (libclang-rt-14-dev).
   clang libclang-rt-14-dev
+  # The browser tests (tests/view/browser_test.py): the viewer's pages in headless Chromium,
+  # driven by puppeteer-core from npm (Node.js and npm: see onnxmap_install_deps).
+  chromium
 )
 
 onnxmap_install_deps() {
@@ -43,6 +46,9 @@ onnxmap_install_deps() {
       missing+=("$pkg")
     fi
   done
+  # npm only when none is on PATH: Node.js from NodeSource brings its own npm, and its package
+  # (also named nodejs) conflicts with Debian's npm. Debian's npm pulls in Debian's nodejs.
+  command -v npm >/dev/null || missing+=(npm)
   [ ${#missing[@]} -eq 0 ] && return 0
 
   echo "onnxmap: installing missing packages: ${missing[*]}" >&2

@@ -143,21 +143,41 @@ void for_each_value(const std::byte* p, DataType type, std::uint64_t count, F&& 
 // How many elements hold each bit pattern, for a type of at most 16 bits: one pass of counter
 // increments, two sets of counters taking turns so that a run of equal values does not wait on
 // its own last increment.
+// Counts elements [begin, end) by bit pattern into `even` and `odd` (two tables, so that
+// neighbours equal to each other do not wait on one counter), `bits` fixed at compile time.
+template <unsigned Bits>
+void count_run(const std::byte* p, std::uint64_t begin, std::uint64_t end, std::uint32_t* even,
+               std::uint32_t* odd) {
+  std::uint64_t i = begin;
+  for (; i + 1 < end; i += 2) {
+    ++even[pattern_at(p, i, Bits)];
+    ++odd[pattern_at(p, i + 1, Bits)];
+  }
+  if (i < end) ++even[pattern_at(p, i, Bits)];
+}
+
+// How many elements have each bit pattern. 32-bit counters (half the cache of 64-bit ones),
+// added into the 64-bit totals every 2^31 elements.
 std::vector<std::uint64_t> count_patterns(const std::byte* p, std::uint64_t count,
                                           std::uint64_t bits) {
+  constexpr std::uint64_t kRun = std::uint64_t{1} << 31U;
   const std::size_t patterns = std::size_t{1} << bits;
-  std::vector<std::uint64_t> counts(2 * patterns);
-  std::uint64_t* even = counts.data();
-  std::uint64_t* odd = counts.data() + patterns;
-  std::uint64_t i = 0;
-  for (; i + 1 < count; i += 2) {
-    ++even[pattern_at(p, i, bits)];
-    ++odd[pattern_at(p, i + 1, bits)];
+  std::vector<std::uint64_t> totals(patterns);
+  std::vector<std::uint32_t> counts(2 * patterns);
+  for (std::uint64_t begin = 0; begin < count; begin += kRun) {
+    const std::uint64_t end = std::min(count, begin + kRun);
+    std::uint32_t* even = counts.data();
+    std::uint32_t* odd = counts.data() + patterns;
+    switch (bits) {
+      case 16: count_run<16>(p, begin, end, even, odd); break;
+      case 8: count_run<8>(p, begin, end, even, odd); break;
+      case 4: count_run<4>(p, begin, end, even, odd); break;
+      default: count_run<2>(p, begin, end, even, odd); break;
+    }
+    for (std::size_t k = 0; k < patterns; ++k) totals[k] += std::uint64_t{even[k]} + odd[k];
+    std::fill(counts.begin(), counts.end(), 0);
   }
-  if (i < count) ++even[pattern_at(p, i, bits)];
-  for (std::size_t k = 0; k < patterns; ++k) even[k] += odd[k];
-  counts.resize(patterns);
-  return counts;
+  return totals;
 }
 
 // Everything but the histogram, from values given one by one or by pattern with a count: sums of

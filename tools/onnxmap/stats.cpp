@@ -1,12 +1,14 @@
 // onnxmap stats MODEL [NAME...]: each numeric tensor's range, mean, spread, zeros, NaNs,
 // infinities and histogram (onnxmap::tensor_stats), read with the loader in file order.
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "format.hpp"
@@ -15,6 +17,7 @@
 #include "remote_flags.hpp"
 #include "tensor_arg.hpp"
 #include "verbs.hpp"
+#include "work_queue.hpp"
 
 namespace onnxmap::cli {
 
@@ -67,19 +70,26 @@ int run_stats(const StatsArgs& args) {
   std::vector<nlohmann::json> rows(plan.size());
   LoadOptions options;
   options.threads = args.threads;
+  // Counting runs on every core: buffers the loader hands over (read mode) are kept and counted
+  // by the queue's workers; bytes that are only valid during the callback are counted in it.
+  WorkQueue counting(std::max(1U, std::thread::hardware_concurrency()), options.max_in_flight_bytes);
+  const auto count = [&](std::size_t item, std::span<const std::byte> bytes) {
+    const Tensor& t = plan[item].tensor;
+    if (!has_stats(t.data_type())) {
+      rows[item] = tensor_stats_json(t, nullptr);
+      return;
+    }
+    const TensorStats s = tensor_stats(bytes, t.data_type(), t.element_count(), args.bins);
+    rows[item] = tensor_stats_json(t, &s);
+  };
   (void)load(
       plan,
       [&](const LoadedTensor& loaded) {
-        const Tensor& t = plan[loaded.item].tensor;
-        const auto type = t.data_type();
-        if (!has_stats(type)) {
-          rows[loaded.item] = tensor_stats_json(t, nullptr);
-          return;
-        }
-        const TensorStats s = tensor_stats(loaded.bytes, type, t.element_count(), args.bins);
-        rows[loaded.item] = tensor_stats_json(t, &s);
+        if (!loaded.owner) return count(loaded.item, loaded.bytes);
+        counting.submit([&count, loaded] { count(loaded.item, loaded.bytes); }, loaded.bytes.size());
       },
       options);
+  counting.finish();
   const nlohmann::json out(rows);
   if (args.json) {
     print_json(std::cout, out);

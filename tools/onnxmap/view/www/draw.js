@@ -14,7 +14,7 @@ import { el, svgEl, formatValue, formatBytes, formatInt } from './app.js';
  * log10(1 + count).
  */
 export function drawHistogram(counts, edges, { log = false, width = 720, height = 220 } = {}) {
-  const margin = { left: 56, right: 16, top: 10, bottom: 36 };
+  const margin = { left: 76, right: 16, top: 10, bottom: 36 };
   const plotWidth = width - margin.left - margin.right;
   const plotHeight = height - margin.top - margin.bottom;
   const scale = (c) => (log ? Math.log10(1 + c) : c);

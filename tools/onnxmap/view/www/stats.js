@@ -113,7 +113,7 @@ function showEnd(ui, answer) {
 function resultsOf(stats, answer) {
   const rows = [
     ['count', formatInt(stats.count)], ['min', formatValue(stats.min)], ['max', formatValue(stats.max)],
-    ['mean', formatValue(stats.mean)], ['stddev', formatValue(stats.stddev)], ['zeros', formatInt(stats.zeros)],
+    ['mean', formatValue(stats.mean)], ['stddev', formatValue(stats.std)], ['zeros', formatInt(stats.zeros)],
     ['NaNs', formatInt(stats.nans)], ['infinities', formatInt(stats.infinities)],
     ['bytes read', formatInt(answer.bytes_read)],
   ];
