@@ -82,10 +82,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   view::ViewApi api(*model, "fuzz.onnx");
-  for (const char* target : {"/api/summary", "/api/warnings", "/api/tensors?limit=1000",
-                             "/api/tensors?sort=name&order=desc", "/api/tensors?sort=offset",
-                             "/api/tensors?sort=dtype&filter=*a*", "/api/treemap",
-                             "/api/nodes?q=a", "/", "/app.js"}) {
+  for (const char* target :
+       {"/api/summary", "/api/warnings", "/api/tensors?limit=1000",
+        "/api/tensors?sort=name&order=desc", "/api/tensors?sort=offset",
+        "/api/tensors?sort=dtype&filter=*a*", "/api/treemap", "/api/nodes?q=a", "/", "/app.js"}) {
     (void)ask(api, target);
   }
   unfold(api, "", 3);

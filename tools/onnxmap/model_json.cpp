@@ -71,7 +71,6 @@ nlohmann::json stats_json(const Model& model) {
   return out;
 }
 
-
 bool has_offset(const Tensor& t) {
   return t.storage() != TensorStorage::none && t.storage() != TensorStorage::invalid;
 }

@@ -72,7 +72,8 @@ int run_stats(const StatsArgs& args) {
   options.threads = args.threads;
   // Counting runs on every core: buffers the loader hands over (read mode) are kept and counted
   // by the queue's workers; bytes that are only valid during the callback are counted in it.
-  WorkQueue counting(std::max(1U, std::thread::hardware_concurrency()), options.max_in_flight_bytes);
+  WorkQueue counting(std::max(1U, std::thread::hardware_concurrency()),
+                     options.max_in_flight_bytes);
   const auto count = [&](std::size_t item, std::span<const std::byte> bytes) {
     const Tensor& t = plan[item].tensor;
     if (!has_stats(t.data_type())) {
@@ -86,7 +87,8 @@ int run_stats(const StatsArgs& args) {
       plan,
       [&](const LoadedTensor& loaded) {
         if (!loaded.owner) return count(loaded.item, loaded.bytes);
-        counting.submit([&count, loaded] { count(loaded.item, loaded.bytes); }, loaded.bytes.size());
+        counting.submit([&count, loaded] { count(loaded.item, loaded.bytes); },
+                        loaded.bytes.size());
       },
       options);
   counting.finish();

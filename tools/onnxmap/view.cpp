@@ -80,7 +80,8 @@ int run_view(const ViewArgs& args) {
   options.collect_payload_errors = true;  // a model with a broken tensor is still shown
   view::ViewApi api(Model::open(args.model, options), source_name(args.model));
   const auto server = listen(args, api);
-  const std::string host = args.host.find(':') != std::string::npos ? "[" + args.host + "]" : args.host;
+  const std::string host =
+      args.host.find(':') != std::string::npos ? "[" + args.host + "]" : args.host;
   const std::string url = "http://" + host + ":" + std::to_string(server->port()) + "/";
   std::cout << "onnxmap view: " << source_name(args.model) << " at " << url << "  (Ctrl-C stops)"
             << std::endl;

@@ -42,7 +42,9 @@ struct Shared {
   std::atomic<std::size_t> connections{0};
 };
 
-std::string_view to_std(beast::string_view s) { return {s.data(), s.size()}; }
+std::string_view to_std(beast::string_view s) {
+  return {s.data(), s.size()};
+}
 
 HttpResponse error_response(unsigned status, const std::string& message) {
   HttpResponse r;
@@ -55,9 +57,9 @@ HttpResponse error_response(unsigned status, const std::string& message) {
 bool host_allowed(const Shared& shared, std::string_view host) {
   const auto& allowed = shared.options.allowed_hosts;
   const std::string port = ":" + std::to_string(shared.port);
-  return allowed.empty() || std::any_of(allowed.begin(), allowed.end(), [&](const std::string& name) {
-           return host == name + port;
-         });
+  return allowed.empty() ||
+         std::any_of(allowed.begin(), allowed.end(),
+                     [&](const std::string& name) { return host == name + port; });
 }
 
 // The handler's answer to one request, or the server's own refusal.
@@ -66,7 +68,8 @@ HttpResponse answer(const Shared& shared, const http::request<http::string_body>
     return error_response(403, "this server answers requests to its own address only");
   }
   try {
-    return shared.handler(parse_target(std::string(request.method_string()), to_std(request.target())));
+    return shared.handler(
+        parse_target(std::string(request.method_string()), to_std(request.target())));
   } catch (const std::invalid_argument& e) {
     return error_response(400, e.what());
   } catch (const std::exception& e) {
@@ -106,16 +109,16 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(kBodyLimit);
     stream_.expires_after(shared_->options.idle_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->on_read(ec);
-                     });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
  private:
   void on_read(beast::error_code ec) {
-    const bool not_http = ec && ec != http::error::end_of_stream &&
-                          ec.category() == http::make_error_code(http::error::bad_method).category();
+    const bool not_http =
+        ec && ec != http::error::end_of_stream &&
+        ec.category() == http::make_error_code(http::error::bad_method).category();
     if (ec == http::error::body_limit || ec == http::error::header_limit) {
       write(error_response(ec == http::error::body_limit ? 413 : 431, ec.message()), false);
     } else if (not_http) {
@@ -129,17 +132,18 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void write(const HttpResponse& response, bool keep_alive) {
-    auto message = std::make_shared<http::response<http::string_body>>(to_beast(response, keep_alive));
+    auto message =
+        std::make_shared<http::response<http::string_body>>(to_beast(response, keep_alive));
     stream_.expires_after(shared_->options.idle_timeout);
-    http::async_write(stream_, *message,
-                      [self = shared_from_this(), message, keep_alive](beast::error_code ec,
-                                                                      std::size_t) {
-                        if (ec || !keep_alive) {
-                          self->close();
-                        } else {
-                          self->read_next();
-                        }
-                      });
+    http::async_write(
+        stream_, *message,
+        [self = shared_from_this(), message, keep_alive](beast::error_code ec, std::size_t) {
+          if (ec || !keep_alive) {
+            self->close();
+          } else {
+            self->read_next();
+          }
+        });
   }
 
   void close() {
@@ -194,7 +198,9 @@ HttpServer::HttpServer(const ServerOptions& options, HttpHandler handler)
 
 HttpServer::~HttpServer() = default;
 
-unsigned short HttpServer::port() const noexcept { return state_->acceptor.local_endpoint().port(); }
+unsigned short HttpServer::port() const noexcept {
+  return state_->acceptor.local_endpoint().port();
+}
 
 void HttpServer::run() {
   state_->signals.async_wait([this](beast::error_code ec, int) {
@@ -209,7 +215,9 @@ void HttpServer::run() {
   for (auto& t : others) t.join();
 }
 
-void HttpServer::stop() { state_->io.stop(); }
+void HttpServer::stop() {
+  state_->io.stop();
+}
 
 std::string percent_decode(std::string_view text, bool plus_is_space) {
   std::string out;
@@ -243,7 +251,8 @@ HttpRequest parse_target(std::string method, std::string_view target) {
     const std::string_view pair = query.substr(0, amp);
     const auto eq = pair.find('=');
     const std::string key = percent_decode(pair.substr(0, eq), true);
-    request.query[key] = eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
+    request.query[key] =
+        eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
   }
   return request;

@@ -93,9 +93,11 @@ NodeGraph::NodeGraph(Model model) : model_(std::move(model)) {
     if (!name.empty() && taken.insert(name).second) {
       keys_.push_back(name);
     } else {
-      keys_.push_back(made_keys_.emplace_back(std::string(node.op_type()) + "#" + std::to_string(id)));
+      keys_.push_back(
+          made_keys_.emplace_back(std::string(node.op_type()) + "#" + std::to_string(id)));
     }
-    const auto [op, fresh] = op_index.try_emplace(op_name(node), static_cast<std::uint16_t>(op_names_.size()));
+    const auto [op, fresh] =
+        op_index.try_emplace(op_name(node), static_cast<std::uint16_t>(op_names_.size()));
     if (fresh) op_names_.push_back(op->first);
     op_of_.push_back(op->second);
     for (const std::string_view input : node.inputs()) {
@@ -109,28 +111,33 @@ NodeGraph::NodeGraph(Model model) : model_(std::move(model)) {
   for (std::uint32_t id = 0; id < n; ++id) {
     input_begin_.push_back(static_cast<std::uint32_t>(input_producers_.size()));
     for (const std::string_view input : nodes_[id].inputs()) {
-      if (const auto p = producer_.find(input); p != producer_.end()) input_producers_.push_back(p->second);
+      if (const auto p = producer_.find(input); p != producer_.end())
+        input_producers_.push_back(p->second);
     }
   }
   input_begin_.push_back(static_cast<std::uint32_t>(input_producers_.size()));
   by_key_.resize(n);
   std::iota(by_key_.begin(), by_key_.end(), 0);
-  std::sort(by_key_.begin(), by_key_.end(), [&](std::uint32_t a, std::uint32_t b) { return keys_[a] < keys_[b]; });
+  std::sort(by_key_.begin(), by_key_.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return keys_[a] < keys_[b]; });
   for (const Tensor& t : graph->initializers()) initializers_.insert(t.lookup_name());
   for (const ValueInfo v : graph->inputs()) graph_inputs_.insert(v.name());
   for (const ValueInfo v : graph->outputs()) graph_outputs_.insert(v.name());
 }
 
 std::pair<std::size_t, std::size_t> NodeGraph::key_range(const std::string& prefix) const {
-  const auto lo = std::lower_bound(by_key_.begin(), by_key_.end(), prefix,
-                                   [&](std::uint32_t id, const std::string& p) { return keys_[id] < p; });
+  const auto lo =
+      std::lower_bound(by_key_.begin(), by_key_.end(), prefix,
+                       [&](std::uint32_t id, const std::string& p) { return keys_[id] < p; });
   const auto hi = std::partition_point(lo, by_key_.end(), [&](std::uint32_t id) {
     return std::string_view(keys_[id]).starts_with(prefix);
   });
-  return {static_cast<std::size_t>(lo - by_key_.begin()), static_cast<std::size_t>(hi - by_key_.begin())};
+  return {static_cast<std::size_t>(lo - by_key_.begin()),
+          static_cast<std::size_t>(hi - by_key_.begin())};
 }
 
-nlohmann::json NodeGraph::fold(std::string prefix, std::uint64_t offset, std::uint64_t limit) const {
+nlohmann::json NodeGraph::fold(std::string prefix, std::uint64_t offset,
+                               std::uint64_t limit) const {
   auto [lo, hi] = key_range(prefix);
   std::vector<FoldGroup> groups;
   std::vector<std::uint32_t> group_at(hi - lo);  // the group of by_key_[lo + k]
@@ -140,7 +147,8 @@ nlohmann::json NodeGraph::fold(std::string prefix, std::uint64_t offset, std::ui
     for (std::size_t k = lo; k < hi; ++k) {
       const std::uint32_t id = by_key_[k];
       const std::string_view segment = next_segment(keys_[id], prefix.size());
-      const auto [at, fresh] = index.try_emplace(segment, static_cast<std::uint32_t>(groups.size()));
+      const auto [at, fresh] =
+          index.try_emplace(segment, static_cast<std::uint32_t>(groups.size()));
       if (fresh) groups.push_back({segment, id, 0, {}});
       groups[at->second].add(id, op_of_[id]);
       group_at[k - lo] = at->second;
@@ -150,7 +158,8 @@ nlohmann::json NodeGraph::fold(std::string prefix, std::uint64_t offset, std::ui
   }
   std::vector<std::uint32_t> order(groups.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return groups[a].first < groups[b].first; });
+  std::sort(order.begin(), order.end(),
+            [&](auto a, auto b) { return groups[a].first < groups[b].first; });
   const std::size_t begin = std::min<std::size_t>(offset, order.size());
   const std::size_t end = std::min<std::size_t>(begin + limit, order.size());
   std::vector<std::int32_t> place_of_group(groups.size(), -1);
@@ -167,8 +176,11 @@ nlohmann::json NodeGraph::fold(std::string prefix, std::uint64_t offset, std::ui
     if (g.nodes == 1) child["node"] = g.first;
     children.push_back(std::move(child));
   }
-  return {{"prefix", prefix},    {"nodes", hi - lo},       {"total_children", order.size()},
-          {"offset", begin},     {"children", std::move(children)},
+  return {{"prefix", prefix},
+          {"nodes", hi - lo},
+          {"total_children", order.size()},
+          {"offset", begin},
+          {"children", std::move(children)},
           {"edges", fold_edges(lo, hi, group_at, place_of_group)}};
 }
 

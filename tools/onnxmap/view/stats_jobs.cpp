@@ -88,7 +88,8 @@ struct StatsJobs::Job {
     const auto dims = tensor.dims();
     const std::uint64_t rows = dims.empty() ? 0 : static_cast<std::uint64_t>(dims[0]);
     const std::uint64_t row_bytes = rows == 0 ? 0 : tensor.byte_size() / rows;
-    const bool whole_rows = dims.size() >= 1 && row_bytes > 0 && row_bytes * rows == tensor.byte_size();
+    const bool whole_rows =
+        dims.size() >= 1 && row_bytes > 0 && row_bytes * rows == tensor.byte_size();
     if (!whole_rows) {
       touch_pages(tensor.bytes());
       return;
@@ -110,7 +111,9 @@ struct StatsJobs::Job {
                           {"bytes_read", bytes_read.load()},
                           {"bytes", tensor.byte_size()}};
     const std::uint64_t total = tensor.byte_size();
-    out["progress"] = state == JobState::done ? 1.0 : total == 0 ? 0.0 : double(bytes_read) / double(total);
+    out["progress"] = state == JobState::done ? 1.0
+                      : total == 0            ? 0.0
+                                              : double(bytes_read) / double(total);
     const std::lock_guard lock(mutex);
     if (state == JobState::done) out["stats"] = result;
     if (state == JobState::failed) out["error"] = error;
@@ -162,7 +165,9 @@ std::shared_ptr<StatsJobs::Job> StatsJobs::find(const std::string& id) {
   throw ApiError{404, "no statistics job " + id};
 }
 
-nlohmann::json StatsJobs::status(const std::string& id) { return find(id)->status(); }
+nlohmann::json StatsJobs::status(const std::string& id) {
+  return find(id)->status();
+}
 
 nlohmann::json StatsJobs::cancel(const std::string& id) {
   const auto job = find(id);

@@ -1,8 +1,8 @@
 #include "tensor_detail.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <complex>
 #include <cstring>
 #include <stdexcept>
 
@@ -42,7 +42,8 @@ std::uint64_t row_count(const Tensor& t) {
 // Bytes holding at least the first `elements` elements of `t`, read as little as possible:
 // whole rows of a raw or external tensor whose rows are whole bytes, else the whole payload.
 // `keep` holds decoded bytes of typed storage.
-std::span<const std::byte> leading_bytes(const Tensor& t, std::uint64_t elements, TensorData& keep) {
+std::span<const std::byte> leading_bytes(const Tensor& t, std::uint64_t elements,
+                                         TensorData& keep) {
   if (t.storage() == TensorStorage::typed) {
     keep = t.data();
     return keep.bytes();
@@ -60,6 +61,44 @@ nlohmann::json number_json(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return v;
+}
+
+// [re, im] pairs of complex64 (two float32) or complex128 (two float64) elements.
+nlohmann::json complex_values(std::span<const std::byte> bytes, DataType type,
+                              std::uint64_t count) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::uint64_t i = 0; i < count; ++i) {
+    double re = 0;
+    double im = 0;
+    if (type == DataType::complex64) {
+      std::array<float, 2> parts{};
+      std::memcpy(parts.data(), bytes.data() + i * 8, 8);
+      re = parts[0];
+      im = parts[1];
+    } else {
+      std::memcpy(&re, bytes.data() + i * 16, 8);
+      std::memcpy(&im, bytes.data() + i * 16 + 8, 8);
+    }
+    out.push_back({number_json(re), number_json(im)});
+  }
+  return out;
+}
+
+// Raises each cell to the largest finite magnitude of its columns in `row` (`cols` elements of
+// `type`, whole bytes each), decoding at most kDecodeChunk elements at once.
+void add_row_magnitudes(std::span<const std::byte> row, DataType type, std::uint64_t cols,
+                        std::span<double> cells) {
+  const std::uint64_t element_bytes = element_bits(type) / 8;
+  for (std::uint64_t x = 0; x < cells.size(); ++x) {
+    const std::uint64_t end = (x + 1) * cols / cells.size();
+    for (std::uint64_t c = x * cols / cells.size(); c < end; c += kDecodeChunk) {
+      const std::uint64_t n = std::min(kDecodeChunk, end - c);
+      for (const double v :
+           decode_values(row.subspan(c * element_bytes, n * element_bytes), type, n)) {
+        if (std::isfinite(v)) cells[x] = std::max(cells[x], std::fabs(v));
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -88,24 +127,14 @@ nlohmann::json tensor_values(const Tensor& t, std::uint64_t count) {
   const DataType type = t.data_type();
   if (type == DataType::string) {
     const auto strings = t.strings();
-    for (std::uint64_t i = 0; i < count && i < strings.size(); ++i) values.push_back(std::string(strings[i]));
+    for (std::uint64_t i = 0; i < count && i < strings.size(); ++i) {
+      values.push_back(std::string(strings[i]));
+    }
   } else if (is_stored(t) && count > 0) {
     TensorData keep{std::span<const std::byte>{}};
     const auto bytes = leading_bytes(t, count, keep);
     if (type == DataType::complex64 || type == DataType::complex128) {
-      const std::size_t part = type == DataType::complex64 ? 4 : 8;
-      for (std::uint64_t i = 0; i < count; ++i) {
-        double re = 0, im = 0;
-        if (part == 4) {
-          float f[2];
-          std::memcpy(f, bytes.data() + i * 8, 8);
-          re = f[0], im = f[1];
-        } else {
-          std::memcpy(&re, bytes.data() + i * 16, 8);
-          std::memcpy(&im, bytes.data() + i * 16 + 8, 8);
-        }
-        values.push_back({number_json(re), number_json(im)});
-      }
+      values = complex_values(bytes, type, count);
     } else if (has_stats(type)) {
       for (const double v : decode_values(bytes, type, count)) values.push_back(number_json(v));
     }
@@ -114,35 +143,30 @@ nlohmann::json tensor_values(const Tensor& t, std::uint64_t count) {
 }
 
 nlohmann::json tensor_heatmap(const Tensor& t, std::uint64_t width, std::uint64_t height) {
-  if (!has_heatmap(t)) throw std::invalid_argument("no heat map of " + std::string(t.lookup_name()));
-  const DataType type = t.data_type();
-  const std::uint64_t element_bytes = element_bits(type) / 8;
+  if (!has_heatmap(t)) {
+    throw std::invalid_argument("no heat map of " + std::string(t.lookup_name()));
+  }
+  const std::uint64_t element_bytes = element_bits(t.data_type()) / 8;
   const std::uint64_t rows = row_count(t);
   const std::uint64_t cols = row_elements(t);
   width = std::max<std::uint64_t>(1, std::min(width, cols));
   height = std::max<std::uint64_t>(1, std::min(height, rows));
   std::vector<double> cells(width * height, -1);  // -1: no finite value seen yet
-  TensorData whole{std::span<const std::byte>{}};  // typed storage and 1-D tensors: the payload at once
+  // Typed storage and 1-D tensors are read at once; the rows of others one by one.
+  TensorData whole{std::span<const std::byte>{}};
   const bool by_rows = t.storage() != TensorStorage::typed && t.dims().size() >= 2;
-  const auto all = by_rows ? std::span<const std::byte>{} : leading_bytes(t, t.element_count(), whole);
+  const auto all =
+      by_rows ? std::span<const std::byte>{} : leading_bytes(t, t.element_count(), whole);
   std::uint64_t sampled = 0;
   for (std::uint64_t y = 0; y < height; ++y) {
     const std::uint64_t first = y * rows / height;
-    const std::uint64_t span_rows = (y + 1) * rows / height - first;
-    for (std::uint64_t s = 0; s < std::min(kRowsPerCell, span_rows); ++s) {
-      const std::uint64_t r = first + s * span_rows / std::min(kRowsPerCell, span_rows);
-      const auto row = by_rows ? t.slice_rows(r, r + 1) : all.subspan(r * cols * element_bytes, cols * element_bytes);
-      ++sampled;
-      for (std::uint64_t x = 0; x < width; ++x) {
-        double& cell = cells[y * width + x];
-        const std::uint64_t c0 = x * cols / width, c1 = (x + 1) * cols / width;
-        for (std::uint64_t c = c0; c < c1; c += kDecodeChunk) {
-          const std::uint64_t n = std::min(kDecodeChunk, c1 - c);
-          for (const double v : decode_values(row.subspan(c * element_bytes, n * element_bytes), type, n)) {
-            if (std::isfinite(v)) cell = std::max(cell, std::fabs(v));
-          }
-        }
-      }
+    const std::uint64_t span = (y + 1) * rows / height - first;
+    const std::uint64_t picks = std::min(kRowsPerCell, span);
+    for (std::uint64_t s = 0; s < picks; ++s, ++sampled) {
+      const std::uint64_t r = first + s * span / picks;
+      const auto row = by_rows ? t.slice_rows(r, r + 1)
+                               : all.subspan(r * cols * element_bytes, cols * element_bytes);
+      add_row_magnitudes(row, t.data_type(), cols, std::span(cells).subspan(y * width, width));
     }
   }
   nlohmann::json out_cells = nlohmann::json::array();
@@ -151,8 +175,13 @@ nlohmann::json tensor_heatmap(const Tensor& t, std::uint64_t width, std::uint64_
     out_cells.push_back(c < 0 ? nlohmann::json(nullptr) : nlohmann::json(c));
     largest = std::max(largest, c);
   }
-  return {{"rows", rows},     {"cols", cols},       {"width", width},  {"height", height},
-          {"sampled_rows", sampled}, {"max", largest}, {"cells", std::move(out_cells)}};
+  return {{"rows", rows},
+          {"cols", cols},
+          {"width", width},
+          {"height", height},
+          {"max", largest},
+          {"sampled_rows", sampled},
+          {"cells", std::move(out_cells)}};
 }
 
 }  // namespace onnxmap::cli::view

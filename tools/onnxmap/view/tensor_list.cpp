@@ -153,7 +153,8 @@ nlohmann::json TensorList::treemap(const std::string& prefix, const std::string&
                         {"leaf", false},
                         {"others", true}});
   }
-  return {{"prefix", prefix}, {"bytes", all.bytes}, {"tensors", all.tensors}, {"children", children}};
+  return {
+      {"prefix", prefix}, {"bytes", all.bytes}, {"tensors", all.tensors}, {"children", children}};
 }
 
 }  // namespace onnxmap::cli::view

@@ -81,7 +81,9 @@ ViewApi::ViewApi(Model model, std::string source)
   });
 }
 
-ViewApi::~ViewApi() { warm_up_.join(); }
+ViewApi::~ViewApi() {
+  warm_up_.join();
+}
 
 const NodeGraph& ViewApi::graph() {
   std::call_once(graph_once_, [this] { graph_ = std::make_unique<NodeGraph>(model_); });
@@ -107,7 +109,7 @@ Tensor ViewApi::named_tensor(const HttpRequest& request) const {
 
 HttpResponse ViewApi::handle(const HttpRequest& request) {
   if (!request.path.starts_with("/api/")) {
-    if (request.method != "GET" && request.method != "HEAD") {
+    if (request.method != "GET") {
       return json_response(405, {{"error", request.method + " is not allowed on " + request.path}});
     }
     return asset_response(request.path);
@@ -124,17 +126,21 @@ HttpResponse ViewApi::handle(const HttpRequest& request) {
   }
 }
 
+// POST starts a job, GET asks how it goes, DELETE cancels it.
+nlohmann::json ViewApi::stats(const HttpRequest& r) {
+  require_method(r, {"GET", "POST", "DELETE"});
+  if (r.method == "POST") {
+    return jobs_.start(named_tensor(r),
+                       static_cast<unsigned>(number_param(r, "bins", 64, kMaxBins)));
+  }
+  const std::string id = text_param(r, "job");
+  if (id.empty()) throw ApiError{400, "job: missing (the id POST /api/stats answered)"};
+  return r.method == "DELETE" ? jobs_.cancel(id) : jobs_.status(id);
+}
+
 nlohmann::json ViewApi::api(const HttpRequest& r) {
   const std::string& path = r.path;
-  if (path == "/api/stats") {
-    require_method(r, {"GET", "POST", "DELETE"});
-    if (r.method == "POST") {
-      return jobs_.start(named_tensor(r), static_cast<unsigned>(number_param(r, "bins", 64, kMaxBins)));
-    }
-    const std::string id = text_param(r, "job");
-    if (id.empty()) throw ApiError{400, "job: missing (the id POST /api/stats answered)"};
-    return r.method == "DELETE" ? jobs_.cancel(id) : jobs_.status(id);
-  }
+  if (path == "/api/stats") return stats(r);
   require_method(r, {"GET"});
   if (path == "/api/summary") return summary();
   if (path == "/api/warnings") return warnings();
@@ -147,9 +153,11 @@ nlohmann::json ViewApi::api(const HttpRequest& r) {
     q.limit = number_param(r, "limit", 100, kMaxRows);
     return tensors_.page(q);
   }
-  if (path == "/api/treemap") return tensors_.treemap(text_param(r, "prefix"), text_param(r, "filter"));
+  if (path == "/api/treemap")
+    return tensors_.treemap(text_param(r, "prefix"), text_param(r, "filter"));
   if (path == "/api/tensor") return tensor_detail(named_tensor(r), graph());
-  if (path == "/api/values") return tensor_values(named_tensor(r), number_param(r, "count", 64, kMaxValues));
+  if (path == "/api/values")
+    return tensor_values(named_tensor(r), number_param(r, "count", 64, kMaxValues));
   if (path == "/api/heatmap") {
     return tensor_heatmap(named_tensor(r), number_param(r, "width", 256, kMaxHeatmapSide),
                           number_param(r, "height", 256, kMaxHeatmapSide));
@@ -160,11 +168,12 @@ nlohmann::json ViewApi::api(const HttpRequest& r) {
   }
   if (path == "/api/nodes") {
     return graph().search(text_param(r, "q"), number_param(r, "offset", 0, UINT64_MAX),
-                                                  number_param(r, "limit", 100, kMaxRows));
+                          number_param(r, "limit", 100, kMaxRows));
   }
   if (path == "/api/node") {
     const std::uint64_t id = number_param(r, "id", UINT64_MAX, UINT64_MAX);
-    if (id >= graph().size()) throw ApiError{404, "no node " + text_param(r, "id") + " in the main graph"};
+    if (id >= graph().size())
+      throw ApiError{404, "no node " + text_param(r, "id") + " in the main graph"};
     return graph().node(static_cast<std::uint32_t>(id));
   }
   throw ApiError{404, "no API " + path};

@@ -20,9 +20,9 @@ namespace onnxmap::cli::view {
 class ViewApi {
  public:
   // `source` is what the page calls the model: its file name or URL. Starts a thread that
-  // computes the summary, the node index, two sort orders and the warnings ahead of the first requests for them
-  // (on a graph of 360,000 nodes each takes a second or so); a request that needs one first
-  // waits for it.
+  // computes the summary, the node index, two sort orders and the warnings ahead of the first
+  // requests for them (on a graph of 360,000 nodes each takes a second or so); a request that needs
+  // one first waits for it.
   ViewApi(Model model, std::string source);
   ~ViewApi();
   ViewApi(const ViewApi&) = delete;
@@ -33,6 +33,7 @@ class ViewApi {
 
  private:
   [[nodiscard]] nlohmann::json api(const HttpRequest& request);
+  [[nodiscard]] nlohmann::json stats(const HttpRequest& request);
   [[nodiscard]] const NodeGraph& graph();
   [[nodiscard]] const nlohmann::json& summary();
   [[nodiscard]] const nlohmann::json& warnings();

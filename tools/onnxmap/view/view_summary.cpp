@@ -29,7 +29,8 @@ std::uint64_t count_nodes(const ViewRange<Node>& nodes) {
 
 std::string storage_key(const Tensor& t) {
   const std::string storage(to_string(t.storage()));
-  return t.storage() == TensorStorage::external ? storage + ":" + std::string(t.data_file()) : storage;
+  return t.storage() == TensorStorage::external ? storage + ":" + std::string(t.data_file())
+                                                : storage;
 }
 
 }  // namespace
@@ -62,7 +63,8 @@ nlohmann::json view_summary(const Model& model, const std::string& source) {
   for (const Function f : model.functions()) {
     const std::uint64_t n = count_nodes(f.nodes());
     all_nodes += n;
-    functions.push_back({{"domain", std::string(f.domain())}, {"name", std::string(f.name())}, {"nodes", n}});
+    functions.push_back(
+        {{"domain", std::string(f.domain())}, {"name", std::string(f.name())}, {"nodes", n}});
   }
   out["nodes_all"] = all_nodes;
   out["functions"] = std::move(functions);
