@@ -6,19 +6,14 @@
 #include <numeric>
 #include <optional>
 
+#include "tensor_list.hpp"
+
 namespace onnxmap::cli::view {
 
 namespace {
 
 constexpr std::size_t kOpTypesShown = 6;
 constexpr std::size_t kMaxEdges = 5000;
-
-// The segment of `key` after `prefix_size` bytes: up to and including the next '.' or '/'.
-std::string_view next_segment(std::string_view key, std::size_t prefix_size) {
-  const std::string_view rest = key.substr(prefix_size);
-  const auto cut = rest.find_first_of("./");
-  return cut == std::string_view::npos ? rest : rest.substr(0, cut + 1);
-}
 
 std::string lowercase(std::string_view text) {
   std::string out(text);

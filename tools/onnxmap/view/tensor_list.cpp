@@ -17,13 +17,6 @@ namespace {
 constexpr std::size_t kFiltersKept = 8;
 constexpr std::size_t kTreemapChildren = 200;
 
-// The segment of `name` after `prefix`: up to and including the next '.' or '/', or the rest.
-std::string_view next_segment(std::string_view name, std::size_t prefix_size) {
-  const std::string_view rest = name.substr(prefix_size);
-  const auto cut = rest.find_first_of("./");
-  return cut == std::string_view::npos ? rest : rest.substr(0, cut + 1);
-}
-
 struct Group {
   std::uint64_t bytes = 0;
   std::uint64_t tensors = 0;
@@ -45,6 +38,12 @@ nlohmann::json group_json(const Model& model, const std::string& prefix, std::st
 }
 
 }  // namespace
+
+std::string_view next_segment(std::string_view name, std::size_t prefix_size) {
+  const std::string_view rest = name.substr(prefix_size);
+  const auto cut = rest.find_first_of("./");
+  return cut == std::string_view::npos ? rest : rest.substr(0, cut + 1);
+}
 
 bool glob_matches(const std::string& pattern, std::string_view name) {
   return ::fnmatch(pattern.c_str(), std::string(name).c_str(), 0) == 0;
