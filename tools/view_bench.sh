@@ -2,7 +2,9 @@
 # onnxmap view's figures: the server's time per request on the bench models (bench/view_bench),
 # and the first page drawn in Debian's chromium on the 282 GB model, against what a viewer that
 # reads and parses the whole file first needs (python3-onnx's onnx.load) on the 1.9 GB one, in
-# the same run. Writes bench/view.md; about 5 minutes on 2 cores; the models are removed after.
+# the same run; and `stats` and `diff` of the 1.9 GB model against the memory's and the file's
+# read speeds (bench/weights_bench.py). Writes bench/view.md; about 3 minutes on 2 cores; the
+# models are removed after.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -48,6 +50,9 @@ for path in sys.argv[1:]:
 PY
 )
 
+log "stats and diff of every tensor, warm and cold, 3 runs"
+weights_table=$(/usr/bin/python3 bench/weights_bench.py "$onnxmap" "$dir/llm-2g.onnx" 3)
+
 median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 runs_of() { awk -v m="$2" '$1 == m { $1 = ""; print substr($0, 2) }' <<<"$1"; }
 {
@@ -88,6 +93,14 @@ runs_of() { awk -v m="$2" '$1 == m { $1 = ""; print substr($0, 2) }' <<<"$1"; }
   echo "background as it starts) and the median of 21 more, each for a page further down."
   echo
   echo "$server_table"
+  echo
+  echo "## Statistics and diff of every tensor"
+  echo
+  echo "\`bench/weights_bench.py\`: \`onnxmap stats MODEL --json\` and \`onnxmap diff MODEL COPY\`"
+  echo "against one core's memory-read bandwidth (warm) and the file's sequential read through the"
+  echo "page cache (cold, after eviction), measured in the same run."
+  echo
+  echo "$weights_table"
 } >bench/view.md
 cat bench/view.md
 log "done: bench/view.md"

@@ -88,6 +88,20 @@ def main():
         check("text: one line each", r.stdout.splitlines()[:1] == ["opset ai.onnx: 17 -> 18"]
               and len(r.stdout.splitlines()) == 4, r.stdout)
 
+        # STRING and BOOL tensors: compared as strings and as bytes.
+        for name, labels, flags in (("strings", [b"cat", b"dog"], [True, False]),
+                                    ("strings2", [b"cat", b"cow"], [True, True])):
+            onnx.save(helper.make_model(helper.make_graph([], "g", [], [], [
+                helper.make_tensor("labels", T.STRING, [2], labels),
+                numpy_helper.from_array(np.array(flags), "flags")])), str(folder / f"{name}.onnx"))
+        r = diff(folder / "strings.onnx", folder / "strings.onnx")
+        check("STRING tensors equal: exit 0", r.returncode == 0 and r.stdout == "", r.stdout + r.stderr)
+        r = diff(folder / "strings.onnx", folder / "strings2.onnx")
+        check("a changed string and a changed BOOL are named", r.returncode == 1 and
+              r.stdout.splitlines() == ["tensor flags: values: 1 of 2 values differ, max abs 1, "
+                                        "max rel 1", "tensor labels: values: the strings differ"],
+              r.stdout + r.stderr)
+
         r = diff(folder / "a.onnx", folder / "missing.onnx")
         check("a missing file: exit 2 naming it", r.returncode == 2
               and "missing.onnx" in r.stderr, r.stderr)

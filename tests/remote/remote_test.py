@@ -127,7 +127,11 @@ def test_equal_outputs(server, folder, names):
     for name in names:
         compare_verbs(server, folder, name, verbs)
         if (folder / name).stat().st_blocks * 512 >= (folder / name).stat().st_size // 2:
-            compare_verbs(server, folder, name, [["dump"], ["check", "--data"]])
+            compare_verbs(server, folder, name, [["dump"], ["check", "--data"], ["stats", "--json"]])
+            url = server.url("ok", name)
+            r = run("diff", folder / name, url)
+            check("%s: diff of the file against its URL: equal, exit 0" % name,
+                  r.returncode == 0 and r.stdout == b"", (r.returncode, r.stdout[-300:], r.stderr[-300:]))
         for tensor in tensor_names(folder / name)[:6]:
             a = run("get", folder / name, tensor, "-o", folder / "a.npy")
             b = run("get", server.url("ok", name), tensor, "-o", folder / "b.npy")

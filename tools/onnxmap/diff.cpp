@@ -10,10 +10,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attribute_text.hpp"
 #include "format.hpp"
+#include "model_json.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
 #include "verbs.hpp"
@@ -169,6 +171,42 @@ std::map<std::string, Tensor> tensors(const Model& m) {
   return out;
 }
 
+// How the values of two tensors of one dtype and shape differ, in words; "" when equal. A
+// payload of 1 MiB or more is read ahead in large requests (Tensor::prefetch) and its pages
+// dropped after (release), so comparing two files of any size reads each once and keeps
+// little of them.
+std::string values_difference(const Tensor& ta, const Tensor& tb, double tolerance) {
+  if (ta.data_type() == DataType::string) {
+    return ta.strings() == tb.strings() ? "" : "the strings differ";
+  }
+  constexpr std::uint64_t kPrefetchBytes = std::uint64_t{1} << 20U;
+  const bool big = ta.byte_size() >= kPrefetchBytes;
+  if (big) {
+    ta.prefetch();
+    tb.prefetch();
+  }
+  const TensorData da = ta.data();
+  const TensorData db = tb.data();
+  std::string text;
+  if (!has_stats(ta.data_type())) {
+    if (!std::ranges::equal(da.bytes(), db.bytes())) text = "the bytes differ";
+  } else {
+    const ValuesDiff d =
+        compare_values(da.bytes(), db.bytes(), ta.data_type(), ta.element_count(), tolerance);
+    std::array<char, 128> line{};
+    std::snprintf(line.data(), line.size(),
+                  "%llu of %llu values differ, max abs %.6g, max rel %.6g",
+                  static_cast<unsigned long long>(d.differing),
+                  static_cast<unsigned long long>(ta.element_count()), d.max_abs, d.max_rel);
+    if (d.differing != 0) text = line.data();
+  }
+  if (big) {
+    ta.release();
+    tb.release();
+  }
+  return text;
+}
+
 void add_tensors(Differences& out, const Model& a, const Model& b, double tolerance) {
   const auto in_a = tensors(a);
   const auto in_b = tensors(b);
@@ -177,27 +215,24 @@ void add_tensors(Differences& out, const Model& a, const Model& b, double tolera
   for (const auto& [name, t] : in_a) a_shapes[name] = shape_text(t);
   for (const auto& [name, t] : in_b) b_shapes[name] = shape_text(t);
   add_texts(out, "tensor ", a_shapes, b_shapes);
+  // The pairs to compare, in A's file order (the model file, then each data file), so that the
+  // files are read front to back; the differences are reported in name order.
+  std::vector<std::pair<const std::string*, const Tensor*>> pairs;
   for (const auto& [name, ta] : in_a) {
     const auto found = in_b.find(name);
-    if (found == in_b.end() || a_shapes[name] != b_shapes[name]) continue;
-    const Tensor& tb = found->second;
-    const TensorData da = ta.data();
-    const TensorData db = tb.data();
-    if (!has_stats(ta.data_type())) {
-      const bool same = std::ranges::equal(da.bytes(), db.bytes());
-      out.add("tensor " + name + ": values", "", same ? "" : "the bytes differ");
-      continue;
-    }
-    const ValuesDiff d =
-        compare_values(da.bytes(), db.bytes(), ta.data_type(), ta.element_count(), tolerance);
-    if (d.differing == 0) continue;
-    std::array<char, 128> text{};
-    std::snprintf(text.data(), text.size(),
-                  "%llu of %llu values differ, max abs %.6g, max rel %.6g",
-                  static_cast<unsigned long long>(d.differing),
-                  static_cast<unsigned long long>(ta.element_count()), d.max_abs, d.max_rel);
-    out.add("tensor " + name + ": values", "", text.data());
+    if (found != in_b.end() && a_shapes[name] == b_shapes[name]) pairs.emplace_back(&name, &ta);
   }
+  const auto place = [](const Tensor& t) {
+    return std::make_tuple(!has_offset(t), t.data_file(), has_offset(t) ? t.file_offset() : 0);
+  };
+  std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& x, const auto& y) {
+    return place(*x.second) < place(*y.second);
+  });
+  Texts values;
+  for (const auto& [name, ta] : pairs) {
+    values[*name] = values_difference(*ta, in_b.at(*name), tolerance);
+  }
+  for (const auto& [name, text] : values) out.add("tensor " + name + ": values", "", text);
 }
 
 void print_text(const nlohmann::json& list) {

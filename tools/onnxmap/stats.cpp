@@ -70,8 +70,11 @@ int run_stats(const StatsArgs& args) {
   std::vector<nlohmann::json> rows(plan.size());
   LoadOptions options;
   options.threads = args.threads;
-  // Counting runs on every core: buffers the loader hands over (read mode) are kept and counted
-  // by the queue's workers; bytes that are only valid during the callback are counted in it.
+  // The loader fills the page cache with large reads and hands out views of the map: nothing is
+  // copied, and a view stays valid while the model lives, so counting can run on every core:
+  // the queue's workers count each tensor, then drop its pages from this process.
+  options.mode = LoadMode::map;
+  options.release_after_callback = false;
   WorkQueue counting(std::max(1U, std::thread::hardware_concurrency()),
                      options.max_in_flight_bytes);
   const auto count = [&](std::size_t item, std::span<const std::byte> bytes) {
@@ -86,9 +89,17 @@ int run_stats(const StatsArgs& args) {
   (void)load(
       plan,
       [&](const LoadedTensor& loaded) {
-        if (!loaded.owner) return count(loaded.item, loaded.bytes);
-        counting.submit([&count, loaded] { count(loaded.item, loaded.bytes); },
-                        loaded.bytes.size());
+        const Tensor& t = plan[loaded.item].tensor;
+        // Decoded typed fields live only during the callback: counted here.
+        if (t.storage() != TensorStorage::raw && t.storage() != TensorStorage::external) {
+          return count(loaded.item, loaded.bytes);
+        }
+        counting.submit(
+            [&count, &t, loaded] {
+              count(loaded.item, loaded.bytes);
+              t.release();
+            },
+            loaded.bytes.size());
       },
       options);
   counting.finish();
