@@ -265,8 +265,10 @@ function updateTopBar(route) {
   for (const link of document.querySelectorAll('[data-nav]')) {
     link.classList.toggle('active', link.dataset.nav === route.page);
   }
+  // The box shows the graph page's search; typing there is not overwritten while it has focus.
   const search = document.getElementById('node-search');
-  if (document.activeElement !== search) search.value = route.page === 'graph' ? route.params.q ?? '' : '';
+  if (route.page !== 'graph') search.value = '';
+  else if (document.activeElement !== search) search.value = route.params.q ?? '';
 }
 
 async function showRoute() {
