@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "cli"), str(HERE.parent / "conformance")]
@@ -132,6 +133,13 @@ def check_graph(v, model_proto, label):
     check(f"{label}: /api/nodes lists the graph's nodes", got == want, (got[:2], want[:2]))
     check(f"{label}: unfolding reaches every node once",
           sorted(fold_ids(v, "")) == list(range(len(nodes))))
+    whole = v.get("/api/fold", limit=1000)
+    if 2 <= whole["total_children"] <= 50:
+        paged = [e for k in range(whole["total_children"])
+                 for e in v.get("/api/fold", offset=k, limit=1)["edges"]]
+        key = lambda e: (e["from"], e["to"])  # noqa: E731
+        check(f"{label}: fold edges of pages of one child add up to the whole page's",
+              sorted(paged, key=key) == sorted(whole["edges"], key=key), (paged, whole["edges"]))
     initializers = {t.name for t in model_proto.graph.initializer}
     for i, n in enumerate(nodes[:40]):
         page = v.get("/api/node", id=i)
@@ -268,6 +276,33 @@ def check_big_model(folder):
         check("first values of a sparse tensor are zeros", values == [0.0] * 8, values)
 
 
+def data_bytes_fetched(port, log):
+    """Bytes the range server sent from external data files, once it has logged every answer;
+    not the one-byte probes (`bytes=0-0`) that learn a file's size and validators."""
+    urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+        f"http://127.0.0.1:{port}/quiet/", timeout=60).close()
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    return sum(e["sent"] for e in entries
+               if e["path"].endswith(".data") and e.get("range") != "bytes=0-0")
+
+
+def check_remote_fetches(url, port, log):
+    """By URL, a page fetches what it shows: the metadata pages no tensor byte, the first values
+    a tensor's first rows, not the file."""
+    with Viewer(ONNXMAP, url) as v:
+        for path in ("/api/summary", "/api/warnings", "/api/tensors?limit=1000", "/api/fold",
+                     "/api/nodes", "/api/node?id=3", "/api/tensor?name=lm_head.weight"):
+            v.get(path)
+        metadata = data_bytes_fetched(port, log)
+        check("by URL, the summary, tables, graph and tensor pages fetch no tensor byte",
+              metadata == 0, metadata)
+        v.get("/api/values", name="model.layers.0.mlp.up_proj.weight", count=8)
+        values = data_bytes_fetched(port, log) - metadata
+        size = (log.parent / "ext.onnx.data").stat().st_size
+        check("by URL, the first values fetch a small part of the data file",
+              0 < values <= 70000 and values < size // 4, (values, size))
+
+
 def check_remote(folder):
     """A model with external data viewed by URL answers as the local file does."""
     subprocess.run([ONNXMAP, "synth", folder / "ext.onnx", "--layers", "2", "--hidden", "64",
@@ -277,6 +312,7 @@ def check_remote(folder):
     try:
         port = server.stdout.readline().strip()
         url = f"http://127.0.0.1:{port}/ok/ext.onnx"
+        check_remote_fetches(url, port, folder / "requests.log")
         with Viewer(ONNXMAP, folder / "ext.onnx") as local, Viewer(ONNXMAP, url) as remote:
             for path in ("/api/summary", "/api/tensors?limit=1000", "/api/fold",
                          "/api/values?name=lm_head.weight&count=100",

@@ -157,11 +157,13 @@ nlohmann::json NodeGraph::fold(std::string prefix, std::uint64_t offset,
             [&](auto a, auto b) { return groups[a].first < groups[b].first; });
   const std::size_t begin = std::min<std::size_t>(offset, order.size());
   const std::size_t end = std::min<std::size_t>(begin + limit, order.size());
+  // Each child's place among the children in graph order, for those up to this page's end: the
+  // edges of a page are the ones that reach it from this page or an earlier one.
   std::vector<std::int32_t> place_of_group(groups.size(), -1);
+  for (std::size_t k = 0; k < end; ++k) place_of_group[order[k]] = static_cast<std::int32_t>(k);
   nlohmann::json children = nlohmann::json::array();
   for (std::size_t k = begin; k < end; ++k) {
     const FoldGroup& g = groups[order[k]];
-    place_of_group[order[k]] = static_cast<std::int32_t>(k - begin);
     // A node named `prefix` exactly, among nodes named with it as a prefix.
     const std::string name = g.segment.empty() ? "(" + prefix + ")" : std::string(g.segment);
     nlohmann::json child = {{"name", name},
@@ -171,27 +173,31 @@ nlohmann::json NodeGraph::fold(std::string prefix, std::uint64_t offset,
     if (g.nodes == 1) child["node"] = g.first;
     children.push_back(std::move(child));
   }
-  return {{"prefix", prefix},
-          {"nodes", hi - lo},
-          {"total_children", order.size()},
-          {"offset", begin},
-          {"children", std::move(children)},
-          {"edges", fold_edges(lo, hi, group_at, place_of_group)}};
+  return {
+      {"prefix", prefix},
+      {"nodes", hi - lo},
+      {"total_children", order.size()},
+      {"offset", begin},
+      {"children", std::move(children)},
+      {"edges", fold_edges(lo, hi, group_at, place_of_group, static_cast<std::int32_t>(begin))}};
 }
 
-// Values produced under one child of a fold's page and read under another, counted.
+// Values produced under one child and read under another, counted, for pairs of children
+// placed by `place_of_group` of which one at least is at `first_on_page` or later.
 nlohmann::json NodeGraph::fold_edges(std::size_t lo, std::size_t hi,
                                      const std::vector<std::uint32_t>& group_at,
-                                     const std::vector<std::int32_t>& place_of_group) const {
-  std::vector<std::int32_t> place(nodes_.size(), -1);  // each node's child on the page
+                                     const std::vector<std::int32_t>& place_of_group,
+                                     std::int32_t first_on_page) const {
+  std::vector<std::int32_t> place(nodes_.size(), -1);  // each node's child, -1 past the page
   for (std::size_t k = lo; k < hi; ++k) place[by_key_[k]] = place_of_group[group_at[k - lo]];
   std::map<std::pair<std::int32_t, std::int32_t>, std::uint64_t> counts;
   for (std::size_t k = lo; k < hi && counts.size() < kMaxEdges; ++k) {
     const std::uint32_t id = by_key_[k];
-    if (place[id] < 0) continue;
+    const std::int32_t to = place[id];
+    if (to < 0) continue;
     for (std::uint32_t i = input_begin_[id]; i < input_begin_[id + 1]; ++i) {
       const std::int32_t from = place[input_producers_[i]];
-      if (from >= 0 && from != place[id]) ++counts[{from, place[id]}];
+      if (from >= 0 && from != to && std::max(from, to) >= first_on_page) ++counts[{from, to}];
     }
   }
   nlohmann::json edges = nlohmann::json::array();

@@ -41,7 +41,8 @@ class NodeGraph {
   [[nodiscard]] nlohmann::json neighbourhood(std::uint32_t id) const;
   [[nodiscard]] nlohmann::json fold_edges(std::size_t lo, std::size_t hi,
                                           const std::vector<std::uint32_t>& group_at,
-                                          const std::vector<std::int32_t>& place_of_group) const;
+                                          const std::vector<std::int32_t>& place_of_group,
+                                          std::int32_t first_on_page) const;
   // The ids of the nodes whose key starts with `prefix`, in key order.
   [[nodiscard]] std::pair<std::size_t, std::size_t> key_range(const std::string& prefix) const;
 

@@ -90,13 +90,13 @@ function breadcrumb(prefix) {
   return el('nav', { class: 'breadcrumb', 'data-testid': 'graph-breadcrumb' }, crumbs);
 }
 
-/** Appends the next page of children (and its edges, renumbered) to `overview`. */
+/** Appends the next page of children (and its edges) to `overview`. */
 async function loadFoldPage(prefix, overview, signal) {
   const offset = overview.children.length;
   const page = await api('fold', { prefix, offset, limit: FOLD_PAGE }, { signal });
-  const base = overview.children.length;
   overview.children.push(...(page.children ?? []));
-  for (const e of page.edges ?? []) overview.edges.push({ from: base + e.from, to: base + e.to, tensors: e.tensors });
+  // Edges name children by their place among all of them, each edge once: they add up.
+  for (const e of page.edges ?? []) overview.edges.push({ from: e.from, to: e.to, tensors: e.tensors });
   overview.total = page.total_children ?? overview.children.length;
   overview.nodes = page.nodes ?? 0;
 }
