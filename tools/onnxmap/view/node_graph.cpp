@@ -39,9 +39,9 @@ struct FoldGroup {
   std::string_view segment;
   std::uint32_t first = 0;  // its first node in graph order, which orders the children
   std::uint64_t nodes = 0;
-  std::vector<std::pair<std::uint16_t, std::uint64_t>> op_counts;  // by index in op_names_
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> op_counts;  // by index in op_names_
 
-  void add(std::uint32_t id, std::uint16_t op) {
+  void add(std::uint32_t id, std::uint32_t op) {
     first = nodes++ == 0 ? id : std::min(first, id);
     const auto found = std::find_if(op_counts.begin(), op_counts.end(),
                                     [op](const auto& entry) { return entry.first == op; });
@@ -75,9 +75,22 @@ NodeGraph::NodeGraph(Model model) : model_(std::move(model)) {
   const auto graph = model_.graph();
   if (!graph) return;
   for (const Node node : graph->nodes()) nodes_.push_back(node);
+  index_nodes();
+  index_producers();
+  by_key_.resize(nodes_.size());
+  std::iota(by_key_.begin(), by_key_.end(), 0);
+  std::sort(by_key_.begin(), by_key_.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return keys_[a] < keys_[b]; });
+  for (const Tensor& t : graph->initializers()) initializers_.insert(t.lookup_name());
+  for (const ValueInfo v : graph->inputs()) graph_inputs_.insert(v.name());
+  for (const ValueInfo v : graph->outputs()) graph_outputs_.insert(v.name());
+}
+
+// Each node's key and op type, who produces each value and who reads it.
+void NodeGraph::index_nodes() {
   const std::size_t n = nodes_.size();
   std::unordered_set<std::string_view> taken(n);
-  std::unordered_map<std::string, std::uint16_t> op_index;
+  std::unordered_map<std::string, std::uint32_t> op_index;
   keys_.reserve(n);
   op_of_.reserve(n);
   producer_.reserve(n);
@@ -92,7 +105,7 @@ NodeGraph::NodeGraph(Model model) : model_(std::move(model)) {
           made_keys_.emplace_back(std::string(node.op_type()) + "#" + std::to_string(id)));
     }
     const auto [op, fresh] =
-        op_index.try_emplace(op_name(node), static_cast<std::uint16_t>(op_names_.size()));
+        op_index.try_emplace(op_name(node), static_cast<std::uint32_t>(op_names_.size()));
     if (fresh) op_names_.push_back(op->first);
     op_of_.push_back(op->second);
     for (const std::string_view input : node.inputs()) {
@@ -102,22 +115,19 @@ NodeGraph::NodeGraph(Model model) : model_(std::move(model)) {
       if (!output.empty()) producer_.emplace(output, id);
     }
   }
-  input_begin_.reserve(n + 1);
-  for (std::uint32_t id = 0; id < n; ++id) {
+}
+
+// The producers of each node's inputs, in one array (input_begin_, input_producers_).
+void NodeGraph::index_producers() {
+  input_begin_.reserve(nodes_.size() + 1);
+  for (const Node& node : nodes_) {
     input_begin_.push_back(static_cast<std::uint32_t>(input_producers_.size()));
-    for (const std::string_view input : nodes_[id].inputs()) {
-      if (const auto p = producer_.find(input); p != producer_.end())
-        input_producers_.push_back(p->second);
+    for (const std::string_view input : node.inputs()) {
+      const auto p = producer_.find(input);
+      if (p != producer_.end()) input_producers_.push_back(p->second);
     }
   }
   input_begin_.push_back(static_cast<std::uint32_t>(input_producers_.size()));
-  by_key_.resize(n);
-  std::iota(by_key_.begin(), by_key_.end(), 0);
-  std::sort(by_key_.begin(), by_key_.end(),
-            [&](std::uint32_t a, std::uint32_t b) { return keys_[a] < keys_[b]; });
-  for (const Tensor& t : graph->initializers()) initializers_.insert(t.lookup_name());
-  for (const ValueInfo v : graph->inputs()) graph_inputs_.insert(v.name());
-  for (const ValueInfo v : graph->outputs()) graph_outputs_.insert(v.name());
 }
 
 std::pair<std::size_t, std::size_t> NodeGraph::key_range(const std::string& prefix) const {

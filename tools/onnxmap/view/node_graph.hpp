@@ -37,6 +37,8 @@ class NodeGraph {
   [[nodiscard]] nlohmann::json consumers(std::string_view value, std::size_t limit) const;
 
  private:
+  void index_nodes();
+  void index_producers();
   [[nodiscard]] nlohmann::json node_ref(std::uint32_t id) const;
   [[nodiscard]] nlohmann::json neighbourhood(std::uint32_t id) const;
   [[nodiscard]] nlohmann::json fold_edges(std::size_t lo, std::size_t hi,
@@ -52,7 +54,7 @@ class NodeGraph {
   std::deque<std::string> made_keys_;   // the "OpType#id" keys keys_ points into
   std::vector<std::uint32_t> by_key_;   // node ids sorted by key
   std::vector<std::string> op_names_;   // "MatMul", "com.microsoft.Attention"
-  std::vector<std::uint16_t> op_of_;    // each node's index in op_names_
+  std::vector<std::uint32_t> op_of_;    // each node's index in op_names_
   std::unordered_map<std::string_view, std::uint32_t> producer_;
   std::unordered_map<std::string_view, std::vector<std::uint32_t>> consumers_;
   // The producers of each node's inputs: those of node i are
