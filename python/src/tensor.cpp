@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -145,6 +146,34 @@ std::string repr(const PyTensor& self) {
          std::string(to_string(self.view.storage())) + ">";
 }
 
+// onnxmap::tensor_stats of every element, as `onnxmap stats --json` has it: min, max, mean and
+// std None when no value is finite. Counted without the GIL.
+py::dict stats_dict(const PyTensor& self, unsigned bins) {
+  const Tensor& t = self.view;
+  if (!has_stats(t.data_type()))
+    raise_invalid("no statistics for " + to_string(t.data_type()) + " values");
+  TensorStats s;
+  {
+    py::gil_scoped_release unlocked;
+    const TensorData data = t.data();
+    s = tensor_stats(data.bytes(), t.data_type(), t.element_count(), bins);
+  }
+  const auto number = [](double v) {
+    return std::isfinite(v) ? py::object(py::float_(v)) : py::none();
+  };
+  py::dict out;
+  out["count"] = s.count;
+  out["min"] = number(s.min);
+  out["max"] = number(s.max);
+  out["mean"] = number(s.mean);
+  out["std"] = number(s.stddev);
+  out["zeros"] = s.zeros;
+  out["nans"] = s.nans;
+  out["infinities"] = s.infinities;
+  out["histogram"] = py::cast(s.histogram);
+  return out;
+}
+
 }  // namespace
 
 py::array model_bytes_array(const Owner& owner, std::span<const std::byte> bytes,
@@ -200,6 +229,9 @@ void bind_tensor(py::module_& m) {
           },
           py::arg("begin"), py::arg("end"),
           "Rows [begin, end) along axis 0; only their bytes are read.")
+      .def("stats", &stats_dict, py::arg("bins") = 32,
+           "count, min, max, mean, std, zeros, nans, infinities and a histogram of `bins` "
+           "equal bins over [min, max] (as `onnxmap stats --json`), for every numeric type.")
       .def("prefetch", [](const PyTensor& s) { s.view.prefetch(); })
       .def("release", [](const PyTensor& s) { s.view.release(); })
       .def("__repr__", &repr);

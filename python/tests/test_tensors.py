@@ -148,3 +148,38 @@ def test_numpy_protocol(fixtures):
         tensor = model["raw_float16"]
         assert np.asarray(tensor).dtype == np.float16
         assert np.array_equal(np.asarray(tensor, dtype=np.float32), tensor.numpy().astype(np.float32))
+
+
+def test_stats_equal_numpy(tmp_path):
+    # Tensor.stats() is onnxmap stats' counting (tests/cli/stats_test.py checks every type): here
+    # a float16, a typed float32, an all-NaN and a BOOL tensor against numpy, and the refusals.
+    rng = np.random.default_rng(11)
+    special = [0.0, -0.0, np.nan, np.inf, -np.inf]
+    arrays = {"h": np.concatenate([rng.standard_normal(50000), special]).astype(np.float16),
+              "nan": np.full(3, np.nan, np.float32), "b": rng.integers(0, 2, 99).astype(bool)}
+    tensors = [onnx.numpy_helper.from_array(a, n) for n, a in arrays.items()]
+    tensors.append(onnx.helper.make_tensor("typed", onnx.TensorProto.FLOAT, [3], [2.0, -1.0, 0.5]))
+    arrays["typed"] = np.array([2.0, -1.0, 0.5])
+    tensors.append(onnx.helper.make_tensor("s", onnx.TensorProto.STRING, [1], [b"x"]))
+    path = tmp_path / "m.onnx"
+    onnx.save(onnx.helper.make_model(onnx.helper.make_graph([], "g", [], [], tensors)), str(path))
+    with onnxmap.open(path) as model:
+        for name, array in arrays.items():
+            values = array.astype(np.float64).reshape(-1)
+            finite = values[np.isfinite(values)]
+            s = model[name].stats(bins=8)
+            assert (s["count"], s["nans"], s["infinities"], s["zeros"]) == (
+                values.size, np.isnan(values).sum(), np.isinf(values).sum(), (finite == 0).sum())
+            if finite.size == 0:
+                assert s["min"] is None and s["mean"] is None and sum(s["histogram"]) == 0
+                continue
+            assert s["min"] == finite.min() and s["max"] == finite.max()
+            assert s["mean"] == pytest.approx(finite.mean(), rel=1e-9, abs=1e-12)
+            assert s["std"] == pytest.approx(finite.std(), rel=1e-9, abs=1e-12)
+            histogram, _ = np.histogram(finite, bins=8)
+            assert sum(s["histogram"]) == finite.size
+            assert np.abs(np.array(s["histogram"]) - histogram).sum() <= 2
+        with pytest.raises(onnxmap.Error, match="no statistics for STRING"):
+            model["s"].stats()
+        with pytest.raises(onnxmap.Error):
+            model["h"].stats(bins=0)
