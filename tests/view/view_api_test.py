@@ -313,6 +313,9 @@ def check_remote(folder):
         port = server.stdout.readline().strip()
         url = f"http://127.0.0.1:{port}/ok/ext.onnx"
         check_remote_fetches(url, port, folder / "requests.log")
+        with Viewer(ONNXMAP, url.replace("http://", "http://someone:secret@")) as v:
+            source = v.get("/api/summary")["source"]
+            check("the page does not show a URL's user and password", source == url, source)
         with Viewer(ONNXMAP, folder / "ext.onnx") as local, Viewer(ONNXMAP, url) as remote:
             for path in ("/api/summary", "/api/tensors?limit=1000", "/api/fold",
                          "/api/values?name=lm_head.weight&count=100",

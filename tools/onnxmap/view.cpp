@@ -37,11 +37,16 @@ bool is_loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host.starts_with("127.");
 }
 
-// What the page calls the model: a URL without its query (which may hold a token), or the
-// file's name.
+// What the page calls the model: a URL without its user, password and query (which may hold
+// credentials), or the file's name.
 std::string source_name(const std::string& model) {
-  if (model.find("://") != std::string::npos) return model.substr(0, model.find('?'));
-  return std::filesystem::path(model).filename().string();
+  const auto scheme = model.find("://");
+  if (scheme == std::string::npos) return std::filesystem::path(model).filename().string();
+  std::string url = model.substr(0, model.find('?'));
+  const auto host = scheme + 3;
+  const auto at = url.find('@', host);
+  if (at != std::string::npos && at < url.find('/', host)) url.erase(host, at + 1 - host);
+  return url;
 }
 
 // The names a loopback server answers to in the Host header; any for a server on the network.
