@@ -10,14 +10,13 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "attribute_text.hpp"
 #include "format.hpp"
-#include "model_json.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
+#include "tensor_order.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -222,11 +221,8 @@ void add_tensors(Differences& out, const Model& a, const Model& b, double tolera
     const auto found = in_b.find(name);
     if (found != in_b.end() && a_shapes[name] == b_shapes[name]) pairs.emplace_back(&name, &ta);
   }
-  const auto place = [](const Tensor& t) {
-    return std::make_tuple(!has_offset(t), t.data_file(), has_offset(t) ? t.file_offset() : 0);
-  };
-  std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& x, const auto& y) {
-    return place(*x.second) < place(*y.second);
+  std::stable_sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) {
+    return file_order(*x.second) < file_order(*y.second);
   });
   Texts values;
   for (const auto& [name, ta] : pairs) {

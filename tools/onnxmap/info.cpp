@@ -1,14 +1,13 @@
 // onnxmap info MODEL: the quick peek (no tensor index); --stats adds counts from the full index.
 
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 #include "format.hpp"
-#include "model_json.hpp"
 #include "load_mode_option.hpp"
+#include "model_json.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
 #include "verbs.hpp"

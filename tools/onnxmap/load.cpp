@@ -1,7 +1,6 @@
 // onnxmap load MODEL: reads every selected tensor's bytes (the open included) with the
 // loader and reports tensors, bytes, seconds and GB/s: how fast this machine loads this model.
 
-#include <fnmatch.h>
 #include <sys/resource.h>
 
 #include <array>
@@ -15,6 +14,7 @@
 #include "onnxmap/onnxmap.hpp"
 #include "progress_bar.hpp"
 #include "remote_flags.hpp"
+#include "tensor_order.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -41,8 +41,7 @@ std::vector<LoadItem> plan_of(const Model& model, const LoadArgs& args) {
   }
   std::vector<LoadItem> plan;
   for (LoadItem& item : plan_shard(model, rank, ranks)) {
-    const std::string name(item.tensor.lookup_name());
-    if (args.filter.empty() || ::fnmatch(args.filter.c_str(), name.c_str(), 0) == 0) {
+    if (glob_matches(args.filter, item.tensor.lookup_name())) {
       plan.push_back(item);
     }
   }

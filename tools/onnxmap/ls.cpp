@@ -1,20 +1,18 @@
 // onnxmap ls MODEL: one row per tensor (name, dtype, dims, bytes, where its payload is, path),
 // optionally filtered by a glob on the name and sorted by name, size or offset.
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "format.hpp"
-#include "model_json.hpp"
 #include "load_mode_option.hpp"
+#include "model_json.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
+#include "tensor_order.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -36,11 +34,7 @@ std::vector<Tensor> selected(const Model& model, const LsArgs& args) {
   std::vector<Tensor> out;
   for (std::size_t i = 0; i < model.tensor_count(); ++i) {
     const Tensor t = model.tensor_at(i);
-    if (!args.filter.empty() &&
-        ::fnmatch(args.filter.c_str(), std::string(t.lookup_name()).c_str(), 0) != 0) {
-      continue;
-    }
-    out.push_back(t);
+    if (glob_matches(args.filter, t.lookup_name())) out.push_back(t);
   }
   if (args.sort == "name") {
     std::stable_sort(out.begin(), out.end(), [](const Tensor& a, const Tensor& b) {
@@ -52,12 +46,9 @@ std::vector<Tensor> selected(const Model& model, const LsArgs& args) {
       return a.byte_size() > b.byte_size();
     });
   } else if (args.sort == "offset") {
-    // The model file first, then each data file by name; tensors without bytes last.
-    const auto key = [](const Tensor& t) {
-      return std::make_tuple(!has_offset(t), t.data_file(), has_offset(t) ? t.file_offset() : 0);
-    };
-    std::stable_sort(out.begin(), out.end(),
-                     [&](const Tensor& a, const Tensor& b) { return key(a) < key(b); });
+    std::stable_sort(out.begin(), out.end(), [](const Tensor& a, const Tensor& b) {
+      return file_order(a) < file_order(b);
+    });
   }
   return out;
 }

@@ -71,10 +71,6 @@ nlohmann::json stats_json(const Model& model) {
   return out;
 }
 
-bool has_offset(const Tensor& t) {
-  return t.storage() != TensorStorage::none && t.storage() != TensorStorage::invalid;
-}
-
 nlohmann::json tensor_json(const Tensor& t) {
   nlohmann::json row;
   row["name"] = std::string(t.lookup_name());

@@ -6,6 +6,7 @@
 
 #include "onnxmap/onnxmap.hpp"
 #include "onnxmap/stats.hpp"
+#include "tensor_order.hpp"
 
 namespace onnxmap::cli {
 
@@ -14,8 +15,6 @@ namespace onnxmap::cli {
 // Counts over the full index: the main graph's nodes by op type, every tensor and its bytes by
 // dtype, external files.
 [[nodiscard]] nlohmann::json stats_json(const Model& model);
-// Whether `t` has a payload offset to show.
-[[nodiscard]] bool has_offset(const Tensor& t);
 // One row of `ls --json`: name, dtype, dims, bytes, storage, file, offset (when it has one), path.
 [[nodiscard]] nlohmann::json tensor_json(const Tensor& t);
 

@@ -1,14 +1,12 @@
 #include "tensor_list.hpp"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
-#include <tuple>
 #include <unordered_map>
 
 #include "../model_json.hpp"
+#include "../tensor_order.hpp"
 
 namespace onnxmap::cli::view {
 
@@ -45,10 +43,6 @@ std::string_view next_segment(std::string_view name, std::size_t prefix_size) {
   return cut == std::string_view::npos ? rest : rest.substr(0, cut + 1);
 }
 
-bool glob_matches(const std::string& pattern, std::string_view name) {
-  return ::fnmatch(pattern.c_str(), std::string(name).c_str(), 0) == 0;
-}
-
 nlohmann::json tensor_row(const Model& model, std::uint32_t index) {
   const Tensor t = model.tensor_at(index);
   nlohmann::json row = tensor_json(t);
@@ -76,10 +70,7 @@ std::shared_ptr<const TensorList::Indices> TensorList::order(const std::string& 
   } else if (sort == "dtype") {
     by([](const Tensor& t) { return to_string(t.data_type()); });
   } else if (sort == "offset") {
-    // The model file first, then each data file by name; tensors without bytes last.
-    by([](const Tensor& t) {
-      return std::make_tuple(!has_offset(t), t.data_file(), has_offset(t) ? t.file_offset() : 0);
-    });
+    by(file_order);
   } else if (sort != "index") {
     throw std::invalid_argument("sort: " + sort + " not in {index, name, bytes, dtype, offset}");
   }
@@ -91,10 +82,8 @@ std::shared_ptr<const std::vector<std::uint8_t>> TensorList::matches(const std::
   const std::lock_guard lock(mutex_);
   if (auto found = filters_.find(filter); found != filters_.end()) return found->second;
   auto out = std::make_shared<std::vector<std::uint8_t>>(model_.tensor_count(), 1);
-  if (!filter.empty()) {
-    for (std::size_t i = 0; i < out->size(); ++i) {
-      (*out)[i] = glob_matches(filter, model_.tensor_at(i).lookup_name()) ? 1 : 0;
-    }
+  for (std::size_t i = 0; i < out->size(); ++i) {
+    (*out)[i] = glob_matches(filter, model_.tensor_at(i).lookup_name()) ? 1 : 0;
   }
   if (filters_.size() >= kFiltersKept) filters_.clear();
   filters_[filter] = out;

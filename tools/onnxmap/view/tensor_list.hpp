@@ -53,7 +53,5 @@ class TensorList {
 // The segment of `name` after its first `prefix_size` bytes, up to and including the next '.'
 // or '/' (or the rest): the unit the treemap and the graph fold names by.
 [[nodiscard]] std::string_view next_segment(std::string_view name, std::size_t prefix_size);
-// Whether `name` matches the glob `pattern` (fnmatch, no flags).
-[[nodiscard]] bool glob_matches(const std::string& pattern, std::string_view name);
 
 }  // namespace onnxmap::cli::view
