@@ -31,6 +31,8 @@ class TensorList {
   // {"total", "matched", "offset", "rows": [the rows of ls --json with "index" and "elements"]}.
   // Throws std::invalid_argument for an unknown sort key.
   [[nodiscard]] nlohmann::json page(const TensorPageQuery& query);
+  // Computes the order `sort` names now, so that its first page does not wait for it.
+  void sort_ahead(const std::string& sort) { (void)order(sort); }
   // The bytes of the tensors matching `filter` whose name starts with `prefix`, grouped by the
   // next segment of their names (up to and including the next '.' or '/').
   [[nodiscard]] nlohmann::json treemap(const std::string& prefix, const std::string& filter);

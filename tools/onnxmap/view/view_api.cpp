@@ -73,7 +73,7 @@ ViewApi::ViewApi(Model model, std::string source)
     try {
       (void)summary();
       (void)graph();
-      for (const char* sort : {"name", "bytes"}) (void)tensors_.page({sort, false, "", 0, 0});
+      for (const char* sort : {"name", "bytes"}) tensors_.sort_ahead(sort);
       (void)warnings();
     } catch (const std::exception&) {
       // The request that needs it fails the same way again, and says why.
