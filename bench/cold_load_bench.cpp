@@ -168,7 +168,8 @@ std::uint64_t load_model(const fs::path& path, LoadMode mode, bool shard,
   onnxmap::LoadOptions options;
   options.mode = mode;
   options.max_in_flight_bytes = max_in_flight;
-  const auto plan = shard ? onnxmap::plan_shard(model, 3, 8) : onnxmap::plan_all(model);
+  const auto plan =
+      shard ? onnxmap::plan(model, onnxmap::PlanOptions::shard(3, 8)) : onnxmap::plan(model);
   std::uint64_t sum = 0;
   const auto stats = onnxmap::load(
       plan, [&](const onnxmap::LoadedTensor& t) { sum += touch_pages(t.bytes); }, options);
@@ -179,7 +180,8 @@ std::uint64_t load_model(const fs::path& path, LoadMode mode, bool shard,
 // Through the map as a new user would: each tensor's bytes() (or its shard's slice_rows), read.
 std::uint64_t touch_model(const fs::path& path, bool shard, bool prefetch_first) {
   const onnxmap::Model model = onnxmap::Model::open(path);
-  const auto plan = shard ? onnxmap::plan_shard(model, 3, 8) : onnxmap::plan_all(model);
+  const auto plan =
+      shard ? onnxmap::plan(model, onnxmap::PlanOptions::shard(3, 8)) : onnxmap::plan(model);
   if (prefetch_first) onnxmap::prefetch(plan);
   std::uint64_t bytes = 0;
   std::uint64_t sum = 0;

@@ -136,7 +136,7 @@ void slice_rows_first_touch(benchmark::State& state, const std::filesystem::path
   state.counters["bytes"] = static_cast<double>(sliced);
   state.counters["rows_begin"] = static_cast<double>(rows.begin);
   state.counters["rows_end"] = static_cast<double>(rows.end);
-  state.counters["rows"] = static_cast<double>(tensor.dims().empty() ? 0 : tensor.dims()[0]);
+  state.counters["rows"] = static_cast<double>(tensor.row_count());
 }
 
 const bool registered = [] {

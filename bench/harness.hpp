@@ -107,7 +107,7 @@ struct RowRange {
 };
 
 inline RowRange tensor_parallel_shard(const Tensor& tensor) {
-  const auto rows = tensor.dims().empty() ? 0 : static_cast<std::uint64_t>(tensor.dims()[0]);
+  const std::uint64_t rows = tensor.row_count();
   return {rows * 3 / 8, rows * 4 / 8};
 }
 

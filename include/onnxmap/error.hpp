@@ -22,14 +22,16 @@ enum class ErrorKind {
   depth_limit,       // messages or groups nested deeper than the configured limit
   limit_exceeded,    // a configured size or count limit
   bad_tensor,        // tensor metadata and payload disagree
-  bad_model,         // a structurally invalid model (wrong message where one is required)
   unsafe_path,       // an external-data location outside the model's folder
   not_found,         // a tensor or field the caller asked for does not exist
   io,                // the operating system refused (open, map, read, write)
   invalid_argument,  // the caller passed something unusable
   http,              // a URL's server failed or answered wrongly (status, range, size, redirect)
+  cancelled,         // the caller asked a running operation to stop (LoadOptions::cancelled)
 };
 
+// The kind as its enumerator is spelled ("bad_tensor"): in every message, and Python's
+// Error.kind.
 [[nodiscard]] ONNXMAP_API std::string_view to_string(ErrorKind kind) noexcept;
 
 class ONNXMAP_API Error : public std::runtime_error {

@@ -19,7 +19,9 @@
 #include <limits>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "onnxmap/export.hpp"
@@ -37,6 +39,12 @@ struct LoadItem {
   Tensor tensor;
   std::uint64_t row_begin = 0;
   std::uint64_t row_end = kAllRows;  // kAllRows: the whole tensor
+
+  // The bytes the loader delivers for it: the tensor's byte_size(), or its rows' length
+  // (Tensor::row_range, which throws for rows the tensor cannot be cut into).
+  [[nodiscard]] std::uint64_t byte_size() const {
+    return row_end == kAllRows ? tensor.byte_size() : tensor.row_range(row_begin, row_end).length;
+  }
 };
 
 // What the callback gets: the index of the item in the plan, and its bytes in the raw_data layout.
@@ -70,8 +78,12 @@ struct LoadOptions {
   // map: drop each tensor's pages from this process after its callback (MADV_DONTNEED), so a
   // model larger than memory loads with bounded resident memory.
   bool release_after_callback = true;
-  // Called on the calling thread after each tensor's callback.
+  // Called on the calling thread after each tensor's callback and as reads land in between:
+  // bytes read (or decoded) so far and the total, so one large tensor shows progress too.
   ProgressCallback progress;
+  // Asked on the calling thread whenever progress is reported: true stops the load, which
+  // then throws onnxmap::Error (cancelled) once the reads in progress have ended.
+  std::function<bool()> cancelled;
 };
 
 struct LoadStats {
@@ -90,6 +102,16 @@ struct LoadStats {
   std::uint64_t bytes_copied = 0;
   bool direct = false;  // every file was read with O_DIRECT
 };
+
+// One field of LoadStats by name, for reports: the numbers, and `direct` as a flag (0 or 1).
+struct LoadStatsField {
+  std::string_view name;  // as the member is named: "tensors", "bytes", ..., "direct"
+  std::uint64_t value = 0;
+  bool is_flag = false;
+};
+// Every field of `stats`, in declaration order: the one list `onnxmap load --json` and
+// Python's stats dictionaries are made from.
+[[nodiscard]] ONNXMAP_API std::vector<LoadStatsField> fields_of(const LoadStats& stats);
 
 // Loads `items` into library-owned, 4096-aligned buffers (map mode: views), calling `on_tensor`
 // for each as soon as it is complete. Tensors in typed fields are decoded. STRING tensors have
@@ -120,13 +142,43 @@ ONNXMAP_API LoadStats load_into(std::span<const LoadItem> items, const BufferFor
 // LoadMode::map), so that later touches through the map cost no disk read. Returns when done.
 ONNXMAP_API void prefetch(std::span<const LoadItem> plan, const LoadOptions& options = {});
 
-// Every tensor of `model` whose lookup name matches the fnmatch glob `filter` ("" = all).
-[[nodiscard]] ONNXMAP_API std::vector<LoadItem> plan_all(const Model& model,
-                                                         std::string_view filter = {});
-// The tensor-parallel shard of `rank` among `ranks`: rows [rows*rank/ranks, rows*(rank+1)/ranks)
-// of every tensor slice_rows can cut (raw or external data, rows of whole bytes) with at least
-// `ranks` rows; every other tensor (typed fields, STRING, fewer rows) whole.
-[[nodiscard]] ONNXMAP_API std::vector<LoadItem> plan_shard(const Model& model, unsigned rank,
-                                                           unsigned ranks);
+// Which tensors a plan takes, and which rows of each. The parts compose: a filter or names
+// picks tensors, a shard then cuts each picked tensor's rows.
+struct PlanOptions {
+  // Tensors whose lookup name matches this fnmatch glob ("" = every tensor), in model order.
+  std::string filter;
+  // Or these tensors, in this order, each by lookup name or by path as Tensor::path() gives it
+  // ("graph.initializer[3]"); a name that finds none is a not_found error. Not with `filter`.
+  std::vector<std::string> names;
+  // The tensor-parallel shard `rank` of `ranks`: rows [rows*rank/ranks, rows*(rank+1)/ranks) of
+  // every tensor that can_slice_rows() with at least `ranks` rows; every other tensor (typed
+  // fields, STRING, fewer rows) whole. ranks 1: whole tensors.
+  unsigned rank = 0;
+  unsigned ranks = 1;
+
+  // The common plans in a word: plan(model, PlanOptions::matching("*.mlp.*")),
+  // plan(model, PlanOptions::shard(1, 4)); set the other fields on the result to compose.
+  [[nodiscard]] static PlanOptions matching(std::string glob) {
+    PlanOptions options;
+    options.filter = std::move(glob);
+    return options;
+  }
+  [[nodiscard]] static PlanOptions shard(unsigned rank, unsigned ranks) {
+    PlanOptions options;
+    options.rank = rank;
+    options.ranks = ranks;
+    return options;
+  }
+};
+
+// The items to load for `options`: the one way the command line, Python and the viewer plan.
+// Throws onnxmap::Error: invalid_argument for a rank outside 0..ranks-1 or a filter beside
+// names, not_found for a name no tensor has.
+[[nodiscard]] ONNXMAP_API std::vector<LoadItem> plan(const Model& model,
+                                                     const PlanOptions& options = {});
+
+// Whether `name` matches the fnmatch glob `pattern` as PlanOptions::filter matches lookup names;
+// an empty pattern matches every name.
+[[nodiscard]] ONNXMAP_API bool glob_matches(std::string_view pattern, std::string_view name);
 
 }  // namespace onnxmap

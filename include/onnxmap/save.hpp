@@ -25,10 +25,17 @@ namespace onnxmap {
 class Model;
 class ModelBuilder;
 
+// Where a save puts tensor data.
+enum class ExternalData : std::uint8_t {
+  inline_data,  // every tensor inline (raw_data), external tensors of the source included
+  external,     // tensors of at least `size_threshold` bytes go to external data files
+  // Where the source keeps it: external when any tensor of the opened model is external data,
+  // else inline (a ModelBuilder: inline). What `onnxmap convert` does without a layout flag.
+  keep,
+};
+
 struct SaveOptions {
-  // false: every tensor inline (raw_data), external tensors of the source included.
-  // true: tensors of at least `size_threshold` bytes go to external data files.
-  bool external_data = false;
+  ExternalData external_data = ExternalData::inline_data;
   // The data file, relative to the model's folder; may name a subfolder ("weights/model.data").
   // Empty: the model's file name + ".data". Absolute paths and ".." are refused.
   std::string location;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -54,6 +55,16 @@ struct DataTypeTraits {
 
 // Traits of `type`, or nullopt for a value outside 1..26 (files may carry any int32).
 [[nodiscard]] ONNXMAP_API std::optional<DataTypeTraits> traits(DataType type) noexcept;
+// Bits per element of `type` in raw_data: 0 for STRING and for values no type has.
+[[nodiscard]] ONNXMAP_API std::uint32_t element_bits(DataType type) noexcept;
+// Elements of a tensor of `dims` (1 for a scalar), or nullopt when the product overflows 64 bits.
+// Dims are taken as unsigned: callers refuse negative ones first.
+[[nodiscard]] ONNXMAP_API std::optional<std::uint64_t> element_count(
+    std::span<const std::int64_t> dims) noexcept;
+// Bytes that `count` elements of `type` take in raw_data (sub-byte types packed, the last byte
+// padded), or nullopt on overflow or for a type with no fixed width (STRING, unknown values).
+[[nodiscard]] ONNXMAP_API std::optional<std::uint64_t> packed_byte_size(
+    DataType type, std::uint64_t count) noexcept;
 // The names of the enums, for people: to_string(DataType::float16) is "FLOAT16" as onnx.proto
 // spells it, or "<unknown 99>" for a value no enumerator names (files may carry any int32);
 // AttributeType "FLOATS"; DataLocation "DEFAULT", "EXTERNAL"; TensorStorage "none", "raw",

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -52,6 +53,9 @@ class ONNXMAP_API Tensor : private detail::MessageView {
   // Bytes of the elements in the raw_data layout; 0 for STRING tensors.
   [[nodiscard]] std::uint64_t byte_size() const;
   [[nodiscard]] TensorStorage storage() const;
+  // Whether the elements lie in a file as the raw_data layout has them (raw_data or external
+  // data), so that bytes() and slice_rows() are views: storage() is raw or external.
+  [[nodiscard]] bool has_stored_bytes() const;
   // Why the payload could not be located (TensorStorage::invalid), else nullopt.
   [[nodiscard]] std::optional<Error> payload_error() const;
   [[nodiscard]] std::string_view doc_string() const;
@@ -63,6 +67,12 @@ class ONNXMAP_API Tensor : private detail::MessageView {
   [[nodiscard]] std::string_view data_file() const;
   [[nodiscard]] std::uint64_t file_offset() const;
   [[nodiscard]] std::uint64_t alignment() const;
+  // The local file the stored bytes are mapped from (the model's own file, or the external data
+  // file resolved against the model's folder) as an absolute path, for callers that map it
+  // themselves (copy-on-write, say); empty where the bytes are not a view of a mapped local
+  // file: no stored bytes, a model opened in the read or direct mode, by URL, from memory or
+  // from standard input.
+  [[nodiscard]] std::filesystem::path file_path() const;
 
   // The bytes without a copy; throws onnxmap::Error for typed storage (use data()) and the
   // payload error for invalid storage. A mapped payload of 2 MiB or more is advised for
@@ -73,9 +83,31 @@ class ONNXMAP_API Tensor : private detail::MessageView {
   [[nodiscard]] TensorData data() const;
   // STRING tensors: each element's bytes.
   [[nodiscard]] std::vector<std::string_view> strings() const;
-  // Rows [begin, end) along axis 0 (a tensor-parallel shard), without a copy; needs raw or
-  // external storage and a type whose rows are whole bytes. Fetched like bytes(), the rows only;
-  // a part of the payload is read ahead exactly (MADV_WILLNEED), not past its last row.
+  // STRING tensors, which have no raw_data layout: the elements as the file stores them, one
+  // string_data field (tag, length, bytes) each, in order, which any protobuf reader splits
+  // again (`onnxmap get --raw`). Throws invalid_argument for other types.
+  [[nodiscard]] std::vector<std::byte> encoded_strings() const;
+
+  // Rows along axis 0, the unit of a tensor-parallel shard. row_count: dims[0], 0 for a scalar
+  // (which has no rows). row_elements: elements in one row, 0 when there are no rows.
+  // row_bytes: bytes of one row in the raw_data layout, or nullopt when a row is not a whole
+  // number of bytes (a sub-byte type, an odd row) or the type has no fixed width (STRING).
+  [[nodiscard]] std::uint64_t row_count() const;
+  [[nodiscard]] std::uint64_t row_elements() const;
+  [[nodiscard]] std::optional<std::uint64_t> row_bytes() const;
+  // Whether slice_rows() can cut this tensor: it has rows, stored bytes (has_stored_bytes) and
+  // rows of whole bytes.
+  [[nodiscard]] bool can_slice_rows() const;
+  // Where rows [begin, end) lie in the payload: bytes from its first byte, and how many. Throws
+  // slice_rows()'s errors (invalid_argument) for rows it cannot cut.
+  struct ByteRange {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+  };
+  [[nodiscard]] ByteRange row_range(std::uint64_t begin, std::uint64_t end) const;
+  // Rows [begin, end) along axis 0 (a tensor-parallel shard), without a copy; needs
+  // can_slice_rows(). Fetched like bytes(), the rows only; a part of the payload is read ahead
+  // exactly (MADV_WILLNEED), not past its last row.
   [[nodiscard]] std::span<const std::byte> slice_rows(std::uint64_t begin, std::uint64_t end) const;
 
   // prefetch: the loader's prefetch (load.hpp) of this one tensor: reads the bytes into the page

@@ -23,19 +23,19 @@ std::string compose(ErrorKind kind, const std::string& detail, std::uint64_t off
 std::string_view to_string(ErrorKind kind) noexcept {
   switch (kind) {
     case ErrorKind::truncated: return "truncated";
-    case ErrorKind::bad_varint: return "bad varint";
-    case ErrorKind::bad_wire_type: return "bad wire type";
-    case ErrorKind::bad_field_number: return "bad field number";
-    case ErrorKind::out_of_bounds: return "out of bounds";
-    case ErrorKind::depth_limit: return "depth limit";
-    case ErrorKind::limit_exceeded: return "limit exceeded";
-    case ErrorKind::bad_tensor: return "bad tensor";
-    case ErrorKind::bad_model: return "bad model";
-    case ErrorKind::unsafe_path: return "unsafe path";
-    case ErrorKind::not_found: return "not found";
-    case ErrorKind::io: return "I/O error";
-    case ErrorKind::invalid_argument: return "invalid argument";
-    case ErrorKind::http: return "HTTP error";
+    case ErrorKind::bad_varint: return "bad_varint";
+    case ErrorKind::bad_wire_type: return "bad_wire_type";
+    case ErrorKind::bad_field_number: return "bad_field_number";
+    case ErrorKind::out_of_bounds: return "out_of_bounds";
+    case ErrorKind::depth_limit: return "depth_limit";
+    case ErrorKind::limit_exceeded: return "limit_exceeded";
+    case ErrorKind::bad_tensor: return "bad_tensor";
+    case ErrorKind::unsafe_path: return "unsafe_path";
+    case ErrorKind::not_found: return "not_found";
+    case ErrorKind::io: return "io";
+    case ErrorKind::invalid_argument: return "invalid_argument";
+    case ErrorKind::http: return "http";
+    case ErrorKind::cancelled: return "cancelled";
   }
   return "error";
 }

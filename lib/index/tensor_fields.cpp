@@ -1,6 +1,5 @@
 #include "index/tensor_fields.hpp"
 
-#include <array>
 #include <charconv>
 #include <string>
 
@@ -20,25 +19,6 @@ std::uint64_t parse_decimal(std::string_view key, std::string_view text, std::ui
                 at, "external_data");
   }
   return value;
-}
-
-// Bits per element of data type `data_type` (0 for STRING and for numbers that are no type),
-// from a table: the pass asks once per tensor. At namespace scope, not a function's static: no
-// guard to check on every call.
-constexpr std::int32_t kTableTypes = 64;
-const std::array<std::uint8_t, kTableTypes> kElementBits = [] {
-  std::array<std::uint8_t, kTableTypes> bits{};
-  for (std::int32_t type = 0; type < kTableTypes; ++type) {
-    const auto t = traits(static_cast<DataType>(type));
-    bits[type] = t ? static_cast<std::uint8_t>(t->bits) : 0;
-  }
-  return bits;
-}();
-
-std::uint32_t element_bits(std::int32_t data_type) noexcept {
-  if (data_type >= 0 && data_type < kTableTypes) return kElementBits[data_type];
-  const auto t = traits(static_cast<DataType>(data_type));
-  return t ? t->bits : 0;
 }
 
 // The external part of locate_payload: the data file and the range in it.
@@ -75,27 +55,6 @@ std::variant<Payload, Error> locate_external(const ExternalRef& ref, std::uint64
 
 }  // namespace
 
-// Overflow is tested by the multiplications themselves: the pass asks for every tensor, and a
-// division per dimension would cost more than the rest of the check.
-std::optional<std::uint64_t> element_count(std::span<const std::int64_t> dims) {
-  std::uint64_t count = 1;
-  for (const std::int64_t d : dims) {
-    if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(d), &count)) return std::nullopt;
-  }
-  return count;
-}
-
-std::optional<std::uint64_t> packed_byte_size(std::int32_t data_type, std::uint64_t count) {
-  const std::uint32_t bits = element_bits(data_type);
-  if (bits == 0) return std::nullopt;
-  std::uint64_t total_bits = 0;
-  if (__builtin_mul_overflow(count, std::uint64_t{bits}, &total_bits) ||
-      total_bits > UINT64_MAX - 7) {
-    return std::nullopt;
-  }
-  return (total_bits + 7) / 8;
-}
-
 std::variant<Payload, Error> locate_payload(const TensorFields& fields,
                                             std::span<const std::int64_t> dims,
                                             std::uint64_t tensor_offset,
@@ -105,8 +64,9 @@ std::variant<Payload, Error> locate_payload(const TensorFields& fields,
     return Error(ErrorKind::bad_tensor, "the product of dims overflows 64 bits", tensor_offset,
                  "dims");
   }
-  const auto expected = packed_byte_size(fields.data_type, *count);
-  if (!expected && element_bits(fields.data_type) > 0) {
+  const auto type = static_cast<DataType>(fields.data_type);
+  const auto expected = packed_byte_size(type, *count);
+  if (!expected && element_bits(type) > 0) {
     return Error(ErrorKind::bad_tensor, "the byte size of dims overflows 64 bits", tensor_offset,
                  "dims");
   }

@@ -96,11 +96,4 @@ class TensorCollector {
 [[nodiscard]] bool read_common_tensor(const std::byte* file, Span span, std::uint64_t page_size,
                                       PodTable<std::int64_t>& dims, TensorFields& out);
 
-// The number of elements of `dims` (1 for a scalar), or nullopt when the product overflows.
-[[nodiscard]] std::optional<std::uint64_t> element_count(std::span<const std::int64_t> dims);
-// Bytes that `count` elements of `data_type` take in raw_data (sub-byte types packed), or nullopt
-// on overflow or for a type with no fixed width (STRING, unknown types).
-[[nodiscard]] std::optional<std::uint64_t> packed_byte_size(std::int32_t data_type,
-                                                            std::uint64_t count);
-
 }  // namespace onnxmap::detail

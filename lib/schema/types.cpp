@@ -72,6 +72,32 @@ std::optional<DataTypeTraits> traits(DataType type) noexcept {
   return kDataTypes[static_cast<std::size_t>(value)];
 }
 
+std::uint32_t element_bits(DataType type) noexcept {
+  const auto value = static_cast<std::int32_t>(type);
+  if (value <= 0 || value > kMaxDataType) return 0;
+  return kDataTypes[static_cast<std::size_t>(value)].bits;
+}
+
+// Overflow is tested by the multiplications themselves: the index pass asks for every tensor,
+// and a division per dimension would cost more than the rest of its check.
+std::optional<std::uint64_t> element_count(std::span<const std::int64_t> dims) noexcept {
+  std::uint64_t count = 1;
+  for (const std::int64_t d : dims) {
+    if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(d), &count)) return std::nullopt;
+  }
+  return count;
+}
+
+std::optional<std::uint64_t> packed_byte_size(DataType type, std::uint64_t count) noexcept {
+  const std::uint64_t bits = element_bits(type);
+  std::uint64_t total_bits = 0;
+  if (bits == 0 || __builtin_mul_overflow(count, bits, &total_bits) ||
+      total_bits > UINT64_MAX - 7) {
+    return std::nullopt;
+  }
+  return (total_bits + 7) / 8;
+}
+
 std::string to_string(DataType data_type) {
   const auto type = static_cast<std::int32_t>(data_type);
   if (type < 0 || type > kMaxDataType) return "<unknown " + std::to_string(type) + ">";

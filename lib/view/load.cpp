@@ -64,6 +64,8 @@ class Engine {
   [[nodiscard]] bool read_in_place(const detail::Request& request, std::span<std::byte> staging);
   [[nodiscard]] bool must_wait(std::size_t request, std::uint64_t need);
   void finish(std::size_t item);
+  // Reports progress and asks options.cancelled, on the calling thread; true: stop.
+  [[nodiscard]] bool report_progress();
   [[nodiscard]] std::span<std::byte> caller_buffer(std::size_t item) const;
   void assign_library_buffer(std::size_t item);
 
@@ -75,8 +77,9 @@ class Engine {
   std::vector<io::FileReader> readers_;
   std::vector<ItemState> states_;
   LoadStats stats_;
-  std::uint64_t bytes_done_ = 0;
+  std::uint64_t memory_bytes_done_ = 0;  // delivered from memory or decoded
   std::uint64_t bytes_total_ = 0;
+  std::uint64_t landed_reported_ = 0;
 
   std::mutex lock_;
   std::condition_variable changed_;
@@ -84,6 +87,7 @@ class Engine {
   std::uint64_t in_flight_bytes_ = 0;
   std::vector<std::size_t> in_flight_;  // items given budget (finished ones until swept)
   std::deque<std::size_t> complete_;    // items read, waiting for their callback
+  std::uint64_t landed_ = 0;            // bytes of items that reads have put in place
   std::exception_ptr failure_;
   bool stop_ = false;
   detail::BufferPool pool_;  // guarded by lock_
@@ -109,10 +113,17 @@ LoadStats Engine::run() {
   std::vector<std::jthread> pool;
   const auto threads = std::min<std::size_t>(std::max(1U, options_.threads), plan_.requests.size());
   for (std::size_t t = 0; t < threads; ++t) pool.emplace_back([this] { worker(); });
-  for (std::size_t done = 0; done < streamed; ++done) {
+  for (std::size_t done = 0; done < streamed;) {
     std::unique_lock lock(lock_);
-    changed_.wait(lock, [&] { return !complete_.empty() || failure_; });
+    changed_.wait(lock,
+                  [&] { return !complete_.empty() || failure_ || landed_ != landed_reported_; });
     if (failure_) break;
+    if (complete_.empty()) {
+      lock.unlock();
+      if (report_progress()) break;
+      continue;
+    }
+    ++done;
     const std::size_t item = complete_.front();
     complete_.pop_front();
     lock.unlock();
@@ -144,8 +155,29 @@ void Engine::deliver(std::size_t item, std::span<const std::byte> bytes,
   if (on_tensor_) on_tensor_(LoadedTensor{item, bytes, std::move(owner)});
   ++stats_.tensors;
   stats_.bytes += bytes.size();
-  bytes_done_ += bytes.size();
-  if (options_.progress) options_.progress(bytes_done_, bytes_total_);
+  if (plan_.items[item].source != ItemSource::stream) memory_bytes_done_ += bytes.size();
+  if (report_progress()) {
+    throw Error(ErrorKind::cancelled,
+                "the load was cancelled after " + std::to_string(stats_.tensors) + " tensors");
+  }
+}
+
+bool Engine::report_progress() {
+  {
+    const std::lock_guard lock(lock_);
+    landed_reported_ = landed_;
+  }
+  if (options_.progress) options_.progress(memory_bytes_done_ + landed_reported_, bytes_total_);
+  if (!options_.cancelled || !options_.cancelled()) return false;
+  const std::lock_guard lock(lock_);
+  if (!failure_) {
+    failure_ = std::make_exception_ptr(
+        Error(ErrorKind::cancelled, "the load was cancelled after " +
+                                        std::to_string(stats_.tensors) + " tensors, " +
+                                        std::to_string(memory_bytes_done_ + landed_reported_) +
+                                        " of " + std::to_string(bytes_total_) + " bytes"));
+  }
+  return true;
 }
 
 // An item whose bytes are in memory or decoded: handed over as is, or copied to its buffer.
@@ -349,12 +381,14 @@ void Engine::read_request(const detail::Request& r, io::AlignedBuffer& staging) 
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
     const detail::ReadPiece& piece = plan_.pieces[p];
     states_[piece.item].remaining -= piece.length;
+    landed_ += piece.length;
     if (states_[piece.item].remaining == 0) {
       complete_.push_back(piece.item);
       completed = true;
     }
   }
-  if (completed) changed_.notify_all();
+  // A request that completes no tensor still moves progress, which the caller may watch.
+  if (completed || options_.progress || options_.cancelled) changed_.notify_all();
 }
 
 }  // namespace
@@ -394,6 +428,16 @@ LoadStats load_into(std::span<const LoadItem> items, const BufferFor& buffer_for
   Engine engine(detail::make_load_plan(items, options, detail::Buffers::caller), {}, on_tensor,
                 copy, &buffer_for);
   return engine.run();
+}
+
+std::vector<LoadStatsField> fields_of(const LoadStats& s) {
+  return {{"tensors", s.tensors},
+          {"bytes", s.bytes},
+          {"bytes_read", s.bytes_read},
+          {"requests", s.requests},
+          {"fresh_buffer_bytes", s.fresh_buffer_bytes},
+          {"bytes_copied", s.bytes_copied},
+          {"direct", s.direct ? 1U : 0U, true}};
 }
 
 void prefetch(std::span<const LoadItem> plan, const LoadOptions& options) {

@@ -151,42 +151,54 @@ LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& opti
 
 namespace onnxmap {
 
-std::vector<LoadItem> plan_all(const Model& model, std::string_view filter) {
-  std::vector<LoadItem> plan;
-  const std::string glob(filter);
-  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
-    const Tensor t = model.tensor_at(i);
-    if (!glob.empty() && ::fnmatch(glob.c_str(), std::string(t.lookup_name()).c_str(), 0) != 0) {
-      continue;
-    }
-    plan.push_back({t});
-  }
-  return plan;
+namespace {
+
+// The tensor `name` names: a path as Tensor::path() gives it, or a lookup name.
+Tensor tensor_named(const Model& model, const std::string& name) {
+  if (auto by_path = model.tensor_at_path(name)) return *by_path;
+  return model.tensor(name);
 }
 
-std::vector<LoadItem> plan_shard(const Model& model, unsigned rank, unsigned ranks) {
+std::vector<Tensor> picked_tensors(const Model& model, const PlanOptions& options) {
+  if (!options.filter.empty() && !options.names.empty()) {
+    throw Error(ErrorKind::invalid_argument, "a plan takes a filter or names, not both");
+  }
+  std::vector<Tensor> picked;
+  if (!options.names.empty()) {
+    for (const std::string& name : options.names) picked.push_back(tensor_named(model, name));
+    return picked;
+  }
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    const Tensor t = model.tensor_at(i);
+    if (glob_matches(options.filter, t.lookup_name())) picked.push_back(t);
+  }
+  return picked;
+}
+
+}  // namespace
+
+bool glob_matches(std::string_view pattern, std::string_view name) {
+  return pattern.empty() ||
+         ::fnmatch(std::string(pattern).c_str(), std::string(name).c_str(), 0) == 0;
+}
+
+std::vector<LoadItem> plan(const Model& model, const PlanOptions& options) {
+  const unsigned rank = options.rank;
+  const unsigned ranks = options.ranks;
   if (ranks == 0 || rank >= ranks) {
     throw Error(ErrorKind::invalid_argument,
                 "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + " ranks");
   }
-  std::vector<LoadItem> plan;
-  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
-    const Tensor t = model.tensor_at(i);
-    const auto dims = t.dims();
-    const auto type = traits(static_cast<DataType>(t.data_type()));
-    // slice_rows' rules: bytes in a file (raw or external), rows of whole bytes.
-    const bool stored = t.storage() == TensorStorage::raw || t.storage() == TensorStorage::external;
-    const bool sliceable =
-        !dims.empty() && dims[0] >= static_cast<std::int64_t>(ranks) && type && type->bits > 0 &&
-        stored && (t.element_count() / static_cast<std::uint64_t>(dims[0]) * type->bits) % 8 == 0;
-    if (!sliceable) {
-      plan.push_back({t});
+  std::vector<LoadItem> items;
+  for (const Tensor& t : picked_tensors(model, options)) {
+    const std::uint64_t rows = t.row_count();
+    if (ranks == 1 || !t.can_slice_rows() || rows < ranks) {
+      items.push_back({t});
       continue;
     }
-    const auto rows = static_cast<std::uint64_t>(dims[0]);
-    plan.push_back({t, rows * rank / ranks, rows * (rank + 1) / ranks});
+    items.push_back({t, rows * rank / ranks, rows * (rank + 1) / ranks});
   }
-  return plan;
+  return items;
 }
 
 }  // namespace onnxmap

@@ -1,5 +1,6 @@
 #include "onnxmap/model.hpp"
 
+#include "common/close_names.hpp"
 #include "view/leaf.hpp"
 
 namespace onnxmap {
@@ -79,8 +80,13 @@ std::optional<Tensor> Model::find_tensor(std::string_view name) const& {
 
 Tensor Model::tensor(std::string_view name) const& {
   if (auto found = find_tensor(name)) return *found;
-  throw Error(ErrorKind::not_found, "no tensor named '" + std::string(name) + "'", Error::kNoOffset,
-              {}, index_->display_name);
+  const std::string close = detail::close_names(name, [&](const auto& visit) {
+    for (const auto& record : index_->tensors) visit(record.name);
+  });
+  throw Error(ErrorKind::not_found,
+              "no tensor named '" + std::string(name) + "'" +
+                  (close.empty() ? "" : "; did you mean " + close + "?"),
+              Error::kNoOffset, {}, index_->display_name);
 }
 
 std::vector<Tensor> Model::tensors(std::string_view name) const& {

@@ -92,16 +92,20 @@ std::span<const std::int64_t> Tensor::dims() const {
 }
 
 std::uint64_t Tensor::element_count() const {
-  return detail::element_count(dims()).value_or(0);  // overflow was refused at open
+  return onnxmap::element_count(dims()).value_or(0);  // overflow was refused at open
 }
 
 std::uint64_t Tensor::byte_size() const {
-  return detail::packed_byte_size(record_of(index_, tensor_).data_type, element_count())
-      .value_or(0);
+  return packed_byte_size(data_type(), element_count()).value_or(0);
 }
 
 TensorStorage Tensor::storage() const {
   return record_of(index_, tensor_).storage;
+}
+
+bool Tensor::has_stored_bytes() const {
+  const TensorStorage storage = record_of(index_, tensor_).storage;
+  return storage == TensorStorage::raw || storage == TensorStorage::external;
 }
 
 std::optional<Error> Tensor::payload_error() const {
@@ -129,6 +133,12 @@ std::uint64_t Tensor::file_offset() const {
   return record_of(index_, tensor_).payload_offset;
 }
 
+std::filesystem::path Tensor::file_path() const {
+  const MappedFile* file = index_->payload_file(record_of(index_, tensor_));
+  if (file == nullptr || !file->is_mapped() || index_->fetcher != nullptr) return {};
+  return std::filesystem::absolute(file->path());
+}
+
 std::uint64_t Tensor::alignment() const {
   constexpr std::uint64_t kMaxReported = 4096;
   const std::uint64_t offset = file_offset();
@@ -138,9 +148,7 @@ std::uint64_t Tensor::alignment() const {
 
 std::span<const std::byte> Tensor::bytes() const {
   const auto& r = record_of(index_, tensor_);
-  if (r.storage == TensorStorage::raw || r.storage == TensorStorage::external) {
-    fetch_payload(index_, r, 0, r.payload_length);
-  }
+  if (has_stored_bytes()) fetch_payload(index_, r, 0, r.payload_length);
   const auto view = payload_view();
   advise_access(index_->payload_file(r), r.payload_offset, view.size());
   return view;
@@ -181,10 +189,17 @@ std::vector<std::string_view> Tensor::strings() const {
   return strings_field(TP::kStringData);
 }
 
+std::vector<std::byte> Tensor::encoded_strings() const {
+  wire::Writer fields;
+  for (const std::string_view s : strings()) fields.field_string(TP::kStringData, s);
+  return fields.bytes();
+}
+
 std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t end) const {
   const auto& r = record_of(index_, tensor_);
-  const auto rows = rows_view(begin, end);
-  const auto offset = static_cast<std::uint64_t>(rows.data() - payload_view().data());
+  const ByteRange range = row_range(begin, end);
+  const auto rows = payload_view().subspan(range.offset, range.length);
+  const std::uint64_t offset = range.offset;
   fetch_payload(index_, r, offset, rows.size());
   if (rows.size() == r.payload_length) {
     advise_access(index_->payload_file(r), r.payload_offset, rows.size());
@@ -194,27 +209,48 @@ std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t
   return rows;
 }
 
-std::span<const std::byte> Tensor::rows_view(std::uint64_t begin, std::uint64_t end) const {
+std::uint64_t Tensor::row_count() const {
   const auto shape = dims();
+  return shape.empty() ? 0 : static_cast<std::uint64_t>(shape[0]);
+}
+
+std::uint64_t Tensor::row_elements() const {
+  const std::uint64_t rows = row_count();
+  return rows == 0 ? 0 : element_count() / rows;
+}
+
+std::optional<std::uint64_t> Tensor::row_bytes() const {
+  const std::uint64_t bits = element_bits(data_type());
+  if (bits == 0 || row_elements() * bits % 8 != 0) return std::nullopt;
+  return row_elements() * bits / 8;  // no overflow: the whole payload's size was checked at open
+}
+
+bool Tensor::can_slice_rows() const {
+  return !dims().empty() && has_stored_bytes() && row_bytes().has_value() &&
+         record_of(index_, tensor_).payload_length == byte_size();
+}
+
+Tensor::ByteRange Tensor::row_range(std::uint64_t begin, std::uint64_t end) const {
   const auto fail = [&](const std::string& why) {
     return Error(ErrorKind::invalid_argument,
                  "slice_rows(" + std::to_string(begin) + ", " + std::to_string(end) + "): " + why,
                  offset(), path(), index_->display_name);
   };
-  if (shape.empty()) throw fail("a scalar has no rows");
-  const auto rows = static_cast<std::uint64_t>(shape[0]);
+  if (dims().empty()) throw fail("a scalar has no rows");
+  const std::uint64_t rows = row_count();
   if (begin > end || end > rows) throw fail("rows run 0.." + std::to_string(rows));
-  const auto type = traits(data_type());
-  if (!type || type->bits == 0) throw fail("the data type has no fixed element size");
-  const std::span<const std::byte> all = payload_view();
+  if (element_bits(data_type()) == 0) throw fail("the data type has no fixed element size");
+  const auto per_row = row_bytes();
+  if (!per_row) throw fail("a row is not a whole number of bytes");
+  if (!has_stored_bytes()) (void)payload_view();  // typed and invalid storage throw their own
   // A tensor with dims but no payload field holds no bytes to slice.
-  if (all.size() != byte_size()) throw fail("the tensor holds no payload for its dims");
-  if (rows == 0) return all;
-  const std::uint64_t row_elements = element_count() / rows;
-  const std::uint64_t bits = type->bits;
-  if ((row_elements * bits) % 8 != 0) throw fail("a row is not a whole number of bytes");
-  const std::uint64_t row_bytes = row_elements * bits / 8;
-  return all.subspan(begin * row_bytes, (end - begin) * row_bytes);
+  if (!can_slice_rows()) throw fail("the tensor holds no payload for its dims");
+  return {begin * *per_row, (end - begin) * *per_row};
+}
+
+std::span<const std::byte> Tensor::rows_view(std::uint64_t begin, std::uint64_t end) const {
+  const ByteRange range = row_range(begin, end);
+  return payload_view().subspan(range.offset, range.length);
 }
 
 void Tensor::prefetch() const {

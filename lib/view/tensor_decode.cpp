@@ -51,7 +51,7 @@ std::vector<std::byte> decode_typed(const ModelIndex& index, const SpanList& spa
                     " cannot hold elements of " + name,
                 spans.front().offset);
   }
-  const std::uint64_t expected = packed_byte_size(data_type, count).value_or(0);
+  const std::uint64_t expected = packed_byte_size(type, count).value_or(0);
   const std::size_t width = entry_bytes(type, t->bits);
   std::vector<std::byte> out;
   // Memory follows the bytes on the wire, never the element count a file claims: each entry

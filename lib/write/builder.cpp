@@ -3,7 +3,6 @@
 
 #include "onnxmap/builder.hpp"
 
-#include "index/tensor_table.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap {
@@ -44,7 +43,7 @@ TensorBuilder TensorBuilder::zeros(std::string name, DataType type,
 TensorBuilder TensorBuilder::strings(std::string name, std::vector<std::int64_t> dims,
                                      std::vector<std::string> values) {
   TensorBuilder t(std::move(name), DataType::string, std::move(dims));
-  const auto count = detail::element_count(t.dims_);
+  const auto count = element_count(t.dims_);
   if (!count || *count != values.size()) {
     throw Error(ErrorKind::invalid_argument, "tensor \"" + t.name_ +
                                                  "\": " + std::to_string(values.size()) +
@@ -63,9 +62,8 @@ void TensorBuilder::check_size(std::optional<std::uint64_t> held) {
   for (const std::int64_t d : dims_) {
     if (d < 0) throw Error(ErrorKind::invalid_argument, what + "negative dimension");
   }
-  const auto count = detail::element_count(dims_);
-  const auto need =
-      count ? detail::packed_byte_size(static_cast<std::int32_t>(type_), *count) : std::nullopt;
+  const auto count = element_count(dims_);
+  const auto need = count ? packed_byte_size(type_, *count) : std::nullopt;
   if (!need) {
     throw Error(ErrorKind::invalid_argument, what + "dims x dtype exceed 2^64 bytes");
   }

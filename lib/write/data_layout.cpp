@@ -60,13 +60,14 @@ void append_entry(wire::Writer& w, std::string_view key, std::string_view value)
 
 }  // namespace
 
-DataLayout::DataLayout(const SaveOptions& options, const std::string& model_file_name)
-    : options_(options) {
+DataLayout::DataLayout(const SaveOptions& options, bool external,
+                       const std::string& model_file_name)
+    : options_(options), external_(external) {
   if (options.align == 0 || (options.align & (options.align - 1)) != 0) {
     throw Error(ErrorKind::invalid_argument,
                 "align must be a power of two, not " + std::to_string(options.align));
   }
-  if (!options.external_data) return;
+  if (!external_) return;
   location_ =
       checked_location(options.location.empty() ? model_file_name + ".data" : options.location);
   const auto slash = location_.rfind('/');
@@ -79,8 +80,7 @@ DataLayout::DataLayout(const SaveOptions& options, const std::string& model_file
 }
 
 bool DataLayout::goes_external(const PayloadInfo& tensor) const {
-  return options_.external_data && tensor.movable && tensor.size > 0 &&
-         tensor.size >= options_.size_threshold &&
+  return external_ && tensor.movable && tensor.size > 0 && tensor.size >= options_.size_threshold &&
          (!tensor.in_attribute || options_.convert_attribute);
 }
 

@@ -30,9 +30,10 @@ struct KeptEntry {
 
 class DataLayout {
  public:
-  // `model_file_name` is the output's file name (the default location is it + ".data").
+  // `model_file_name` is the output's file name (the default location is it + ".data");
+  // `external`: whether large tensors go to data files (options.external_data, resolved).
   // Throws onnxmap::Error (invalid_argument, unsafe_path) for unusable options.
-  DataLayout(const SaveOptions& options, const std::string& model_file_name);
+  DataLayout(const SaveOptions& options, bool external, const std::string& model_file_name);
 
   // True when the tensor's payload goes to a data file.
   [[nodiscard]] bool goes_external(const PayloadInfo& tensor) const;
@@ -54,6 +55,7 @@ class DataLayout {
   std::string per_tensor_location(std::string_view tensor_name);
 
   const SaveOptions& options_;
+  bool external_;
   std::string location_;  // of the single data file, or the stem of numbered ones
   std::string folder_;    // of per-tensor files ("" or "sub/")
   std::vector<DataFilePlan> files_;

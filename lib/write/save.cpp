@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 #include <system_error>
 
@@ -142,7 +143,13 @@ SaveResult save(const Model& model, const std::filesystem::path& path, const Sav
   if (!index.file.path().empty() && index.file.path() != "-") sources.push_back(index.file.path());
   for (const detail::DataFile& file : index.data_files) sources.push_back(file.file.path());
 
-  detail::DataLayout layout(options, path.filename().string());
+  // keep: external where the source has any external tensor.
+  const bool external = options.external_data == ExternalData::external ||
+                        (options.external_data == ExternalData::keep &&
+                         std::any_of(index.tensors.begin(), index.tensors.end(), [](const auto& r) {
+                           return r.storage == TensorStorage::external;
+                         }));
+  detail::DataLayout layout(options, external, path.filename().string());
   Plan plan;
   SaveResult result;
   detail::plan_model(model, layout, plan, result);
@@ -152,7 +159,8 @@ SaveResult save(const Model& model, const std::filesystem::path& path, const Sav
 
 SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,
                 const SaveOptions& options) {
-  detail::DataLayout layout(options, path.filename().string());
+  detail::DataLayout layout(options, options.external_data == ExternalData::external,
+                            path.filename().string());
   Plan plan;
   SaveResult result;
   detail::plan_builder(model, layout, plan, result);

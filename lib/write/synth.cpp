@@ -112,7 +112,8 @@ SynthResult synth(const std::filesystem::path& out, const SynthOptions& options)
   g.output("logits", TypeSpec::tensor(DataType::float32, {{"batch", "sequence", "vocab"}}));
 
   SaveOptions save_options;
-  save_options.external_data = options.external_data;
+  save_options.external_data =
+      options.external_data ? ExternalData::external : ExternalData::inline_data;
   save_options.size_threshold = 0;
   save_options.align = kAlign;
   const SaveResult saved = save(model, out, save_options);

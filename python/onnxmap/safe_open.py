@@ -3,8 +3,6 @@ by changing one import. Tensors are NumPy arrays (framework="np") or torch tenso
 (framework="pt"). Torch tensors are writable, as safetensors' are: where the bytes lie in a
 mapped local file they are that file's pages mapped copy-on-write (nothing is copied until
 written, and a write stays in this process, never in the file); elsewhere they are a copy."""
-import os
-
 import numpy
 
 from . import _onnxmap
@@ -53,32 +51,18 @@ def to_torch(array, onnx_dtype):
     return torch.from_numpy(array)
 
 
-class _Source:
-    """Where a model's tensors live, for mapping their bytes copy-on-write: the model's path, and
-    whether it was opened from a local file through a map."""
-
-    def __init__(self, path, options):
-        path = os.fspath(path)
-        local = not path.lower().startswith(("http://", "https://")) and path != "-"
-        # Absolute, so that the tensors map the same file whatever the working folder becomes.
-        self.path = os.path.abspath(path) if local else path
-        self.mapped = local and (options.get("mode") or "map") == "map"
-
-    def private_rows(self, tensor, rows):
-        """Rows [low, high) of `tensor` (rows None: all of it) as a writable array over its file's
-        pages mapped copy-on-write, or None where its bytes are not a view of a mapped file."""
-        if not self.mapped or not tensor.is_view or tensor.storage not in ("raw", "external"):
-            return None
-        view = tensor.numpy() if rows is None else tensor.slice_rows(*rows)
-        if view.nbytes == 0:
-            return None
-        skipped = 0 if rows is None else rows[0] * (tensor.nbytes // tensor.shape[0])
-        file = self.path
-        if tensor.storage == "external":
-            file = os.path.join(os.path.dirname(self.path), tensor.data_file)
-        pages = numpy.memmap(file, mode="c", dtype=numpy.uint8, shape=(view.nbytes,),
-                             offset=tensor.file_offset + skipped)
-        return pages.view(view.dtype).reshape(view.shape)
+def _private_rows(tensor, rows):
+    """Rows [low, high) of `tensor` (rows None: all of it) as a writable array over its file's
+    pages mapped copy-on-write, or None where its bytes are not a view of a mapped local file."""
+    if not tensor.file_path or not tensor.is_view:
+        return None
+    view = tensor.numpy() if rows is None else tensor.slice_rows(*rows)
+    if view.nbytes == 0:
+        return None
+    skipped = 0 if rows is None else rows[0] * tensor.row_bytes
+    pages = numpy.memmap(tensor.file_path, mode="c", dtype=numpy.uint8, shape=(view.nbytes,),
+                         offset=tensor.file_offset + skipped)
+    return pages.view(view.dtype).reshape(view.shape)
 
 
 class TensorSlice:
@@ -139,12 +123,11 @@ class safe_open:
             raise ValueError("NumPy arrays live on the cpu")
         self._device = device
         self._model = open_model(path, **options)
-        self._source = _Source(path, options)
 
     def _block(self, tensor, rows):
         """The tensor's rows [low, high) (rows None: all of it) as NumPy: for torch, writable."""
         if self._framework == "pt":
-            private = self._source.private_rows(tensor, rows)
+            private = _private_rows(tensor, rows)
             if private is not None:
                 return private
         return tensor.numpy() if rows is None else tensor.slice_rows(*rows)

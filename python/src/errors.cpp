@@ -11,32 +11,11 @@ namespace {
 // unloaded), so the translator can use it without a lookup.
 PyObject* error_class = nullptr;
 
-// The kind as the C++ enumerator is spelled, for code to compare with ("bad_tensor").
-std::string_view kind_name(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::truncated: return "truncated";
-    case ErrorKind::bad_varint: return "bad_varint";
-    case ErrorKind::bad_wire_type: return "bad_wire_type";
-    case ErrorKind::bad_field_number: return "bad_field_number";
-    case ErrorKind::out_of_bounds: return "out_of_bounds";
-    case ErrorKind::depth_limit: return "depth_limit";
-    case ErrorKind::limit_exceeded: return "limit_exceeded";
-    case ErrorKind::bad_tensor: return "bad_tensor";
-    case ErrorKind::bad_model: return "bad_model";
-    case ErrorKind::unsafe_path: return "unsafe_path";
-    case ErrorKind::not_found: return "not_found";
-    case ErrorKind::io: return "io";
-    case ErrorKind::invalid_argument: return "invalid_argument";
-    case ErrorKind::http: return "http";
-  }
-  return "unknown";
-}
-
 void set_python_error(const Error& error) {
   py::object instance =
       py::reinterpret_steal<py::object>(PyObject_CallFunction(error_class, "s", error.what()));
   if (!instance) return;  // the call failed and set its own exception
-  instance.attr("kind") = std::string(kind_name(error.kind()));
+  instance.attr("kind") = std::string(to_string(error.kind()));
   instance.attr("file") = error.file();
   instance.attr("path") = error.field_path();
   instance.attr("detail") = error.detail();

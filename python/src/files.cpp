@@ -26,7 +26,14 @@ std::function<void(std::uint64_t, std::uint64_t)> progress_callback(const py::ob
 
 SaveOptions take_save_options(py::dict& kwargs) {
   SaveOptions options;
-  take_kwarg(kwargs, "external_data", options.external_data);
+  // external_data: True, False, or None (where the source keeps it).
+  if (kwargs.contains("external_data")) {
+    const py::object value = kwargs["external_data"];
+    options.external_data = value.is_none()      ? ExternalData::keep
+                            : value.cast<bool>() ? ExternalData::external
+                                                 : ExternalData::inline_data;
+    PyDict_DelItemString(kwargs.ptr(), "external_data");
+  }
   take_kwarg(kwargs, "location", options.location);
   take_kwarg(kwargs, "size_threshold", options.size_threshold);
   take_kwarg(kwargs, "one_file_per_tensor", options.one_file_per_tensor);
@@ -67,28 +74,18 @@ py::dict save_model(const py::handle& model, const fs::path& path, py::kwargs kw
   return result_dict(result);
 }
 
-bool has_external_tensors(const Model& model) {
-  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
-    if (model.tensor_at(i).storage() == TensorStorage::external) return true;
-  }
-  return false;
-}
-
 // Opens `src` and saves it as `dst`. external_data=None keeps the data where the source keeps
 // it (external if any tensor is), as `onnxmap convert` does without --external-data/--inline.
 py::dict convert_model(const fs::path& src, const fs::path& dst, py::kwargs kwargs) {
   py::dict args(kwargs);
-  const bool keep_layout = !args.contains("external_data") || args["external_data"].is_none();
-  if (keep_layout && args.contains("external_data"))
-    PyDict_DelItemString(args.ptr(), "external_data");
+  if (!args.contains("external_data")) args["external_data"] = py::none();
   const OpenOptions open_options = take_open_options(args);
-  SaveOptions options = take_save_options(args);
+  const SaveOptions options = take_save_options(args);
   reject_unknown(args, "convert");
   SaveResult result;
   {
     py::gil_scoped_release unlocked;
     const Model model = Model::open(src, open_options);
-    if (keep_layout) options.external_data = has_external_tensors(model);
     result = save(model, dst, options);
   }
   return result_dict(result);

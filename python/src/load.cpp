@@ -30,25 +30,18 @@ bool is_keyed(const Model& model, const Tensor& t) {
   return outermost && *outermost == t;
 }
 
-// The tensors of keys() whose name matches the glob `filter`, or those `names` lists, in model
-// order; with a shard, plan_shard's rows of each.
+// The tensors of keys() whose name matches the glob `filter`, in model order, or those `names`
+// lists, in that order; with a shard, its rows of each (onnxmap::plan).
 std::vector<LoadItem> plan_of(const Model& model, const Selection& s) {
-  if (s.filter && s.names) raise_invalid("load and prefetch take filter or names, not both");
-  // Tensors by their place in the file, which tells repeats of a name apart.
-  std::unordered_set<std::string> wanted;
-  if (s.names) {
-    for (const std::string& name : *s.names) wanted.insert(model.tensor(name).path());
-  } else {
-    for (const LoadItem& item : plan_all(model, s.filter.value_or(""))) {
-      if (is_keyed(model, item.tensor)) wanted.insert(item.tensor.path());
-    }
+  PlanOptions options;
+  if (s.filter) options.filter = *s.filter;
+  if (s.names) options.names = *s.names;
+  if (s.shard) std::tie(options.rank, options.ranks) = *s.shard;
+  std::vector<LoadItem> items = plan(model, options);
+  if (!s.names) {
+    std::erase_if(items, [&](const LoadItem& item) { return !is_keyed(model, item.tensor); });
   }
-  std::vector<LoadItem> plan;
-  for (LoadItem& item :
-       s.shard ? plan_shard(model, s.shard->first, s.shard->second) : plan_all(model)) {
-    if (wanted.contains(item.tensor.path())) plan.push_back(std::move(item));
-  }
-  return plan;
+  return items;
 }
 
 // Tensors the loader has no raw layout for (STRING) or NumPy cannot hold (an unknown type):
@@ -176,13 +169,10 @@ struct Destinations {
 
 py::dict stats_dict(const LoadStats& s) {
   py::dict out;
-  out["tensors"] = s.tensors;
-  out["bytes"] = s.bytes;
-  out["bytes_read"] = s.bytes_read;
-  out["requests"] = s.requests;
-  out["fresh_buffer_bytes"] = s.fresh_buffer_bytes;
-  out["bytes_copied"] = s.bytes_copied;
-  out["direct"] = s.direct;
+  for (const LoadStatsField& field : fields_of(s)) {
+    const py::str name(field.name.data(), field.name.size());
+    out[name] = field.is_flag ? py::object(py::bool_(field.value != 0)) : py::int_(field.value);
+  }
   return out;
 }
 

@@ -96,24 +96,18 @@ py::array whole_array(const Owner& owner, const Tensor& t) {
   return array_over(std::move(decoded), bytes, dtype, shape_of(t));
 }
 
-std::uint64_t row_count(const Tensor& t) {
-  if (t.dims().empty()) raise_invalid(t.path() + " is a scalar: it has no rows");
-  return static_cast<std::uint64_t>(t.dims()[0]);
-}
-
-// Rows [begin, end) along axis 0: a view where the rows are whole bytes of raw or external data,
-// else a slice of the decoded whole.
+// Rows [begin, end) along axis 0: a view where slice_rows can cut them and NumPy can hold them
+// as stored (whole-byte elements), else a slice of the decoded whole.
 py::array rows_array(const Owner& owner, const Tensor& t, Rows rows) {
   const auto [begin, end] = rows;
-  const std::uint64_t count = row_count(t);
+  if (t.dims().empty()) raise_invalid(t.path() + " is a scalar: it has no rows");
+  const std::uint64_t count = t.row_count();
   if (begin > end || end > count) {
     raise_invalid(t.path() + ": rows " + std::to_string(begin) + ".." + std::to_string(end) +
                   " are not within its " + std::to_string(count) + " rows");
   }
   const DataTypeTraits tr = numpy_traits(t);
-  const std::uint64_t row_bits = count == 0 ? 0 : t.element_count() / count * tr.bits;
-  const bool stored = t.storage() == TensorStorage::raw || t.storage() == TensorStorage::external;
-  if (!stored || tr.bits < 8 || row_bits % 8 != 0) {
+  if (!t.can_slice_rows() || tr.bits < 8) {
     return whole_array(
         owner, t)[py::slice(static_cast<py::ssize_t>(begin), static_cast<py::ssize_t>(end), 1)];
   }
@@ -124,9 +118,7 @@ py::array rows_array(const Owner& owner, const Tensor& t, Rows rows) {
 }
 
 bool is_view(const Tensor& t) {
-  const auto tr = traits(static_cast<DataType>(t.data_type()));
-  const bool stored = t.storage() == TensorStorage::raw || t.storage() == TensorStorage::external;
-  return stored && tr && tr->bits >= 8;
+  return t.has_stored_bytes() && element_bits(t.data_type()) >= 8;
 }
 
 using PyTensor = Held<Tensor>;
@@ -211,6 +203,12 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("is_view", [](const PyTensor& s) { return is_view(s.view); })
       .def_property_readonly("data_file", [](const PyTensor& s) { return s.view.data_file(); })
       .def_property_readonly("file_offset", [](const PyTensor& s) { return s.view.file_offset(); })
+      .def_property_readonly("file_path",
+                             [](const PyTensor& s) { return s.view.file_path().string(); })
+      .def_property_readonly("row_count", [](const PyTensor& s) { return s.view.row_count(); })
+      .def_property_readonly("row_bytes", [](const PyTensor& s) { return s.view.row_bytes(); })
+      .def_property_readonly("can_slice_rows",
+                             [](const PyTensor& s) { return s.view.can_slice_rows(); })
       .def_property_readonly("doc_string", [](const PyTensor& s) { return s.view.doc_string(); })
       .def(
           "numpy", [](const PyTensor& s) { return whole_array(s.owner, s.view); },

@@ -63,13 +63,13 @@ def hostile_files(folder):
     negative_model = helper.make_model(helper.make_graph([], "g", [], [], initializer=[negative]))
     return {
         "eleven-byte-varint": (node(b"\xf8\x06" + b"\xff" * 10 + b"\x01"), "graph.node[0]"),
-        "wire-type-7": (node(b"\x27\x00"), "bad wire type"),
-        "field-number-0": (node(b"\x02\x00"), "bad field number"),
+        "wire-type-7": (node(b"\x27\x00"), "bad_wire_type"),
+        "field-number-0": (node(b"\x02\x00"), "bad_field_number"),
         "open-group": (node(b"\x2b\x08\x01"), "truncated"),
-        "length-past-end": (b"\x3a\x7f\x00", "out of bounds"),
+        "length-past-end": (b"\x3a\x7f\x00", "out_of_bounds"),
         "nested-100000": (deep_graphs(100000), "max_depth 64"),
         "negative-dims": (negative_model.SerializeToString(), "graph.initializer[0].dims"),
-        "external-escape": (escape_model.SerializeToString(), "unsafe path"),
+        "external-escape": (escape_model.SerializeToString(), "unsafe_path"),
     }
 
 

@@ -48,7 +48,7 @@ std::string compare_tensors(const Model& source, const Model& copy) {
 // The save options `choice` picks.
 SaveOptions save_options_from(std::size_t choice) {
   SaveOptions options;
-  options.external_data = (choice & 1U) != 0;
+  options.external_data = (choice & 1U) != 0 ? ExternalData::external : ExternalData::inline_data;
   options.size_threshold = (choice & 2U) != 0 ? 0 : 16;
   options.align = (choice & 4U) != 0 ? 1 : 4096;
   options.one_file_per_tensor = (choice & 8U) != 0;

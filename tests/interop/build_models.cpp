@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     const ModelBuilder model = every();
     save(model, folder / "every.onnx");
     SaveOptions external;
-    external.external_data = true;
+    external.external_data = onnxmap::ExternalData::external;
     external.size_threshold = 0;
     external.convert_attribute = true;
     external.align = 64;

@@ -277,7 +277,7 @@ def test_hostile(server, folder):
         r = run("ls", url, "--http-timeout", 1)
         err = r.stderr.decode()
         check("%s: one clear error" % mode, r.returncode == 1 and phrase in err and url in err and
-              "HTTP error" in err and len(err.strip().splitlines()) == 1, err)
+              "(http" in err and len(err.strip().splitlines()) == 1, err)
     # A server ignoring Range on a 1 GiB file: refused before the body is read.
     big = folder / "big.onnx"
     with open(big, "wb") as f:
@@ -362,7 +362,7 @@ def test_external_policy(server, folder):
         server.clear()
         r = run("ls", server.url("ok", "policy/" + name))
         check("external location %s is refused" % location,
-              r.returncode == 1 and b"unsafe path" in r.stderr and
+              r.returncode == 1 and b"unsafe_path" in r.stderr and
               all("secret" not in e["path"] and "passwd" not in e["path"] for e in server.log()),
               r.stderr[-300:])
 

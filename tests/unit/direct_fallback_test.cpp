@@ -43,7 +43,7 @@ class DirectFallback : public test::TempFolder {
       graph.initializer(TensorBuilder(name, DataType::uint8, {kSizes[i]}, std::move(bytes)));
     }
     SaveOptions options;
-    options.external_data = true;
+    options.external_data = onnxmap::ExternalData::external;
     options.size_threshold = 1;
     options.align = 1;
     path_ = at("m.onnx");
@@ -69,7 +69,7 @@ class DirectFallback : public test::TempFolder {
     options.mode = LoadMode::direct;
     options.threads = threads;
     Bytes out;
-    const std::vector<LoadItem> plan = plan_all(model);
+    const std::vector<LoadItem> plan = onnxmap::plan(model);
     const LoadStats stats = load(
         plan,
         [&](const LoadedTensor& t) {

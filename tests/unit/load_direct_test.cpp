@@ -77,7 +77,7 @@ TEST_F(LoadDirect, LargeTensorsAreReadInPlaceAndSmallOnesCopied) {
     options.mode = LoadMode::direct;
     options.threads = threads;
     options.request_bytes = kMiB;  // large tensors take several requests
-    const LoadStats stats = load_and_check(plan_all(model), options);
+    const LoadStats stats = load_and_check(plan(model), options);
     EXPECT_EQ(stats.bytes_copied, small) << threads << " threads";
     EXPECT_TRUE(stats.direct);
     // Each large tensor reads at most its two partial pages more; the small ones their gaps.
@@ -92,7 +92,7 @@ TEST_F(LoadDirect, ShardsOfLargeTensorsAreReadInPlace) {
     LoadOptions options;
     options.mode = LoadMode::direct;
     options.request_bytes = 3 * kMiB;
-    const LoadStats stats = load_and_check(plan_shard(model, rank, 2), options);
+    const LoadStats stats = load_and_check(plan(model, PlanOptions::shard(rank, 2)), options);
     EXPECT_EQ(stats.bytes_copied, 40U);  // the 1-row tensor, whole
   }
 }
@@ -106,7 +106,7 @@ TEST_F(LoadDirect, RefusedDirectReadsStillLandInPlace) {
   options.mode = LoadMode::direct;
   options.request_bytes = kMiB;
   options.threads = 1;  // in file order: the first read is refused, the rest are buffered
-  const LoadStats stats = load_and_check(plan_all(model), options);
+  const LoadStats stats = load_and_check(plan(model), options);
   EXPECT_GT(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 0U);
   EXPECT_FALSE(stats.direct);
   EXPECT_EQ(stats.bytes_copied, 0U);  // buffered reads go straight into every buffer
@@ -116,7 +116,7 @@ TEST_F(LoadDirect, RefusedDirectReadsStillLandInPlace) {
 TEST_F(LoadDirect, CallerBuffersAreCopiedInto) {
   write(at("m.onnx"), model_of({2 * kMiB + 20, 24}));
   const Model model = Model::open(at("m.onnx"));
-  const auto plan = plan_all(model);
+  const auto plan = onnxmap::plan(model);
   std::vector<std::vector<std::byte>> storage;
   std::vector<std::span<std::byte>> buffers;
   for (const LoadItem& item : plan) storage.emplace_back(item.tensor.byte_size());
@@ -136,7 +136,7 @@ TEST_F(LoadDirect, KeptBuffersAreTheCallersAndNotReused) {
   const std::vector<std::uint64_t> sizes{2 * kMiB + 20, 24, 2 * kMiB + 4, 40, 2 * kMiB};
   write(at("m.onnx"), model_of(sizes));
   const Model model = Model::open(at("m.onnx"));
-  const auto plan = plan_all(model);
+  const auto plan = onnxmap::plan(model);
   for (const LoadMode mode : {LoadMode::read, LoadMode::direct}) {
     LoadOptions options;
     options.mode = mode;

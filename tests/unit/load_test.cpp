@@ -116,7 +116,7 @@ TEST_F(Load, DirectOnTmpfs) {
   load_options.mode = LoadMode::direct;
   std::size_t delivered = 0;
   const LoadStats stats = load(
-      plan_all(model), [&](const LoadedTensor&) { ++delivered; }, load_options);
+      plan(model), [&](const LoadedTensor&) { ++delivered; }, load_options);
   fs::remove(path);
   EXPECT_EQ(copied, bytes_by_name(Model::open(source)));
   EXPECT_EQ(delivered, model.tensor_count());
@@ -164,8 +164,8 @@ std::vector<std::vector<std::byte>> expected_bytes(std::span<const LoadItem> pla
 TEST_F(Load, LoaderDeliversEveryTensorAndShardInEveryMode) {
   for (const bool external : {false, true}) {
     const Model model = Model::open(synth_model(external));
-    for (const auto& plan :
-         {plan_all(model), plan_shard(model, 3, 8), plan_all(model, "*.norm*")}) {
+    for (const auto& plan : {plan(model), plan(model, PlanOptions::shard(3, 8)),
+                             plan(model, PlanOptions::matching("*.norm*"))}) {
       ASSERT_FALSE(plan.empty());
       const auto expected = expected_bytes(plan);
       for (const LoadMode mode : kModes) {
@@ -212,7 +212,7 @@ TEST_F(Load, LoadIntoCallerBuffersAndTypedFields) {
     OpenOptions open_options;
     open_options.mode = open_mode;
     const Model model = Model::open(at("m.onnx"), open_options);
-    const auto plan = plan_all(model);
+    const auto plan = onnxmap::plan(model);
     const auto expected = expected_bytes(plan);
     for (const LoadMode mode : kModes) {
       std::vector<std::vector<std::byte>> storage;
@@ -242,7 +242,7 @@ TEST_F(Load, LoadIntoBuffersAskedForOnSchedule) {
   synth_options.external_data = true;
   (void)synth(at("layers.onnx"), synth_options);
   const Model model = Model::open(at("layers.onnx"));
-  const auto plan = plan_all(model);
+  const auto plan = onnxmap::plan(model);
   const auto expected = expected_bytes(plan);
   std::uint64_t largest = 0;
   std::uint64_t total = 0;
@@ -302,7 +302,7 @@ TEST_F(Load, LibraryBuffersAreReused) {
   synth_options.vocab = 256;
   (void)synth(at("reuse.onnx"), synth_options);
   const Model model = Model::open(at("reuse.onnx"));
-  const auto plan = plan_all(model);
+  const auto plan = onnxmap::plan(model);
   const auto expected = expected_bytes(plan);
   std::uint64_t total = 0;
   for (const auto& e : expected) total += e.size();
@@ -349,12 +349,12 @@ TEST_F(Load, EveryPlanOfStringAndTypedTensorsLoads) {
   });
   write(at("m.onnx"), bytes);
   const Model model = Model::open(at("m.onnx"));
-  const auto shard = plan_shard(model, 1, 2);
+  const auto shard = plan(model, PlanOptions::shard(1, 2));
   ASSERT_EQ(shard.size(), 3U);
   EXPECT_EQ(shard[0].row_begin, 2U);
   EXPECT_EQ(shard[1].row_end, kAllRows);
   EXPECT_EQ(shard[2].row_end, kAllRows);
-  for (const auto& plan : {plan_all(model), shard, plan_shard(model, 0, 2)}) {
+  for (const auto& plan : {plan(model), shard, plan(model, PlanOptions::shard(0, 2))}) {
     auto expected = expected_bytes(std::span(plan).first(2));
     expected.emplace_back();  // STRING: no bytes
     for (const LoadMode mode : kModes) {
@@ -374,7 +374,7 @@ TEST_F(Load, LoaderErrorsAreTheViewsErrors) {
   ASSERT_FALSE(expected.empty());
   EXPECT_EQ(message_of([&] { (void)load(std::span(&bad_rows, 1), {}); }), expected);
   // A callback that throws stops the load with its error.
-  const auto plan = plan_all(model);
+  const auto plan = onnxmap::plan(model);
   EXPECT_EQ(message_of([&] {
               (void)load(plan, [](const LoadedTensor&) {
                 throw Error(ErrorKind::invalid_argument, "stop");
@@ -390,7 +390,7 @@ TEST_F(Load, AFileThatShrankAfterOpenIsAnErrorNotACrash) {
   for (const LoadMode mode : {LoadMode::read, LoadMode::direct}) {
     LoadOptions options;
     options.mode = mode;
-    const std::string error = message_of([&] { (void)load(plan_all(model), {}, options); });
+    const std::string error = message_of([&] { (void)load(plan(model), {}, options); });
     EXPECT_NE(error.find("ext.onnx.data"), std::string::npos) << error;
     EXPECT_NE(error.find("shrink"), std::string::npos) << error;
   }
@@ -407,7 +407,7 @@ TEST_F(Load, DirectLeavesThePageCacheAlone) {
   const Model model = Model::open(path);
   LoadOptions options;
   options.mode = LoadMode::direct;
-  const LoadStats stats = load(plan_all(model), {}, options);
+  const LoadStats stats = load(plan(model), {}, options);
   const auto size = static_cast<std::size_t>(fs::file_size(path));
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   ASSERT_NE(map, MAP_FAILED);

@@ -83,7 +83,7 @@ TEST_F(Save, NothingToMoveIsByteForByte) {
 TEST_F(Save, ExternalAndBackKeepsEveryTensor) {
   const Model original = Model::open(saved("a.onnx"));
   SaveOptions external;
-  external.external_data = true;
+  external.external_data = onnxmap::ExternalData::external;
   const SaveResult r = save(original, at("ext.onnx"), external);
   ASSERT_EQ(r.data_files.size(), 1U);
   EXPECT_EQ(r.data_files[0], "ext.onnx.data");
@@ -110,7 +110,7 @@ TEST_F(Save, ExternalAndBackKeepsEveryTensor) {
 
 TEST_F(Save, ThresholdAlignmentAndAttributes) {
   SaveOptions o;
-  o.external_data = true;
+  o.external_data = onnxmap::ExternalData::external;
   o.size_threshold = 0;
   o.align = 1;
   o.convert_attribute = true;
@@ -134,7 +134,7 @@ TEST_F(Save, ThresholdAlignmentAndAttributes) {
 
 TEST_F(Save, SplitsAtTensorBoundaries) {
   SaveOptions o;
-  o.external_data = true;
+  o.external_data = onnxmap::ExternalData::external;
   o.size_threshold = 0;
   o.align = 1;
   o.max_external_file_size = 8200;
@@ -158,7 +158,7 @@ TEST_F(Save, OneFilePerTensorNamedAfterIt) {
   g.initializer(TensorBuilder("a_b_c", DataType::uint8, {2000}, pattern(2000, 6)));
   g.initializer(TensorBuilder("..", DataType::uint8, {2000}, pattern(2000, 7)));
   SaveOptions o;
-  o.external_data = true;
+  o.external_data = onnxmap::ExternalData::external;
   o.one_file_per_tensor = true;
   o.location = "weights/ignored.bin";
   save(m, at("m.onnx"), o);
@@ -173,7 +173,7 @@ TEST_F(Save, OneFilePerTensorNamedAfterIt) {
 TEST_F(Save, LocationsStayInsideTheFolder) {
   for (const char* location : {"/tmp/x.data", "../x.data", "sub/../../x.data", "a/.."}) {
     SaveOptions o;
-    o.external_data = true;
+    o.external_data = onnxmap::ExternalData::external;
     o.location = location;
     try {
       (void)saved("m.onnx", o);
@@ -184,7 +184,7 @@ TEST_F(Save, LocationsStayInsideTheFolder) {
   }
   EXPECT_EQ(listing(), std::vector<std::string>{});
   SaveOptions o;
-  o.external_data = true;
+  o.external_data = onnxmap::ExternalData::external;
   o.location = "sub/dir/w.data";
   o.durable = true;
   const Model model = Model::open(saved("m.onnx", o));
@@ -213,7 +213,7 @@ TEST_F(Save, NeverWritesThroughASymlinkOrOverItsSource) {
 
   // The data file of the model being read is a source too.
   SaveOptions ext;
-  ext.external_data = true;
+  ext.external_data = onnxmap::ExternalData::external;
   save(model, at("e.onnx"), ext);
   const Model external = Model::open(at("e.onnx"));
   ext.location = "e.onnx.data";
@@ -231,7 +231,7 @@ TEST_F(Save, FailuresLeaveNothingBehind) {
   std::filesystem::create_directory(at("folder.onnx"));
   EXPECT_THROW(save(small_model(), at("folder.onnx")), Error);
   SaveOptions o;
-  o.external_data = true;
+  o.external_data = onnxmap::ExternalData::external;
   std::filesystem::create_directory(at("m.onnx.data"));  // a folder holds the data file's name
   EXPECT_THROW(save(small_model(), at("m.onnx"), o), Error);
   EXPECT_EQ(listing(), (std::vector<std::string>{"folder.onnx", "m.onnx.data"}));
@@ -247,7 +247,7 @@ TEST_F(Save, AFullDiskLeavesNoFile) {
   small.rlim_cur = 5000;
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
   SaveOptions o;
-  o.external_data = true;
+  o.external_data = onnxmap::ExternalData::external;
   std::string what;
   try {
     save(small_model(), at("m.onnx"), o);
@@ -302,7 +302,7 @@ TEST_F(Save, MergedTensorMovesWhole) {
   write(at("merged.onnx"), bytes);
   const Model source = Model::open(at("merged.onnx"));
   SaveOptions o;
-  o.external_data = true;
+  o.external_data = onnxmap::ExternalData::external;
   o.convert_attribute = true;
   save(source, at("out.onnx"), o);
   const Model out = Model::open(at("out.onnx"));
@@ -333,7 +333,7 @@ TEST_F(Save, RefusesAModelWithBrokenPayloads) {
 TEST_F(Save, ReportsProgressUpToTheTotal) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
   SaveOptions o;
-  o.external_data = true;
+  o.external_data = onnxmap::ExternalData::external;
   o.progress = [&](std::uint64_t done, std::uint64_t total) { calls.emplace_back(done, total); };
   const SaveResult r = save(small_model(), at("m.onnx"), o);
   ASSERT_FALSE(calls.empty());

@@ -79,7 +79,7 @@ TEST(ErrorType, MessageNamesFilePathAndOffset) {
   EXPECT_EQ(outer.offset(), 1234U);
   EXPECT_EQ(std::string(outer.what()),
             "model.onnx: graph.initializer[3].raw_data: 4096 bytes, but dims need 8192 "
-            "(bad tensor at byte 1234)");
+            "(bad_tensor at byte 1234)");
   const Error indexed = Error(ErrorKind::truncated, "x", 5, "[2].name").in_context("", "node");
   EXPECT_EQ(indexed.field_path(), "node[2].name");
 }

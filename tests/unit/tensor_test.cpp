@@ -180,7 +180,7 @@ TEST(Tensor, SliceRows) {
 }
 
 // A folder with a model referencing external data, removed after the test.
-class ExternalData : public test::TempFolder {
+class ExternalDataFile : public test::TempFolder {
  protected:
   void SetUp() override {
     TempFolder::SetUp();
@@ -226,7 +226,7 @@ class ExternalData : public test::TempFolder {
   }
 };
 
-TEST_F(ExternalData, MappedInPlace) {
+TEST_F(ExternalDataFile, MappedInPlace) {
   const Model m = Model::open(model("weights.bin", "4096", "16"));
   const Tensor w = m.tensor("w");
   EXPECT_EQ(w.storage(), TensorStorage::external);
@@ -241,12 +241,12 @@ TEST_F(ExternalData, MappedInPlace) {
   EXPECT_EQ(w.bytes()[0], std::byte{1});  // dropped pages are read again on the next touch
 }
 
-TEST_F(ExternalData, LengthDefaultsToTheRestOfTheFile) {
+TEST_F(ExternalDataFile, LengthDefaultsToTheRestOfTheFile) {
   const Model opened = Model::open(model("weights.bin", "4096", ""));
   EXPECT_EQ(opened.tensor("w").bytes().size(), 16U);
 }
 
-TEST_F(ExternalData, RangeAndSizeChecks) {
+TEST_F(ExternalDataFile, RangeAndSizeChecks) {
   expect_error(model("weights.bin", "4100", "16"), ErrorKind::out_of_bounds);
   expect_error(model("weights.bin", "99999", ""), ErrorKind::out_of_bounds);
   expect_error(model("weights.bin", "18446744073709551615", "16"), ErrorKind::out_of_bounds);
@@ -257,7 +257,7 @@ TEST_F(ExternalData, RangeAndSizeChecks) {
   expect_error(model("missing.bin", "", ""), ErrorKind::io);
 }
 
-TEST_F(ExternalData, PathPolicy) {
+TEST_F(ExternalDataFile, PathPolicy) {
   expect_error(model("../outside.bin", "", ""), ErrorKind::unsafe_path);
   expect_error(model((root_ / "outside.bin").string(), "", ""), ErrorKind::unsafe_path);
   expect_error(model("sub/../../outside.bin", "", ""), ErrorKind::unsafe_path);
@@ -275,7 +275,7 @@ TEST_F(ExternalData, PathPolicy) {
   EXPECT_EQ(opened.tensor("w").bytes()[0], std::byte{2});
 }
 
-TEST_F(ExternalData, ReadModeCopiesInsteadOfMapping) {
+TEST_F(ExternalDataFile, ReadModeCopiesInsteadOfMapping) {
   OpenOptions copy;
   copy.mode = LoadMode::read;
   const Model m = Model::open(model("weights.bin", "4096", "16"), copy);

@@ -56,13 +56,6 @@ const CLI::Validator kSize(
     },
     "SIZE");
 
-bool has_external_tensors(const Model& model) {
-  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
-    if (model.tensor_at(i).storage() == TensorStorage::external) return true;
-  }
-  return false;
-}
-
 // "OUT: 1.2 KiB + 2 data files (...); N tensors external, ...", from the JSON alone.
 void print_convert_text(const nlohmann::json& out) {
   std::cout << out["output"].get<std::string>() << ": "
@@ -88,8 +81,9 @@ int run_convert(ConvertArgs& args) {
   open_options.remote = args.remote;
   const Model model = Model::open(args.in, open_options);
   // Without --external-data or --inline, the data stays where the input keeps it.
-  options.external_data =
-      args.external->count() > 0 || (!args.inline_data && has_external_tensors(model));
+  options.external_data = args.external->count() > 0 ? ExternalData::external
+                          : args.inline_data         ? ExternalData::inline_data
+                                                     : ExternalData::keep;
   options.location = args.location;
 
   ProgressBar bar("converting");

@@ -9,10 +9,7 @@
 #include "npy.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
-#include "schema/fields.hpp"
-#include "tensor_arg.hpp"
 #include "verbs.hpp"
-#include "wire/wire.hpp"
 
 namespace onnxmap::cli {
 
@@ -28,15 +25,36 @@ struct GetArgs {
   RemoteOptions remote;
 };
 
-// "A:B" -> [A, B).
-std::pair<std::uint64_t, std::uint64_t> parse_rows(const std::string& text) {
+// "A:B" -> [A, B), checked against `tensor`'s rows: a usage error (exit 2) in the option's
+// words when the rows are not there to cut.
+std::pair<std::uint64_t, std::uint64_t> parse_rows(const std::string& text, const Tensor& tensor) {
   const auto colon = text.find(':');
   if (colon == std::string::npos) throw CLI::ValidationError("--rows", "expected A:B");
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
   try {
-    return {std::stoull(text.substr(0, colon)), std::stoull(text.substr(colon + 1))};
+    begin = std::stoull(text.substr(0, colon));
+    end = std::stoull(text.substr(colon + 1));
   } catch (const std::exception&) {
     throw CLI::ValidationError("--rows", "expected A:B with non-negative integers");
   }
+  const std::string name(tensor.lookup_name());
+  if (tensor.dims().empty()) {
+    throw CLI::ValidationError("--rows", name + " is a scalar: it has no rows");
+  }
+  if (begin > end || end > tensor.row_count()) {
+    throw CLI::ValidationError("--rows", text + ": " + name +
+                                             " has rows 0:" + std::to_string(tensor.row_count()) +
+                                             ", and A must not be past B");
+  }
+  if (!tensor.can_slice_rows()) {
+    throw CLI::ValidationError(
+        "--rows", name + " cannot be cut into rows (" +
+                      (tensor.has_stored_bytes() ? "a row is not a whole number of bytes"
+                                                 : "its elements are not stored as raw bytes") +
+                      "); leave --rows out");
+  }
+  return {begin, end};
 }
 
 // Writes `header` then `body` to `path` with the library's writer: `path` never holds half a file.
@@ -51,7 +69,9 @@ int run_get(const GetArgs& args) {
   options.mode = args.load.mode();
   options.remote = args.remote;
   const Model model = Model::open(args.model, options);
-  const Tensor tensor = tensor_named(model, args.tensor);
+  PlanOptions named;
+  named.names = {args.tensor};
+  const Tensor tensor = plan(model, named).front().tensor;
   const DataType type = tensor.data_type();
   const auto t = traits(type);
 
@@ -62,16 +82,11 @@ int run_get(const GetArgs& args) {
     return kExitUsage;
   }
   if (!npy && type == DataType::string) {
-    // STRING elements have no raw layout: write them as the file stores them, one string_data
-    // field (tag, length, bytes) each, which any protobuf reader can split again.
-    wire::Writer fields;
-    for (const std::string_view s : tensor.strings()) {
-      fields.field_string(schema::TensorProto::kStringData, s);
-    }
-    write_file(args.raw_out, {}, fields.bytes());
+    write_file(args.raw_out, {}, tensor.encoded_strings());
     return kExitOk;
   }
   std::vector<std::int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  std::uint64_t count = tensor.element_count();
   // Rows are sliced without reading the rest of the tensor (a URL fetches only those rows).
   std::optional<TensorData> data;
   std::span<const std::byte> bytes;
@@ -79,20 +94,14 @@ int run_get(const GetArgs& args) {
     data.emplace(tensor.data());
     bytes = data->bytes();
   } else {
-    const auto [begin, end] = parse_rows(args.rows);
+    const auto [begin, end] = parse_rows(args.rows, tensor);
     bytes = tensor.slice_rows(begin, end);
     shape[0] = static_cast<std::int64_t>(end - begin);
+    count = tensor.row_elements() * (end - begin);
   }
   if (!npy) {
     write_file(args.raw_out, {}, bytes);
     return kExitOk;
-  }
-  // The element count checked for overflow at open, scaled to the rows kept.
-  std::uint64_t count = tensor.element_count();
-  if (!args.rows.empty()) {
-    const auto rows = static_cast<std::uint64_t>(shape[0]);
-    const auto all_rows = static_cast<std::uint64_t>(tensor.dims()[0]);
-    count = all_rows == 0 ? 0 : count / all_rows * rows;
   }
   std::vector<std::byte> unpacked;
   if (t->bits < 8) {

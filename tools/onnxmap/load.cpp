@@ -14,7 +14,6 @@
 #include "onnxmap/onnxmap.hpp"
 #include "progress_bar.hpp"
 #include "remote_flags.hpp"
-#include "tensor_order.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -32,20 +31,15 @@ struct LoadArgs {
 };
 
 std::vector<LoadItem> plan_of(const Model& model, const LoadArgs& args) {
-  if (args.shard.empty()) return plan_all(model, args.filter);
-  unsigned rank = 0;
-  unsigned ranks = 0;
-  char slash = 0;
-  if (std::sscanf(args.shard.c_str(), "%u%c%u", &rank, &slash, &ranks) != 3 || slash != '/') {
-    throw Error(ErrorKind::invalid_argument, "--shard wants RANK/RANKS, e.g. 3/8");
-  }
-  std::vector<LoadItem> plan;
-  for (LoadItem& item : plan_shard(model, rank, ranks)) {
-    if (glob_matches(args.filter, item.tensor.lookup_name())) {
-      plan.push_back(item);
+  PlanOptions options = PlanOptions::matching(args.filter);
+  if (!args.shard.empty()) {
+    char slash = 0;
+    if (std::sscanf(args.shard.c_str(), "%u%c%u", &options.rank, &slash, &options.ranks) != 3 ||
+        slash != '/') {
+      throw Error(ErrorKind::invalid_argument, "--shard wants RANK/RANKS, e.g. 3/8");
     }
   }
-  return plan;
+  return plan(model, options);
 }
 
 // CPU seconds this process has spent, every thread: user, system.
@@ -66,19 +60,16 @@ struct CpuSeconds {
 nlohmann::json load_json(const LoadArgs& args, const LoadStats& stats, double seconds,
                          const CpuSeconds& cpu) {
   nlohmann::json out;
-  out["tensors"] = stats.tensors;
-  out["bytes"] = stats.bytes;
+  for (const LoadStatsField& field : fields_of(stats)) {
+    const std::string name(field.name);
+    out[name] = field.is_flag ? nlohmann::json(field.value != 0) : nlohmann::json(field.value);
+  }
   out["seconds"] = seconds;
   out["gb_per_s"] = seconds > 0 ? static_cast<double>(stats.bytes) / seconds / 1e9 : 0.0;
   out["cpu_user_seconds"] = cpu.user;
   out["cpu_system_seconds"] = cpu.system;
   out["mode"] = args.mode;
   out["threads"] = args.threads;
-  out["bytes_read"] = stats.bytes_read;
-  out["requests"] = stats.requests;
-  out["fresh_buffer_bytes"] = stats.fresh_buffer_bytes;
-  out["bytes_copied"] = stats.bytes_copied;
-  out["direct_io"] = stats.direct;
   return out;
 }
 
@@ -93,7 +84,7 @@ void print_load_text(const nlohmann::json& out) {
             << human_bytes(out["bytes"].get<std::uint64_t>()) << " in " << rate.data() << " (mode "
             << mode << ", " << out["threads"].get<unsigned>() << " threads";
   if (mode == "direct") {
-    std::cout << (out["direct_io"].get<bool>() ? ", O_DIRECT" : ", O_DIRECT refused: buffered");
+    std::cout << (out["direct"].get<bool>() ? ", O_DIRECT" : ", O_DIRECT refused: buffered");
   }
   std::array<char, 64> cpu{};
   std::snprintf(cpu.data(), cpu.size(), "; CPU %.2f s user, %.2f s system",

@@ -32,10 +32,8 @@ struct LsArgs {
 // model's breadth-first order.
 std::vector<Tensor> selected(const Model& model, const LsArgs& args) {
   std::vector<Tensor> out;
-  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
-    const Tensor t = model.tensor_at(i);
-    if (glob_matches(args.filter, t.lookup_name())) out.push_back(t);
-  }
+  for (const LoadItem& item : plan(model, PlanOptions::matching(args.filter)))
+    out.push_back(item.tensor);
   if (args.sort == "name") {
     std::stable_sort(out.begin(), out.end(), [](const Tensor& a, const Tensor& b) {
       return a.lookup_name() < b.lookup_name();

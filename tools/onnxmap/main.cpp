@@ -13,11 +13,19 @@
 
 namespace {
 
-// What a person can do about an error at the top of the file, where no field path says more:
-// a bare TensorProto (which opens as one) read as a model, or a file cut short.
+// Whether `kind` says the bytes are not valid protobuf (rather than a model that is fine but
+// lacks what was asked for).
+bool is_encoding_error(onnxmap::ErrorKind kind) {
+  using K = onnxmap::ErrorKind;
+  return kind == K::truncated || kind == K::bad_varint || kind == K::bad_wire_type ||
+         kind == K::bad_field_number || kind == K::out_of_bounds;
+}
+
+// What a person can do about an encoding error at the top of the file, where no field path
+// says more: a bare TensorProto (which opens as one) read as a model, or a file cut short.
 std::string hint_for(const onnxmap::Error& e, const std::string& model) {
-  const bool local_file = !model.empty() && model != "-" && model.find("://") == std::string::npos;
-  if (!e.field_path().empty() || !local_file) return "";
+  const bool local_file = !model.empty() && model != "-" && !onnxmap::is_url(model);
+  if (!is_encoding_error(e.kind()) || !e.field_path().empty() || !local_file) return "";
   try {
     (void)onnxmap::Model::open(model, {}, onnxmap::schema::MessageKind::TensorProto);
     return "the file holds a bare TensorProto, not a model: `onnxmap dump --message "

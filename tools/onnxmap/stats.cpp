@@ -15,7 +15,6 @@
 #include "model_json.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
-#include "tensor_arg.hpp"
 #include "verbs.hpp"
 #include "work_queue.hpp"
 
@@ -32,13 +31,6 @@ struct StatsArgs {
   bool json = false;
   RemoteOptions remote;
 };
-
-std::vector<LoadItem> stats_plan(const Model& model, const StatsArgs& args) {
-  if (args.names.empty()) return plan_all(model, args.filter);
-  std::vector<LoadItem> plan;
-  for (const std::string& name : args.names) plan.push_back({tensor_named(model, name)});
-  return plan;
-}
 
 std::string stats_cell(const nlohmann::json& row, const char* key) {
   if (!row.contains(key)) return "-";
@@ -66,7 +58,9 @@ int run_stats(const StatsArgs& args) {
   OpenOptions open_options;
   open_options.remote = args.remote;
   const Model model = Model::open(args.model, open_options);
-  const std::vector<LoadItem> plan = stats_plan(model, args);
+  PlanOptions picked = PlanOptions::matching(args.filter);
+  picked.names = args.names;
+  const std::vector<LoadItem> plan = onnxmap::plan(model, picked);
   std::vector<nlohmann::json> rows(plan.size());
   LoadOptions options;
   options.threads = args.threads;

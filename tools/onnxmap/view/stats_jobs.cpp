@@ -10,10 +10,6 @@ namespace onnxmap::cli::view {
 
 namespace {
 
-// Bytes read between two progress updates and cancel checks.
-constexpr std::uint64_t kChunkBytes = std::uint64_t{32} << 20U;
-constexpr std::uint64_t kPageBytes = 4096;
-
 enum class JobState { running, done, cancelled, failed };
 
 const char* state_name(JobState s) {
@@ -24,14 +20,6 @@ const char* state_name(JobState s) {
     case JobState::failed: return "failed";
   }
   return "failed";
-}
-
-// Reads one byte of each page of `bytes`, so that a mapped payload is in memory (and its reading
-// shows as progress) before it is counted.
-void touch_pages(std::span<const std::byte> bytes) {
-  volatile std::byte sink{};
-  for (std::size_t i = 0; i < bytes.size(); i += kPageBytes) sink = bytes[i];
-  (void)sink;
 }
 
 struct Cancelled {};
@@ -52,8 +40,7 @@ struct StatsJobs::Job {
 
   explicit Job(Tensor t) : tensor(std::move(t)) {}
 
-  // The payload, chunk by chunk (whole rows where rows are whole bytes: a URL's model fetches
-  // only those), then the statistics.
+  // The payload read into memory with progress, then the statistics.
   void run() {
     try {
       const TensorStats s = count();
@@ -80,26 +67,22 @@ struct StatsJobs::Job {
       bytes_read = data.bytes().size();
       return tensor_stats(data.bytes(), type, tensor.element_count(), bins);
     }
-    read_in_chunks();
+    read_with_progress();
     return tensor_stats(tensor.bytes(), type, tensor.element_count(), bins);
   }
 
-  void read_in_chunks() {
-    const auto dims = tensor.dims();
-    const std::uint64_t rows = dims.empty() ? 0 : static_cast<std::uint64_t>(dims[0]);
-    const std::uint64_t row_bytes = rows == 0 ? 0 : tensor.byte_size() / rows;
-    const bool whole_rows =
-        dims.size() >= 1 && row_bytes > 0 && row_bytes * rows == tensor.byte_size();
-    if (!whole_rows) {
-      touch_pages(tensor.bytes());
-      return;
-    }
-    const std::uint64_t step = std::max<std::uint64_t>(1, kChunkBytes / row_bytes);
-    for (std::uint64_t r = 0; r < rows; r += step) {
-      if (cancel) throw Cancelled{};
-      const auto chunk = tensor.slice_rows(r, std::min(rows, r + step));
-      touch_pages(chunk);
-      bytes_read += chunk.size();
+  // The payload into memory with the loader's large reads (a URL's model fetches it), its
+  // progress shown and a cancel honoured as the reads land.
+  void read_with_progress() {
+    LoadOptions options;
+    options.progress = [this](std::uint64_t done, std::uint64_t) { bytes_read = done; };
+    options.cancelled = [this] { return cancel.load(); };
+    const LoadItem item{tensor};
+    try {
+      prefetch(std::span(&item, 1), options);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::cancelled) throw Cancelled{};
+      throw;
     }
     if (cancel) throw Cancelled{};
   }

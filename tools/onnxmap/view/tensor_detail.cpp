@@ -17,44 +17,23 @@ constexpr std::size_t kConsumersShown = 100;
 constexpr std::uint64_t kRowsPerCell = 4;
 constexpr std::uint64_t kDecodeChunk = std::uint64_t{1} << 20U;  // elements decoded at once
 
-std::uint64_t element_bits(DataType type) {
-  const auto t = traits(type);
-  return t ? t->bits : 0;
-}
-
-bool is_stored(const Tensor& t) {
-  return t.storage() == TensorStorage::raw || t.storage() == TensorStorage::external ||
-         t.storage() == TensorStorage::typed;
-}
-
-// Elements per row along axis 0 (every element for a scalar or 1-D tensor: one row).
-std::uint64_t row_elements(const Tensor& t) {
-  const auto dims = t.dims();
-  if (dims.size() < 2) return t.element_count();
-  return dims[0] == 0 ? 0 : t.element_count() / static_cast<std::uint64_t>(dims[0]);
-}
-
-std::uint64_t row_count(const Tensor& t) {
-  const auto dims = t.dims();
-  return dims.size() < 2 ? 1 : static_cast<std::uint64_t>(dims[0]);
+// Whether `t` has elements to show: stored bytes, or typed fields to decode.
+bool has_elements(const Tensor& t) {
+  return t.has_stored_bytes() || t.storage() == TensorStorage::typed;
 }
 
 // Bytes holding at least the first `elements` elements of `t`, read as little as possible:
-// whole rows of a raw or external tensor whose rows are whole bytes, else the whole payload.
-// `keep` holds decoded bytes of typed storage.
+// whole rows where slice_rows can cut them, else the whole payload. `keep` holds decoded bytes
+// of typed storage.
 std::span<const std::byte> leading_bytes(const Tensor& t, std::uint64_t elements,
                                          TensorData& keep) {
   if (t.storage() == TensorStorage::typed) {
     keep = t.data();
     return keep.bytes();
   }
-  const auto dims = t.dims();
-  const std::uint64_t per_row =
-      dims.empty() || dims[0] == 0 ? 0 : t.element_count() / static_cast<std::uint64_t>(dims[0]);
-  if (per_row == 0 || per_row * element_bits(t.data_type()) % 8 != 0) return t.bytes();
-  const std::uint64_t rows = std::min<std::uint64_t>((elements + per_row - 1) / per_row,
-                                                     static_cast<std::uint64_t>(dims[0]));
-  return t.slice_rows(0, rows);
+  const std::uint64_t per_row = t.row_elements();
+  if (per_row == 0 || !t.can_slice_rows()) return t.bytes();
+  return t.slice_rows(0, std::min((elements + per_row - 1) / per_row, t.row_count()));
 }
 
 nlohmann::json number_json(double v) {
@@ -105,7 +84,7 @@ void add_row_magnitudes(std::span<const std::byte> row, DataType type, std::uint
 
 bool has_heatmap(const Tensor& t) {
   const std::uint64_t bits = element_bits(t.data_type());
-  return has_stats(t.data_type()) && bits % 8 == 0 && is_stored(t) && !t.dims().empty() &&
+  return has_stats(t.data_type()) && bits % 8 == 0 && has_elements(t) && !t.dims().empty() &&
          t.element_count() > 0;
 }
 
@@ -113,7 +92,7 @@ nlohmann::json tensor_detail(const Tensor& t, const NodeGraph& graph) {
   nlohmann::json out = tensor_json(t);
   out["elements"] = t.element_count();
   out["doc_string"] = std::string(t.doc_string());
-  out["has_stats"] = has_stats(t.data_type()) && is_stored(t);
+  out["has_stats"] = has_stats(t.data_type()) && has_elements(t);
   out["heatmap"] = has_heatmap(t);
   const nlohmann::json readers = graph.consumers(t.lookup_name(), kConsumersShown);
   out["consumers"] = readers["consumers"];
@@ -130,7 +109,7 @@ nlohmann::json tensor_values(const Tensor& t, std::uint64_t count) {
     for (std::uint64_t i = 0; i < count && i < strings.size(); ++i) {
       values.push_back(std::string(strings[i]));
     }
-  } else if (is_stored(t) && count > 0) {
+  } else if (has_elements(t) && count > 0) {
     TensorData keep{std::span<const std::byte>{}};
     const auto bytes = leading_bytes(t, count, keep);
     if (type == DataType::complex64 || type == DataType::complex128) {
@@ -147,8 +126,10 @@ nlohmann::json tensor_heatmap(const Tensor& t, std::uint64_t width, std::uint64_
     throw std::invalid_argument("no heat map of " + std::string(t.lookup_name()));
   }
   const std::uint64_t element_bytes = element_bits(t.data_type()) / 8;
-  const std::uint64_t rows = row_count(t);
-  const std::uint64_t cols = row_elements(t);
+  // A scalar or 1-D tensor is drawn as one row.
+  const bool matrix = t.dims().size() >= 2;
+  const std::uint64_t rows = matrix ? t.row_count() : 1;
+  const std::uint64_t cols = matrix ? t.row_elements() : t.element_count();
   width = std::max<std::uint64_t>(1, std::min(width, cols));
   height = std::max<std::uint64_t>(1, std::min(height, rows));
   std::vector<double> cells(width * height, -1);  // -1: no finite value seen yet
