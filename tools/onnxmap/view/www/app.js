@@ -1,13 +1,19 @@
-// The viewer's entry module: the hash router, the API helper, and the formatting and DOM
-// helpers every page shares. Pages import these helpers; the router imports the pages. The
-// cycle is harmless: pages only call the helpers after every module has been evaluated.
+// The viewer's entry module (index.html loads it): the hash router and the top bar. It imports
+// the pages; nothing imports it. What the pages share lives in modules of its own, which import
+// neither the pages nor this one: dom.js (elements), format.js (numbers, sizes, dims, labels),
+// url.js (query strings, link targets), api.js (fetching, the summary). No module imports
+// another in a cycle (tests/view/import_cycles_test.py checks it).
 //
 // A page module exports `render(main, params, ctx)`: it fills `main` (a fresh
 // <main id="page" data-page="...">) and calls `ctx.ready()` once its data is drawn. It may
 // return a handle object; the router calls `handle.search(q)` (when present) for the top-bar
 // search instead of navigating. Everything a page starts must stop when `ctx.signal` aborts
-// (it aborts when the user navigates away).
+// (it aborts when the user navigates away). `ctx.setHash(hash, {replace})` replaces (or pushes)
+// the URL's hash without a navigation, for state the page already shows.
 
+import { ApiError, getSummary } from './api.js';
+import { el, errorBox, debounce } from './dom.js';
+import { href } from './url.js';
 import * as summaryPage from './summary.js';
 import * as tensorsPage from './tensors.js';
 import * as tensorPage from './tensor.js';
@@ -16,194 +22,6 @@ import * as nodePage from './node.js';
 
 const PAGES = { summary: summaryPage, tensors: tensorsPage, tensor: tensorPage, graph: graphPage, node: nodePage };
 
-// ---------------------------------------------------------------------------------------------
-// API
-
-/** An error answered by the API ({"error": message} with a non-2xx status) or by the network. */
-export class ApiError extends Error {
-  constructor(message, status) {
-    super(message);
-    this.name = 'ApiError';
-    this.status = status;
-  }
-}
-
-/** "?a=1&b=x" from an object; null, undefined and "" values are left out. */
-export function queryString(params) {
-  const parts = [];
-  for (const [key, value] of Object.entries(params ?? {})) {
-    if (value === undefined || value === null || value === '') continue;
-    parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`);
-  }
-  return parts.length ? `?${parts.join('&')}` : '';
-}
-
-/**
- * Calls /api/<path> and resolves to the parsed JSON body. Rejects with an ApiError carrying the
- * server's message when the status is not 2xx. A 2xx body is returned even when it holds an
- * "error" field (a failed statistics job reports its error that way).
- */
-export async function api(path, params = {}, { method = 'GET', signal } = {}) {
-  let response;
-  try {
-    response = await fetch(`/api/${path}${queryString(params)}`, { method, signal, headers: { Accept: 'application/json' } });
-  } catch (err) {
-    if (err.name === 'AbortError') throw err;
-    throw new ApiError(`cannot reach the onnxmap server (${err.message})`, 0);
-  }
-  let body = null;
-  try {
-    body = await response.json();
-  } catch (err) {
-    if (err.name === 'AbortError') throw err;
-  }
-  if (!response.ok) {
-    const message = body && typeof body.error === 'string' ? body.error : `${response.status} ${response.statusText}`;
-    throw new ApiError(message, response.status);
-  }
-  if (body === null) throw new ApiError(`the answer of /api/${path} is not JSON`, response.status);
-  return body;
-}
-
-let summaryPromise = null;
-
-/** The model summary, fetched once and shared (it never changes while the server runs). */
-export function getSummary() {
-  if (!summaryPromise) {
-    summaryPromise = api('summary');
-    summaryPromise.catch(() => { summaryPromise = null; });
-  }
-  return summaryPromise;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Formatting
-
-const BYTE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-
-/** 1024-based size with one decimal: "511.3 KiB"; bytes below 1 KiB are whole: "128 B". */
-export function formatBytes(bytes) {
-  if (typeof bytes !== 'number' || !Number.isFinite(bytes)) return '—';
-  let value = bytes;
-  let unit = 0;
-  while (Math.abs(value) >= 1024 && unit < BYTE_UNITS.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${BYTE_UNITS[unit]}`;
-}
-
-/** An integer with thousands separators ("259,392"); "—" when not a number. */
-export function formatInt(n) {
-  return typeof n === 'number' && Number.isFinite(n) ? n.toLocaleString('en-US') : '—';
-}
-
-/** A decoded tensor value or statistic: numbers to 6 significant digits, "nan"/"inf" kept,
- *  [re, im] pairs as "re+imi", strings as they are, null as "—". */
-export function formatValue(v) {
-  if (v === null || v === undefined) return '—';
-  if (Array.isArray(v) && v.length === 2) {
-    const im = formatValue(v[1]);
-    return `${formatValue(v[0])}${im.startsWith('-') ? '' : '+'}${im}i`;
-  }
-  if (typeof v !== 'number') return String(v);
-  if (Number.isInteger(v) && Math.abs(v) < 1e15) return String(v);
-  const abs = Math.abs(v);
-  if (abs !== 0 && (abs < 1e-4 || abs >= 1e9)) return v.toExponential(4).replace(/\.?0+e/, 'e');
-  return String(Number(v.toPrecision(6)));
-}
-
-/** Dims as "[256, 64]" ("[]" for a scalar). */
-export function formatDims(dims) {
-  return `[${(dims ?? []).join(', ')}]`;
-}
-
-/** The segments of a name prefix, each ending after "." or "/": "a.b/c" -> ["a.", "b/", "c"]. */
-export function splitPrefix(prefix) {
-  return prefix.match(/[^./]*[./]|[^./]+$/g) ?? [];
-}
-
-/** Node name for display: the name, or "(unnamed)". */
-export function nodeLabel(node) {
-  return node.name || `(unnamed ${node.op_type || 'node'})`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// DOM helpers. Model strings only ever reach the page as text nodes or attribute values.
-
-function applyAttrs(element, attrs) {
-  for (const [key, value] of Object.entries(attrs ?? {})) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === 'class') element.setAttribute('class', value);
-    else if (key.startsWith('on') && typeof value === 'function') element.addEventListener(key.slice(2), value);
-    else if (key === 'value' && 'value' in element) element.value = value;
-    else element.setAttribute(key, value === true ? '' : String(value));
-  }
-}
-
-/** Appends children (nodes, strings, nested arrays) to `element`, skipping null/undefined/false. */
-export function appendChildren(element, children) {
-  for (const child of children.flat(Infinity)) {
-    if (child === undefined || child === null || child === false) continue;
-    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-}
-
-/** Creates an HTML element: el('a', {href: '#/x', class: 'k'}, 'text', childNode, [more]). */
-export function el(tag, attrs, ...children) {
-  const element = document.createElement(tag);
-  applyAttrs(element, attrs);
-  appendChildren(element, children);
-  return element;
-}
-
-const SVG_NS = 'http://www.w3.org/2000/svg';
-
-/** Creates an SVG element, same conventions as el(). */
-export function svgEl(tag, attrs, ...children) {
-  const element = document.createElementNS(SVG_NS, tag);
-  applyAttrs(element, attrs);
-  appendChildren(element, children);
-  return element;
-}
-
-/** A size as text with the exact byte count in the tooltip. */
-export function bytesSpan(bytes) {
-  return el('span', { class: 'num', title: `${formatInt(bytes)} bytes` }, formatBytes(bytes));
-}
-
-/** A card: <section class="card"><h2>title</h2>...children</section>. */
-export function card(title, attrs, ...children) {
-  return el('section', { class: 'card', ...attrs }, title ? el('h2', null, title) : null, ...children);
-}
-
-/** A readable error box (data-testid="error"); never an alert. */
-export function errorBox(err) {
-  const message = err instanceof Error ? err.message : String(err);
-  const status = err && err.status ? ` (${err.status})` : '';
-  return el('div', { class: 'error', 'data-testid': 'error', role: 'alert' }, `Error${status}: ${message}`);
-}
-
-/** Link targets of the pages. */
-export const href = {
-  tensor: (name) => `#/tensor/${encodeURIComponent(name)}`,
-  node: (id) => `#/node/${encodeURIComponent(id)}`,
-  graph: (prefix) => `#/graph${queryString({ prefix })}`,
-  nodes: (q) => `#/nodes${queryString({ q })}`,
-};
-
-/** Calls fn(...args) once no call came for `ms` milliseconds. */
-export function debounce(fn, ms) {
-  let timer = 0;
-  return (...args) => {
-    clearTimeout(timer);
-    timer = setTimeout(() => fn(...args), ms);
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Router
-
 /** The hash of the current URL, raw (location.hash may come back decoded in some browsers). */
 function currentHash() {
   const at = location.href.indexOf('#');
@@ -211,7 +29,7 @@ function currentHash() {
 }
 
 /** {page, params, path} of a hash such as "/tensor/a%2Fb" or "/tensors?sort=bytes". */
-export function parseRoute(hash) {
+function parseRoute(hash) {
   const question = hash.indexOf('?');
   const path = question < 0 ? hash : hash.slice(0, question);
   const query = new URLSearchParams(question < 0 ? '' : hash.slice(question + 1));
@@ -233,7 +51,7 @@ export function parseRoute(hash) {
 let current = null; // {route, controller, handle}
 
 /** Replaces the URL's hash without a navigation (no hashchange): for state a page already shows. */
-export function setHash(hash, { replace = true } = {}) {
+function setHash(hash, { replace = true } = {}) {
   const url = `${location.pathname}${location.search}${hash}`;
   if (replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);
@@ -241,7 +59,7 @@ export function setHash(hash, { replace = true } = {}) {
 }
 
 /** Marks the page loading (for the browser tests) while it refetches in place. */
-export function setLoading() {
+function setLoading() {
   document.body.dataset.state = 'loading';
 }
 
@@ -258,6 +76,7 @@ function makeContext(route, controller) {
     loading() {
       if (!controller.signal.aborted) setLoading();
     },
+    setHash,
   };
 }
 

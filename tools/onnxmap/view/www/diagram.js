@@ -9,7 +9,7 @@
 //            A larger layer gets a band of its own, wrapped into a grid in its order. So a
 //            chain of 60 groups wraps like a paragraph, and 250 unconnected groups make a grid.
 
-import { svgEl } from './app.js';
+import { svgEl } from './dom.js';
 import { clip } from './draw.js';
 
 let diagramCount = 0; // makes marker ids unique when a page holds several diagrams

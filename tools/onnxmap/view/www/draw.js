@@ -2,7 +2,8 @@
 // and the heat map (a <canvas> with a colour legend). Each takes plain data and returns or fills
 // an element; none fetches anything.
 
-import { el, svgEl, formatValue, formatBytes, formatInt } from './app.js';
+import { el, svgEl } from './dom.js';
+import { formatValue, formatBytes, formatInt } from './format.js';
 
 // ---------------------------------------------------------------------------------------------
 // Histogram

@@ -4,9 +4,10 @@
 // node. Below, the node search list (/api/nodes, virtual scroller) for `q`. The top bar's
 // search box calls the returned handle's search(q), which updates the list in place.
 
-import {
-  el, api, card, href, queryString, setHash, formatInt, errorBox, splitPrefix, nodeLabel,
-} from './app.js';
+import { el, card, errorBox } from './dom.js';
+import { formatInt, splitPrefix, nodeLabel } from './format.js';
+import { href, queryString } from './url.js';
+import { api } from './api.js';
 import { createVirtualList } from './scroller.js';
 import { drawDiagram } from './diagram.js';
 
@@ -43,7 +44,7 @@ export async function render(main, params, ctx) {
     /** Shows the nodes matching `q` without leaving the page. */
     async search(q) {
       state.q = q;
-      setHash(`#/graph${queryString({ prefix: state.prefix, q })}`);
+      ctx.setHash(`#/graph${queryString({ prefix: state.prefix, q })}`);
       ctx.loading();
       await resetList(list, ui);
       ctx.ready();

@@ -3,7 +3,10 @@
 // consumers from the neighbourhood link to their node page), the neighbourhood diagram
 // (distance -2..2 in columns, left to right) and the subgraphs of If/Loop/Scan.
 
-import { el, appendChildren, api, card, href, formatInt, formatValue, nodeLabel } from './app.js';
+import { el, appendChildren, card } from './dom.js';
+import { formatInt, formatValue, nodeLabel } from './format.js';
+import { href } from './url.js';
+import { api } from './api.js';
 import { drawDiagram } from './diagram.js';
 
 const ATTRIBUTE_TEXT_MAX = 600;

@@ -6,7 +6,7 @@
 // Heights: rows are `rowHeight` pixels; browsers cap an element's height (about 33 M px in
 // Chromium, 17 M in Firefox), so at 24 px a list shows its first ~700,000 rows at most.
 
-import { el } from './app.js';
+import { el } from './dom.js';
 
 const MAX_CACHED_PAGES = 60;
 const OVERSCAN_ROWS = 10;

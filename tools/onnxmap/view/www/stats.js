@@ -3,7 +3,9 @@
 // job is done it shows the numbers and the histogram. The section's data-stats-state is
 // "idle", "running", "done", "cancelled" or "failed". Leaving the page cancels a running job.
 
-import { el, api, card, formatInt, formatValue, formatBytes, errorBox } from './app.js';
+import { el, card, errorBox } from './dom.js';
+import { formatInt, formatValue, formatBytes } from './format.js';
+import { api } from './api.js';
 import { drawHistogram } from './draw.js';
 
 const BINS = 64;

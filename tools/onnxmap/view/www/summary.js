@@ -1,7 +1,10 @@
 // The summary page (#/summary): the model's metadata, inputs and outputs, counts, sizes by
 // dtype and by storage, the op-type histogram, functions and the findings of check.
 
-import { el, api, appendChildren, card, getSummary, formatBytes, formatInt, bytesSpan, href } from './app.js';
+import { el, appendChildren, card, bytesSpan } from './dom.js';
+import { formatBytes, formatInt } from './format.js';
+import { href } from './url.js';
+import { api, getSummary } from './api.js';
 
 export async function render(main, params, ctx) {
   const s = await getSummary();

@@ -2,7 +2,10 @@
 // the first 64 values (/api/values), the statistics section (stats.js) and, when it applies,
 // the heat map (/api/heatmap). Ready once the facts, values and heat map are drawn.
 
-import { el, appendChildren, api, card, href, formatInt, formatDims, formatValue, bytesSpan, errorBox, nodeLabel } from './app.js';
+import { el, appendChildren, card, bytesSpan, errorBox } from './dom.js';
+import { formatInt, formatDims, formatValue, nodeLabel } from './format.js';
+import { href } from './url.js';
+import { api } from './api.js';
 import { drawHeatmap } from './draw.js';
 import { statsSection } from './stats.js';
 

@@ -3,9 +3,10 @@
 // it the size treemap of the same filter (/api/treemap), drilled into by `prefix`.
 // Sort clicks and treemap drills push a history entry; typing the filter replaces the entry.
 
-import {
-  el, api, card, href, queryString, setHash, debounce, formatInt, formatDims, bytesSpan, errorBox, splitPrefix,
-} from './app.js';
+import { el, card, debounce, bytesSpan, errorBox } from './dom.js';
+import { formatInt, formatDims, splitPrefix } from './format.js';
+import { href, queryString } from './url.js';
+import { api } from './api.js';
 import { createVirtualList } from './scroller.js';
 import { drawTreemap, treemapLayout } from './draw.js';
 
@@ -75,20 +76,20 @@ export async function render(main, params, ctx) {
 
   function drill(prefix) {
     state.prefix = prefix;
-    setHash(hashOf(state), { replace: false });
+    ctx.setHash(hashOf(state), { replace: false });
     refresh({ table: false });
   }
 
   view.onSort = (key) => {
     state.order = state.sort === key ? (state.order === 'asc' ? 'desc' : 'asc') : key === 'bytes' ? 'desc' : 'asc';
     state.sort = key;
-    setHash(hashOf(state), { replace: false });
+    ctx.setHash(hashOf(state), { replace: false });
     updateHeaders(view, state);
     refresh({ treemap: false });
   };
   const applyFilter = debounce(() => {
     state.filter = view.filter.value;
-    setHash(hashOf(state));
+    ctx.setHash(hashOf(state));
     refresh();
   }, 200);
   view.filter.addEventListener('input', () => { ctx.loading(); applyFilter(); });

@@ -1,0 +1,20 @@
+// The page's URLs: query strings (for /api/ and for the hash) and the link targets of the pages.
+// Imports nothing.
+
+/** "?a=1&b=x" from an object; null, undefined and "" values are left out. */
+export function queryString(params) {
+  const parts = [];
+  for (const [key, value] of Object.entries(params ?? {})) {
+    if (value === undefined || value === null || value === '') continue;
+    parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`);
+  }
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+/** Link targets of the pages. */
+export const href = {
+  tensor: (name) => `#/tensor/${encodeURIComponent(name)}`,
+  node: (id) => `#/node/${encodeURIComponent(id)}`,
+  graph: (prefix) => `#/graph${queryString({ prefix })}`,
+  nodes: (q) => `#/nodes${queryString({ q })}`,
+};
