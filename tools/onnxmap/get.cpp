@@ -43,9 +43,9 @@ std::pair<std::uint64_t, std::uint64_t> parse_rows(const std::string& text, cons
     throw CLI::ValidationError("--rows", name + " is a scalar: it has no rows");
   }
   if (begin > end || end > tensor.row_count()) {
-    throw CLI::ValidationError("--rows", text + ": " + name +
-                                             " has rows 0:" + std::to_string(tensor.row_count()) +
-                                             ", and A must not be past B");
+    throw CLI::ValidationError("--rows", text + " is not within " + name +
+                                             "'s rows 0:" + std::to_string(tensor.row_count()) +
+                                             " (A:B with A <= B)");
   }
   if (!tensor.can_slice_rows()) {
     throw CLI::ValidationError(

@@ -36,7 +36,10 @@ std::vector<LoadItem> plan_of(const Model& model, const LoadArgs& args) {
     char slash = 0;
     if (std::sscanf(args.shard.c_str(), "%u%c%u", &options.rank, &slash, &options.ranks) != 3 ||
         slash != '/') {
-      throw Error(ErrorKind::invalid_argument, "--shard wants RANK/RANKS, e.g. 3/8");
+      throw CLI::ValidationError("--shard", "expected RANK/RANKS, e.g. 3/8");
+    }
+    if (options.ranks == 0 || options.rank >= options.ranks) {
+      throw CLI::ValidationError("--shard", args.shard + ": RANK must be below RANKS");
     }
   }
   return plan(model, options);
