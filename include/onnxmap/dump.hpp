@@ -2,13 +2,13 @@
 // protobuf's canonical JSON mapping of any onnx.proto message, as
 // google.protobuf.json_format.MessageToJson prints it: lowerCamelCase names, 64-bit integers as
 // strings, bytes in base64, enums by name, NaN and Infinity as strings, only fields present.
+// Of bytes here; of an opened model, dump_json(const Model&) in model.hpp.
 
 #include <cstdint>
 #include <span>
 #include <string>
 
 #include "onnxmap/export.hpp"
-#include "onnxmap/model.hpp"
 #include "onnxmap/schema.hpp"
 
 namespace onnxmap {
@@ -25,14 +25,5 @@ struct DumpOptions {
                                                 schema::MessageKind kind,
                                                 const DumpOptions& options = {},
                                                 std::uint64_t base = 0);
-
-// The JSON text of an opened model's root message (of the kind it was opened as), read from its
-// file. A model opened by URL fetches the bytes first: all of them, or with omit_data only the
-// metadata its mirror holds already. Throws onnxmap::Error (http) when a fetch fails.
-[[nodiscard]] ONNXMAP_API std::string dump_json(const Model& model,
-                                                const DumpOptions& options = {});
-
-// The name of a message kind as onnx.proto spells it ("TensorProto", "TypeProto.Tensor").
-[[nodiscard]] ONNXMAP_API std::string schema_message_name(schema::MessageKind kind);
 
 }  // namespace onnxmap

@@ -9,9 +9,11 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "onnxmap/dump.hpp"
 #include "onnxmap/export.hpp"
 #include "onnxmap/options.hpp"
 #include "onnxmap/tensor.hpp"
@@ -131,5 +133,11 @@ class ONNXMAP_API ModelSummary {
 // Maps `path` and reads only what ModelSummary shows. Throws onnxmap::Error like Model::open.
 [[nodiscard]] ONNXMAP_API ModelSummary peek(const std::filesystem::path& path,
                                             const OpenOptions& options = {});
+
+// The JSON text (dump.hpp) of an opened model's root message, of the kind it was opened as, read
+// from its file. A model opened by URL fetches the bytes first: all of them, or with omit_data
+// only the metadata its mirror holds already. Throws onnxmap::Error (http) when a fetch fails.
+[[nodiscard]] ONNXMAP_API std::string dump_json(const Model& model,
+                                                const DumpOptions& options = {});
 
 }  // namespace onnxmap

@@ -218,10 +218,6 @@ class Dumper {
 
 }  // namespace
 
-std::string schema_message_name(MessageKind kind) {
-  return schema::descriptor(kind).name;
-}
-
 std::string dump_json(std::span<const std::byte> bytes, MessageKind kind,
                       const DumpOptions& options, std::uint64_t base) {
   std::string out;

@@ -1,6 +1,6 @@
 // dump_json of an opened model: its file's bytes, fetched first when the model came by URL.
 
-#include "onnxmap/dump.hpp"
+#include "onnxmap/model.hpp"
 #include "view/view_access.hpp"
 
 namespace onnxmap {

@@ -3,7 +3,6 @@
 #include <iostream>
 #include <string>
 
-#include "io/mapped_file.hpp"
 #include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
@@ -22,36 +21,33 @@ struct DumpArgs {
   RemoteOptions remote;
 };
 
-int run_dump(const DumpArgs& args) {
-  std::optional<schema::MessageKind> kind;
-  std::string known;
+std::string known_messages() {
+  std::string out;
   for (int k = 0; k < schema::kMessageKindCount; ++k) {
-    const auto candidate = static_cast<schema::MessageKind>(k);
-    const std::string name = schema_message_name(candidate);
-    known += " " + name;
-    if (name == args.message) kind = candidate;
+    out += ' ';
+    out += message_name(static_cast<schema::MessageKind>(k));
   }
+  return out;
+}
+
+int run_dump(const DumpArgs& args) {
+  const std::optional<schema::MessageKind> kind = parse_message_kind(args.message);
   if (!kind) {
     std::cerr << "onnxmap dump: --message " << args.message << " is not a message of onnx.proto;"
-              << " one of:" << known << '\n';
+              << " one of:" << known_messages() << '\n';
     return kExitUsage;
   }
   DumpOptions options;
   options.omit_data = args.omit_data;
-  if (is_url(args.model)) {
-    // The mirror holds the metadata; payloads are fetched only when they are printed.
-    OpenOptions open;
-    open.remote = args.remote;
-    const Model model = Model::open(args.model, open, *kind);
-    std::cout << dump_json(model, options);
-    return kExitOk;
-  }
-  const MappedFile file = MappedFile::open(args.model, args.load.mode());
-  try {
-    std::cout << dump_json(file.bytes(), *kind, options);
-  } catch (const Error& e) {
-    throw e.in_context(args.model, "");
-  }
+  OpenOptions open;
+  open.mode = args.load.mode();
+  open.remote = args.remote;
+  // A payload that does not fit its dims is printed as it is, as protobuf's JSON would: the
+  // index records why instead of refusing the file.
+  open.collect_payload_errors = true;
+  // From a URL, the mirror holds the metadata; payloads are fetched only when they are printed.
+  const Model model = Model::open(args.model, open, *kind);
+  std::cout << dump_json(model, options);
   return kExitOk;
 }
 
