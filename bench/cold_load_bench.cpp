@@ -200,7 +200,7 @@ std::uint64_t touch_model(const fs::path& path, bool shard, bool prefetch_first)
 std::uint64_t one_tensor(const fs::path& path, const std::string& name, bool prefetch_first) {
   const onnxmap::Model model = onnxmap::Model::open(path);
   const onnxmap::Tensor t = model.tensor(name);
-  if (prefetch_first) t.prefetch();
+  if (prefetch_first) onnxmap::prefetch(t);
   const auto bytes = t.bytes();
   g_sink = g_sink + touch_pages(bytes);
   return bytes.size();

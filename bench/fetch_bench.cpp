@@ -106,7 +106,7 @@ void fetch_cold(benchmark::State& state, const std::filesystem::path& path, cons
     first = false;
     resident_before += resident_share(tensor.bytes());
     const auto start = Clock::now();
-    if (prefetch) tensor.prefetch();
+    if (prefetch) onnxmap::prefetch(tensor);
     benchmark::DoNotOptimize(checksum(tensor.bytes()));
     state.SetIterationTime(seconds_since(start));
   }

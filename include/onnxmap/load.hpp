@@ -141,6 +141,10 @@ ONNXMAP_API LoadStats load_into(std::span<const LoadItem> items, const BufferFor
 // Reads the plan's bytes into the page cache in large requests (a model opened with
 // LoadMode::map), so that later touches through the map cost no disk read. Returns when done.
 ONNXMAP_API void prefetch(std::span<const LoadItem> plan, const LoadOptions& options = {});
+// The same for one tensor: its bytes read into the page cache in large requests on the loader's
+// threads (a cold touch through the map reads 4 KiB a fault; a model opened by URL fetches
+// them). A no-op for typed storage and for models opened in the read or direct mode.
+ONNXMAP_API void prefetch(const Tensor& tensor, const LoadOptions& options = {});
 
 // Which tensors a plan takes, and which rows of each. The parts compose: a filter or names
 // picks tensors, a shard then cuts each picked tensor's rows.

@@ -110,12 +110,9 @@ class ONNXMAP_API Tensor : private detail::MessageView {
   // exactly (MADV_WILLNEED), not past its last row.
   [[nodiscard]] std::span<const std::byte> slice_rows(std::uint64_t begin, std::uint64_t end) const;
 
-  // prefetch: the loader's prefetch (load.hpp) of this one tensor: reads the bytes into the page
-  // cache now, in large requests on the loader's threads, and returns when they are there (a
-  // cold touch through the map would read 4 KiB per fault; a model opened by URL fetches them).
-  // release: drops their pages from this process (MADV_DONTNEED) after use. No-ops for typed
-  // storage and for models opened in the read or direct mode.
-  void prefetch() const;
+  // Drops the bytes' pages from this process (MADV_DONTNEED) after use; a no-op for typed
+  // storage and for models opened in the read or direct mode. (To read them in ahead of use:
+  // onnxmap::prefetch(tensor), load.hpp.)
   void release() const;
 
   // The same tensor of the same opened model.

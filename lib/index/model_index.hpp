@@ -20,7 +20,6 @@
 #include "source/model_source.hpp"
 
 namespace onnxmap {
-class Model;
 }  // namespace onnxmap
 
 namespace onnxmap::detail {
@@ -176,9 +175,5 @@ enum class IndexScope { full, metadata };
 [[nodiscard]] std::shared_ptr<const ModelIndex> build_index(ModelSource source, MessageKind root,
                                                             const OpenOptions& options,
                                                             IndexScope scope);
-
-// The index of an opened model, for the layers above the index that work on one (the writer):
-// defined beside Model, which holds it.
-[[nodiscard]] const ModelIndex& index_of(const Model& model) noexcept;
 
 }  // namespace onnxmap::detail

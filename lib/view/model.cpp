@@ -129,12 +129,4 @@ std::uint64_t Model::file_size() const noexcept {
   return index_->file.size();
 }
 
-namespace detail {
-
-const ModelIndex& index_of(const Model& model) noexcept {
-  return *ViewAccess::index(model);
-}
-
-}  // namespace detail
-
 }  // namespace onnxmap

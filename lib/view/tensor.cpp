@@ -9,7 +9,6 @@
 
 #include "index/tensor_table.hpp"
 #include "io/payload_fetcher.hpp"
-#include "onnxmap/load.hpp"
 #include "view/leaf.hpp"
 #include "view/tensor_decode.hpp"
 
@@ -251,12 +250,6 @@ Tensor::ByteRange Tensor::row_range(std::uint64_t begin, std::uint64_t end) cons
 std::span<const std::byte> Tensor::rows_view(std::uint64_t begin, std::uint64_t end) const {
   const ByteRange range = row_range(begin, end);
   return payload_view().subspan(range.offset, range.length);
-}
-
-void Tensor::prefetch() const {
-  if (index_->payload_file(record_of(index_, tensor_)) == nullptr) return;  // no stored payload
-  const LoadItem item{*this};
-  onnxmap::prefetch(std::span(&item, 1));
 }
 
 void Tensor::release() const {

@@ -4,6 +4,7 @@
 
 #include "onnxmap/tensor.hpp"
 #include "schema/descriptors.hpp"
+#include "view/view_access.hpp"
 #include "wire/cursor.hpp"
 
 namespace onnxmap::detail {
@@ -48,7 +49,11 @@ Reach reach_of(const ModelIndex& index, std::uint32_t record) {
 class ModelPlanner {
  public:
   ModelPlanner(const Model& model, DataLayout& layout, Plan& plan, SaveResult& result)
-      : model_(model), index_(index_of(model)), layout_(layout), plan_(plan), result_(result) {}
+      : model_(model),
+        index_(*ViewAccess::index(model)),
+        layout_(layout),
+        plan_(plan),
+        result_(result) {}
 
   void run() {
     // A model opened with OpenOptions::collect_payload_errors may hold tensors whose bytes could

@@ -13,6 +13,7 @@
 
 #include "onnxmap/error.hpp"
 #include "onnxmap/model.hpp"
+#include "view/view_access.hpp"
 #include "write/builder_plan.hpp"
 #include "write/files.hpp"
 #include "write/model_plan.hpp"
@@ -137,7 +138,7 @@ SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::pa
 }  // namespace
 
 SaveResult save(const Model& model, const std::filesystem::path& path, const SaveOptions& options) {
-  const detail::ModelIndex& index = detail::index_of(model);
+  const detail::ModelIndex& index = *detail::ViewAccess::index(model);
   fetch_whole_model(index);  // untouched bytes are copied from the files verbatim
   std::vector<fs::path> sources;
   if (!index.file.path().empty() && index.file.path() != "-") sources.push_back(index.file.path());

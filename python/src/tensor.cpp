@@ -230,7 +230,7 @@ void bind_tensor(py::module_& m) {
       .def("stats", &stats_dict, py::arg("bins") = 32,
            "count, min, max, mean, std, zeros, nans, infinities and a histogram of `bins` "
            "equal bins over [min, max] (as `onnxmap stats --json`), for every numeric type.")
-      .def("prefetch", [](const PyTensor& s) { s.view.prefetch(); })
+      .def("prefetch", [](const PyTensor& s) { onnxmap::prefetch(s.view); })
       .def("release", [](const PyTensor& s) { s.view.release(); })
       .def("__repr__", &repr);
 }

@@ -170,7 +170,7 @@ void walk_tensor(const Tensor& tensor) {
   consume(tensor.data_file());
   g_sink = g_sink + tensor.file_offset() + tensor.alignment();
   if (const auto seg = segment(tensor)) g_sink = g_sink + static_cast<std::size_t>(seg->end);
-  tensor.prefetch();
+  prefetch(tensor);
   allowed_to_refuse([&] { consume(tensor.bytes()); });
   allowed_to_refuse([&] {
     const TensorData data = tensor.data();

@@ -9,11 +9,11 @@
 #include <numeric>
 
 #include "io/file_reader.hpp"
+#include "load/buffer_pool.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
 #include "test_support.hpp"
-#include "view/buffer_pool.hpp"
 
 namespace onnxmap {
 namespace {

@@ -158,7 +158,7 @@ TEST(LoadPool, TensorPrefetchMakesItsPayloadResident) {
   if (!evicted(std::span(&tensor, 1))) {
     GTEST_SKIP() << "the kernel kept the pages after POSIX_FADV_DONTNEED";
   }
-  tensor.prefetch();
+  prefetch(tensor);
   expect_resident(std::span(&tensor, 1), "Tensor::prefetch");
 }
 

@@ -60,7 +60,8 @@ TEST_F(LoadProgress, CancelStopsTheLoad) {
   LoadOptions options = small_reads(LoadMode::read);
   options.cancelled = [&] { return true; };
   try {
-    (void)load(items, [&](const LoadedTensor&) { ++delivered; }, options);
+    (void)load(
+        items, [&](const LoadedTensor&) { ++delivered; }, options);
     FAIL() << "a cancelled load finished";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::cancelled) << e.what();

@@ -15,8 +15,8 @@
 #include "onnxmap/onnxmap.hpp"
 #include "onnxmap/save.hpp"
 #include "schema/fields.hpp"
-#include "wire/wire.hpp"
 #include "test_support.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::test {
 namespace {

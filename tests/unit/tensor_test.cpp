@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "model_builder.hpp"
+#include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
 #include "test_support.hpp"
 
@@ -236,7 +237,7 @@ TEST_F(ExternalDataFile, MappedInPlace) {
   ASSERT_EQ(w.bytes().size(), 16U);
   EXPECT_EQ(w.bytes()[15], std::byte{1});
   EXPECT_TRUE(w.data().is_view());
-  w.prefetch();
+  prefetch(w);
   w.release();
   EXPECT_EQ(w.bytes()[0], std::byte{1});  // dropped pages are read again on the next touch
 }

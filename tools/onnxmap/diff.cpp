@@ -181,8 +181,8 @@ std::string values_difference(const Tensor& ta, const Tensor& tb, double toleran
   constexpr std::uint64_t kPrefetchBytes = std::uint64_t{1} << 20U;
   const bool big = ta.byte_size() >= kPrefetchBytes;
   if (big) {
-    ta.prefetch();
-    tb.prefetch();
+    prefetch(ta);
+    prefetch(tb);
   }
   const TensorData da = ta.data();
   const TensorData db = tb.data();

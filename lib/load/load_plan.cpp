@@ -1,4 +1,4 @@
-#include "view/load_plan.hpp"
+#include "load/load_plan.hpp"
 
 #include <fnmatch.h>
 

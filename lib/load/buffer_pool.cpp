@@ -1,4 +1,4 @@
-#include "view/buffer_pool.hpp"
+#include "load/buffer_pool.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -1,101 +1,18 @@
-// The loader's engine: reading threads take the plan's requests in file order, copy each
-// piece into its tensor's buffer, and queue a tensor once its last piece is in; the calling
-// thread runs the callbacks and frees what they are done with, which bounds the bytes in flight.
+// The loader's engine (engine.hpp).
 
-#include "onnxmap/load.hpp"
+#include "load/engine.hpp"
 
 #include <algorithm>
 #include <array>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
-#include <exception>
-#include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 
-#include "io/file_reader.hpp"
-#include "view/buffer_pool.hpp"
-#include "view/load_plan.hpp"
-
-namespace onnxmap {
-
-namespace {
-
-using detail::ItemSource;
-
-struct ItemState {
-  // Bytes of the item not yet read (guarded by the engine's lock).
-  std::uint64_t remaining = 0;
-  // The library buffer, handed out as LoadedTensor::owner.
-  std::shared_ptr<io::AlignedBuffer> owned;
-  // Where the bytes go; empty in map mode.
-  std::span<std::byte> target;
-  // Bytes counted in flight for it: its buffer's size, or its length.
-  std::uint64_t charge = 0;
-  bool in_flight = false;
-};
-
-class Engine {
- public:
-  Engine(detail::LoadPlan plan, std::span<const std::span<std::byte>> buffers,
-         const LoadCallback& on_tensor, const LoadOptions& options,
-         const BufferFor* buffer_for = nullptr)
-      : plan_(std::move(plan)),
-        buffers_(buffers),
-        buffer_for_(buffer_for),
-        on_tensor_(on_tensor),
-        options_(options),
-        states_(plan_.items.size()),
-        pool_(options.max_in_flight_bytes) {}
-
-  LoadStats run();
-
- private:
-  void deliver(std::size_t item, std::span<const std::byte> bytes,
-               std::shared_ptr<const void> owner = nullptr);
-  void deliver_in_memory(std::size_t item);
-  void worker();
-  std::optional<std::size_t> take_request(std::unique_lock<std::mutex>& lock);
-  void read_request(const detail::Request& request, io::AlignedBuffer& staging);
-  void read_own_buffer(const detail::Request& request);
-  [[nodiscard]] bool read_in_place(const detail::Request& request, std::span<std::byte> staging);
-  [[nodiscard]] bool must_wait(std::size_t request, std::uint64_t need);
-  void finish(std::size_t item);
-  // Reports progress and asks options.cancelled, on the calling thread; true: stop.
-  [[nodiscard]] bool report_progress();
-  [[nodiscard]] std::span<std::byte> caller_buffer(std::size_t item) const;
-  void assign_library_buffer(std::size_t item);
-
-  detail::LoadPlan plan_;
-  std::span<const std::span<std::byte>> buffers_;  // caller buffers, or empty
-  const BufferFor* buffer_for_;                    // caller buffers asked for on schedule
-  const LoadCallback& on_tensor_;
-  const LoadOptions& options_;
-  std::vector<io::FileReader> readers_;
-  std::vector<ItemState> states_;
-  LoadStats stats_;
-  std::uint64_t memory_bytes_done_ = 0;  // delivered from memory or decoded
-  std::uint64_t bytes_total_ = 0;
-  std::uint64_t landed_reported_ = 0;
-
-  std::mutex lock_;
-  std::condition_variable changed_;
-  std::size_t next_request_ = 0;
-  std::uint64_t in_flight_bytes_ = 0;
-  std::vector<std::size_t> in_flight_;  // items given budget (finished ones until swept)
-  std::deque<std::size_t> complete_;    // items read, waiting for their callback
-  std::uint64_t landed_ = 0;            // bytes of items that reads have put in place
-  std::exception_ptr failure_;
-  bool stop_ = false;
-  detail::BufferPool pool_;  // guarded by lock_
-};
+namespace onnxmap::detail {
 
 LoadStats Engine::run() {
   const LoadMode read_mode = options_.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
-  for (const detail::PlanFile& file : plan_.files) {
+  for (const PlanFile& file : plan_.files) {
     readers_.push_back(file.file->reader()->reopen(read_mode));
   }
   for (const auto& item : plan_.items) bytes_total_ += item.length;
@@ -262,7 +179,7 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
   const bool library = buffers_.empty();
   while (true) {
     if (stop_ || next_request_ >= plan_.requests.size()) return std::nullopt;
-    const detail::Request& r = plan_.requests[next_request_];
+    const Request& r = plan_.requests[next_request_];
     std::uint64_t need = 0;
     for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
       const detail::ResolvedItem& item = plan_.items[plan_.pieces[p].item];
@@ -273,9 +190,9 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
     if (!must_wait(next_request_, need)) break;
     changed_.wait(lock);
   }
-  const detail::Request& r = plan_.requests[next_request_];
+  const Request& r = plan_.requests[next_request_];
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const detail::ReadPiece& piece = plan_.pieces[p];
+    const ReadPiece& piece = plan_.pieces[p];
     if (piece.item_offset != 0) continue;
     ItemState& state = states_[piece.item];
     const std::uint64_t length = plan_.items[piece.item].length;
@@ -318,7 +235,7 @@ void Engine::assign_library_buffer(std::size_t item) {
                                              static_cast<std::size_t>(resolved.length));
 }
 
-bool Engine::read_in_place(const detail::Request& r, std::span<std::byte> staging) {
+bool Engine::read_in_place(const Request& r, std::span<std::byte> staging) {
   constexpr std::size_t kMaxVectors = 256;
   const io::FileReader& reader = readers_[r.file];
   if (reader.is_direct() || r.piece_count * 2 > kMaxVectors) return false;
@@ -326,7 +243,7 @@ bool Engine::read_in_place(const detail::Request& r, std::span<std::byte> stagin
   std::size_t count = 0;
   std::uint64_t at = r.begin;
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const detail::ReadPiece& piece = plan_.pieces[p];
+    const ReadPiece& piece = plan_.pieces[p];
     const std::span<std::byte> target = states_[piece.item].target;
     if (target.empty() || piece.offset < at) return false;  // map mode, or overlapping items
     if (piece.offset > at) vectors[count++] = {staging.data(), piece.offset - at};  // a gap
@@ -339,8 +256,8 @@ bool Engine::read_in_place(const detail::Request& r, std::span<std::byte> stagin
 
 // The aligned range around `r` lands in its item's own buffer, at the same distance from the
 // buffer's start as from the item's aligned start in the file: the bytes are in place.
-void Engine::read_own_buffer(const detail::Request& r) {
-  const detail::ReadPiece& piece = plan_.pieces[r.first_piece];
+void Engine::read_own_buffer(const Request& r) {
+  const ReadPiece& piece = plan_.pieces[r.first_piece];
   const std::span<std::byte> buffer = states_[piece.item].owned->span();
   const std::uint64_t base = io::align_down(plan_.items[piece.item].offset);
   (void)readers_[r.file].read(
@@ -348,7 +265,7 @@ void Engine::read_own_buffer(const detail::Request& r) {
       buffer.subspan(static_cast<std::size_t>(io::align_down(r.begin) - base)));
 }
 
-void Engine::read_request(const detail::Request& r, io::AlignedBuffer& staging) {
+void Engine::read_request(const Request& r, io::AlignedBuffer& staging) {
   const io::FileReader& reader = readers_[r.file];
   std::uint64_t copied = 0;
   if (r.own_buffer) {
@@ -364,7 +281,7 @@ void Engine::read_request(const detail::Request& r, io::AlignedBuffer& staging) 
         in_place ? std::span<const std::byte>()
                  : reader.read(r.begin, r.end - r.begin, staging.span());
     for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-      const detail::ReadPiece& piece = plan_.pieces[p];
+      const ReadPiece& piece = plan_.pieces[p];
       const std::span<std::byte> target = states_[piece.item].target;
       if (target.empty() || in_place) continue;  // map mode: the read filled the page cache
       std::memcpy(target.data() + piece.item_offset, got.data() + (piece.offset - r.begin),
@@ -379,7 +296,7 @@ void Engine::read_request(const detail::Request& r, io::AlignedBuffer& staging) 
   ++stats_.requests;
   bool completed = false;
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const detail::ReadPiece& piece = plan_.pieces[p];
+    const ReadPiece& piece = plan_.pieces[p];
     states_[piece.item].remaining -= piece.length;
     landed_ += piece.length;
     if (states_[piece.item].remaining == 0) {
@@ -391,60 +308,4 @@ void Engine::read_request(const detail::Request& r, io::AlignedBuffer& staging) 
   if (completed || options_.progress || options_.cancelled) changed_.notify_all();
 }
 
-}  // namespace
-
-LoadStats load(std::span<const LoadItem> items, const LoadCallback& on_tensor,
-               const LoadOptions& options) {
-  Engine engine(detail::make_load_plan(items, options, detail::Buffers::library), {}, on_tensor,
-                options);
-  return engine.run();
-}
-
-LoadStats load_into(std::span<const LoadItem> items, std::span<const std::span<std::byte>> buffers,
-                    const LoadCallback& on_tensor, const LoadOptions& options) {
-  if (items.size() != buffers.size()) {
-    throw Error(ErrorKind::invalid_argument, std::to_string(items.size()) + " items but " +
-                                                 std::to_string(buffers.size()) + " buffers");
-  }
-  detail::LoadPlan plan = detail::make_load_plan(items, options, detail::Buffers::caller);
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (buffers[i].size() != plan.items[i].length) {
-      throw Error(ErrorKind::invalid_argument,
-                  "buffer of " + std::to_string(buffers[i].size()) + " bytes for " +
-                      std::to_string(plan.items[i].length) + " bytes to load",
-                  Error::kNoOffset, items[i].tensor.path());
-    }
-  }
-  LoadOptions copy = options;
-  copy.mode = options.mode == LoadMode::map ? LoadMode::read : options.mode;  // bytes are copied
-  Engine engine(std::move(plan), buffers, on_tensor, copy);
-  return engine.run();
-}
-
-LoadStats load_into(std::span<const LoadItem> items, const BufferFor& buffer_for,
-                    const LoadCallback& on_tensor, const LoadOptions& options) {
-  LoadOptions copy = options;
-  copy.mode = options.mode == LoadMode::map ? LoadMode::read : options.mode;  // bytes are copied
-  Engine engine(detail::make_load_plan(items, options, detail::Buffers::caller), {}, on_tensor,
-                copy, &buffer_for);
-  return engine.run();
-}
-
-std::vector<LoadStatsField> fields_of(const LoadStats& s) {
-  return {{"tensors", s.tensors},
-          {"bytes", s.bytes},
-          {"bytes_read", s.bytes_read},
-          {"requests", s.requests},
-          {"fresh_buffer_bytes", s.fresh_buffer_bytes},
-          {"bytes_copied", s.bytes_copied},
-          {"direct", s.direct ? 1U : 0U, true}};
-}
-
-void prefetch(std::span<const LoadItem> plan, const LoadOptions& options) {
-  LoadOptions advice = options;
-  advice.mode = LoadMode::map;
-  advice.release_after_callback = false;
-  (void)load(plan, {}, advice);
-}
-
-}  // namespace onnxmap
+}  // namespace onnxmap::detail

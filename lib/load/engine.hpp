@@ -1,0 +1,90 @@
+#pragma once
+// The loader's engine: reading threads take the plan's requests in file order, copy each
+// piece into its tensor's buffer, and queue a tensor once its last piece is in; the calling
+// thread runs the callbacks and frees what they are done with, which bounds the bytes in flight.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "io/file_reader.hpp"
+#include "load/buffer_pool.hpp"
+#include "load/load_plan.hpp"
+#include "onnxmap/load.hpp"
+
+namespace onnxmap::detail {
+
+struct ItemState {
+  // Bytes of the item not yet read (guarded by the engine's lock).
+  std::uint64_t remaining = 0;
+  // The library buffer, handed out as LoadedTensor::owner.
+  std::shared_ptr<io::AlignedBuffer> owned;
+  // Where the bytes go; empty in map mode.
+  std::span<std::byte> target;
+  // Bytes counted in flight for it: its buffer's size, or its length.
+  std::uint64_t charge = 0;
+  bool in_flight = false;
+};
+
+class Engine {
+ public:
+  Engine(LoadPlan plan, std::span<const std::span<std::byte>> buffers,
+         const LoadCallback& on_tensor, const LoadOptions& options,
+         const BufferFor* buffer_for = nullptr)
+      : plan_(std::move(plan)),
+        buffers_(buffers),
+        buffer_for_(buffer_for),
+        on_tensor_(on_tensor),
+        options_(options),
+        states_(plan_.items.size()),
+        pool_(options.max_in_flight_bytes) {}
+
+  LoadStats run();
+
+ private:
+  void deliver(std::size_t item, std::span<const std::byte> bytes,
+               std::shared_ptr<const void> owner = nullptr);
+  void deliver_in_memory(std::size_t item);
+  void worker();
+  std::optional<std::size_t> take_request(std::unique_lock<std::mutex>& lock);
+  void read_request(const Request& request, io::AlignedBuffer& staging);
+  void read_own_buffer(const Request& request);
+  [[nodiscard]] bool read_in_place(const Request& request, std::span<std::byte> staging);
+  [[nodiscard]] bool must_wait(std::size_t request, std::uint64_t need);
+  void finish(std::size_t item);
+  // Reports progress and asks options.cancelled, on the calling thread; true: stop.
+  [[nodiscard]] bool report_progress();
+  [[nodiscard]] std::span<std::byte> caller_buffer(std::size_t item) const;
+  void assign_library_buffer(std::size_t item);
+
+  LoadPlan plan_;
+  std::span<const std::span<std::byte>> buffers_;  // caller buffers, or empty
+  const BufferFor* buffer_for_;                    // caller buffers asked for on schedule
+  const LoadCallback& on_tensor_;
+  const LoadOptions& options_;
+  std::vector<io::FileReader> readers_;
+  std::vector<ItemState> states_;
+  LoadStats stats_;
+  std::uint64_t memory_bytes_done_ = 0;  // delivered from memory or decoded
+  std::uint64_t bytes_total_ = 0;
+  std::uint64_t landed_reported_ = 0;
+
+  std::mutex lock_;
+  std::condition_variable changed_;
+  std::size_t next_request_ = 0;
+  std::uint64_t in_flight_bytes_ = 0;
+  std::vector<std::size_t> in_flight_;  // items given budget (finished ones until swept)
+  std::deque<std::size_t> complete_;    // items read, waiting for their callback
+  std::uint64_t landed_ = 0;            // bytes of items that reads have put in place
+  std::exception_ptr failure_;
+  bool stop_ = false;
+  BufferPool pool_;  // guarded by lock_
+};
+
+}  // namespace onnxmap::detail
