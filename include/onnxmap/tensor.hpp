@@ -13,7 +13,6 @@
 #include <variant>
 #include <vector>
 
-#include "onnxmap/detail/message_view.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/export.hpp"
 #include "onnxmap/schema.hpp"
@@ -39,7 +38,7 @@ class TensorData {
   std::variant<std::span<const std::byte>, std::vector<std::byte>> data_;
 };
 
-class ONNXMAP_API Tensor : private detail::MessageView {
+class ONNXMAP_API Tensor {
  public:
   // The tensor's own name field (may be empty, e.g. in a Constant node).
   [[nodiscard]] std::string_view name() const;
@@ -122,14 +121,10 @@ class ONNXMAP_API Tensor : private detail::MessageView {
 
  private:
   friend struct detail::ViewAccess;
-  // `tensor` is an id in the model's tensor table.
-  Tensor(const detail::ModelIndex* index, std::uint32_t tensor);
+  Tensor(const detail::ModelIndex* index, std::uint32_t tensor) : index_(index), tensor_(tensor) {}
 
-  // The payload, or rows [begin, end) of it, checked as bytes() and slice_rows() check, without
-  // a fetch or advice: for those two, and for the loader, which plans its own reads.
-  [[nodiscard]] std::span<const std::byte> payload_view() const;
-  [[nodiscard]] std::span<const std::byte> rows_view(std::uint64_t begin, std::uint64_t end) const;
-  std::uint32_t tensor_;
+  const detail::ModelIndex* index_;
+  std::uint32_t tensor_;  // the tensor's id in the model's tensor table
 };
 
 }  // namespace onnxmap

@@ -1,18 +1,134 @@
 #pragma once
-// Views over the messages of an opened model: small values that decode a field when a getter is
-// called. Strings are std::string_view into the model's bytes. A view is valid while its Model
-// (or Summary) lives; any number of threads may use views of one model at once.
+// Views over the messages of an opened model: handles (the model's index and a record number)
+// that decode a field when a getter is called. Strings are std::string_view into the model's
+// bytes. A view is valid while its Model (or ModelSummary) lives and does not keep it alive; any
+// number of threads may use views of one model at once.
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
 
-#include "onnxmap/detail/message_view.hpp"
 #include "onnxmap/export.hpp"
 #include "onnxmap/schema.hpp"
 
 namespace onnxmap {
+
+namespace detail {
+// The index of an opened model, defined inside the library: a view is a pointer to it and a
+// record number, and decodes its fields from the model's bytes when a getter is called.
+struct ModelIndex;
+// The library's way in to views and models (constructing them, reading their index).
+struct ViewAccess;
+// The byte ranges of a TypeProto given more than once (protobuf merges them): rare.
+struct MergedSpans;
+}  // namespace detail
+
+// The indexed children of one field (a graph's nodes, a node's attributes, ...) as a
+// random-access range of views, without allocation.
+template <class View>
+class ViewRange {
+ public:
+  [[nodiscard]] std::size_t size() const noexcept { return last_ - first_; }
+  [[nodiscard]] bool empty() const noexcept { return first_ == last_; }
+  [[nodiscard]] View operator[](std::size_t i) const {
+    return View(index_, first_ + static_cast<std::uint32_t>(i));
+  }
+
+  class iterator {
+   public:
+    using value_type = View;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    View operator*() const { return View(index_, id_); }
+    iterator& operator++() {
+      ++id_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++id_;
+      return old;
+    }
+    bool operator==(const iterator& other) const { return id_ == other.id_; }
+
+   private:
+    friend class ViewRange;
+    iterator(const detail::ModelIndex* index, std::uint32_t id) : index_(index), id_(id) {}
+    const detail::ModelIndex* index_ = nullptr;
+    std::uint32_t id_ = 0;
+  };
+  [[nodiscard]] iterator begin() const { return {index_, first_}; }
+  [[nodiscard]] iterator end() const { return {index_, last_}; }
+
+ private:
+  friend struct detail::ViewAccess;
+  ViewRange(const detail::ModelIndex* index, std::uint32_t first, std::uint32_t last)
+      : index_(index), first_(first), last_(last) {}
+
+  const detail::ModelIndex* index_;
+  std::uint32_t first_;
+  std::uint32_t last_;
+};
+
+// The values of a repeated string field (a node's inputs or outputs, a function's inputs, ...)
+// as a forward range of string_view into the model's bytes, decoded while iterating: getting and
+// walking it allocates nothing. size() walks the field; to_vector() (or converting
+// to std::vector) copies the views out. Valid while the model lives.
+class ONNXMAP_API Names {
+ public:
+  class iterator {
+   public:
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using iterator_category = std::forward_iterator_tag;
+    iterator() = default;
+    std::string_view operator*() const noexcept { return value_; }
+    iterator& operator++() {
+      owner_->find_next(*this);
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      owner_->find_next(*this);
+      return old;
+    }
+    bool operator==(const iterator& other) const noexcept {
+      return pos_ == other.pos_ && span_ == other.span_;
+    }
+
+   private:
+    friend class Names;
+    const Names* owner_ = nullptr;
+    std::size_t span_ = 0;            // the span of the message being read
+    const std::byte* pos_ = nullptr;  // where the search for the next value starts; null at end
+    std::string_view value_;
+  };
+
+  [[nodiscard]] iterator begin() const;
+  [[nodiscard]] iterator end() const noexcept;
+  [[nodiscard]] std::size_t size() const;
+  [[nodiscard]] bool empty() const { return begin() == end(); }
+  [[nodiscard]] std::vector<std::string_view> to_vector() const;
+  operator std::vector<std::string_view>() const { return to_vector(); }  // NOLINT: implicit
+  friend bool operator==(const Names& names, const std::vector<std::string_view>& values) {
+    return names.to_vector() == values;
+  }
+
+ private:
+  friend struct detail::ViewAccess;
+  Names(const detail::ModelIndex* index, std::uint32_t record, std::uint32_t number)
+      : index_(index), record_(record), number_(number) {}
+  // Moves `it` to the next value of the field after its position, or to end().
+  void find_next(iterator& it) const;
+
+  const detail::ModelIndex* index_ = nullptr;
+  std::uint32_t record_ = 0;  // the message holding the field
+  std::uint32_t number_ = 0;  // the field
+};
 
 class Tensor;
 class Graph;
@@ -35,8 +151,9 @@ struct Dimension {
   std::string_view denotation;
 };
 
-// TypeProto and its kinds.
-class ONNXMAP_API Type : private detail::MessageView {
+// TypeProto and its kinds. Types are not indexed (they are leaf messages): a Type is the index
+// and its bytes' place in the model file.
+class ONNXMAP_API Type {
  public:
   enum class Kind { none, tensor, sequence, map, optional, sparse_tensor, opaque };
 
@@ -59,11 +176,14 @@ class ONNXMAP_API Type : private detail::MessageView {
 
  private:
   friend struct detail::ViewAccess;
-  Type(const detail::ModelIndex* index, detail::SpanList spans)
-      : MessageView(index, std::move(spans)) {}
+
+  const detail::ModelIndex* index_ = nullptr;  // null: no type (a default Type, a field absent)
+  std::uint64_t offset_ = 0;                   // the message's bytes in the model file
+  std::uint64_t length_ = 0;
+  std::shared_ptr<const detail::MergedSpans> merged_;  // all of its bytes, when given twice
 };
 
-class ONNXMAP_API ValueInfo : private detail::MessageView {
+class ONNXMAP_API ValueInfo {
  public:
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] Type type() const;
@@ -73,12 +193,16 @@ class ONNXMAP_API ValueInfo : private detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<ValueInfo>;
-  ValueInfo(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
+  ValueInfo(const detail::ModelIndex* index, std::uint32_t record)
+      : index_(index), record_(record) {}
+
+  const detail::ModelIndex* index_;
+  std::uint32_t record_;  // the message's record in the index
 };
 
 class SparseTensor;
 
-class ONNXMAP_API Attribute : private detail::MessageView {
+class ONNXMAP_API Attribute {
  public:
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] AttributeType type() const;  // UNDEFINED when absent or not a known value
@@ -102,10 +226,14 @@ class ONNXMAP_API Attribute : private detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<Attribute>;
-  Attribute(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
+  Attribute(const detail::ModelIndex* index, std::uint32_t record)
+      : index_(index), record_(record) {}
+
+  const detail::ModelIndex* index_;
+  std::uint32_t record_;  // the message's record in the index
 };
 
-class ONNXMAP_API Node : private detail::MessageView {
+class ONNXMAP_API Node {
  public:
   [[nodiscard]] Names inputs() const;
   [[nodiscard]] Names outputs() const;
@@ -121,10 +249,13 @@ class ONNXMAP_API Node : private detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<Node>;
-  Node(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
+  Node(const detail::ModelIndex* index, std::uint32_t record) : index_(index), record_(record) {}
+
+  const detail::ModelIndex* index_;
+  std::uint32_t record_;  // the message's record in the index
 };
 
-class ONNXMAP_API Graph : private detail::MessageView {
+class ONNXMAP_API Graph {
  public:
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] std::string_view doc_string() const;
@@ -139,10 +270,13 @@ class ONNXMAP_API Graph : private detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<Graph>;
-  Graph(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
+  Graph(const detail::ModelIndex* index, std::uint32_t record) : index_(index), record_(record) {}
+
+  const detail::ModelIndex* index_;
+  std::uint32_t record_;  // the message's record in the index
 };
 
-class ONNXMAP_API SparseTensor : private detail::MessageView {
+class ONNXMAP_API SparseTensor {
  public:
   [[nodiscard]] std::optional<Tensor> values() const;
   [[nodiscard]] std::optional<Tensor> indices() const;
@@ -152,10 +286,13 @@ class ONNXMAP_API SparseTensor : private detail::MessageView {
   friend struct detail::ViewAccess;
   friend class ViewRange<SparseTensor>;
   SparseTensor(const detail::ModelIndex* index, std::uint32_t record)
-      : MessageView(index, record) {}
+      : index_(index), record_(record) {}
+
+  const detail::ModelIndex* index_;
+  std::uint32_t record_;  // the message's record in the index
 };
 
-class ONNXMAP_API Function : private detail::MessageView {
+class ONNXMAP_API Function {
  public:
   [[nodiscard]] std::string_view name() const;
   [[nodiscard]] std::string_view domain() const;
@@ -173,10 +310,14 @@ class ONNXMAP_API Function : private detail::MessageView {
  private:
   friend struct detail::ViewAccess;
   friend class ViewRange<Function>;
-  Function(const detail::ModelIndex* index, std::uint32_t record) : MessageView(index, record) {}
+  Function(const detail::ModelIndex* index, std::uint32_t record)
+      : index_(index), record_(record) {}
+
+  const detail::ModelIndex* index_;
+  std::uint32_t record_;  // the message's record in the index
 };
 
-class ONNXMAP_API TrainingInfo : private detail::MessageView {
+class ONNXMAP_API TrainingInfo {
  public:
   [[nodiscard]] std::optional<Graph> initialization() const;
   [[nodiscard]] std::optional<Graph> algorithm() const;
@@ -187,7 +328,10 @@ class ONNXMAP_API TrainingInfo : private detail::MessageView {
   friend struct detail::ViewAccess;
   friend class ViewRange<TrainingInfo>;
   TrainingInfo(const detail::ModelIndex* index, std::uint32_t record)
-      : MessageView(index, record) {}
+      : index_(index), record_(record) {}
+
+  const detail::ModelIndex* index_;
+  std::uint32_t record_;  // the message's record in the index
 };
 
 }  // namespace onnxmap

@@ -11,10 +11,24 @@ namespace onnxmap::detail {
 
 SpanList ModelIndex::spans(std::uint32_t record) const {
   if (messages[record].merged == 0) return SpanList{span(record)};
+  return merged_list(record);
+}
+
+const SpanList& ModelIndex::merged_list(std::uint32_t record) const noexcept {
   const auto it = std::lower_bound(merged_spans.begin(), merged_spans.end(), record,
                                    [](const std::pair<std::uint32_t, SpanList>& entry,
                                       std::uint32_t id) { return entry.first < id; });
   return it->second;
+}
+
+std::size_t ModelIndex::span_count(std::uint32_t record) const noexcept {
+  if (messages[record].merged == 0) return 1;
+  return merged_list(record).size();
+}
+
+Span ModelIndex::span_at(std::uint32_t record, std::size_t i) const noexcept {
+  if (messages[record].merged == 0) return span(record);
+  return merged_list(record).begin()[i];
 }
 
 std::uint64_t ModelIndex::long_length(std::uint32_t record) const noexcept {

@@ -8,19 +8,18 @@
 #include <string_view>
 #include <vector>
 
+#include "common/span.hpp"
 #include "index/message_record.hpp"
 #include "index/pod_table.hpp"
 #include "io/mapped_file.hpp"
 #include "io/payload_fetcher.hpp"
-#include "onnxmap/detail/span.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/options.hpp"
 #include "onnxmap/schema.hpp"
 #include "schema/descriptors.hpp"
 #include "source/model_source.hpp"
 
-namespace onnxmap {
-}  // namespace onnxmap
+namespace onnxmap {}  // namespace onnxmap
 
 namespace onnxmap::detail {
 
@@ -140,9 +139,14 @@ struct ModelIndex {
   // The record's position among its parent's values of its field: 3 for graph.node[3].
   [[nodiscard]] std::uint32_t index_in_field(std::uint32_t record) const noexcept;
   [[nodiscard]] SpanList spans(std::uint32_t record) const;
+  // The record's spans one at a time, without a copy: how many, and span i of them.
+  [[nodiscard]] std::size_t span_count(std::uint32_t record) const noexcept;
+  [[nodiscard]] Span span_at(std::uint32_t record, std::size_t i) const noexcept;
   // Children of `record` held in field `field_number`, as a range of record ids.
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> children(std::uint32_t record,
                                                                  std::uint32_t field_number) const;
+  // The spans of a record whose `merged` is set.
+  [[nodiscard]] const SpanList& merged_list(std::uint32_t record) const noexcept;
   // The length of a record whose first span is 4 GiB or longer.
   [[nodiscard]] std::uint64_t long_length(std::uint32_t record) const noexcept;
   // Heap bytes the index holds (its tables, not the mapped file).

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "io/mapped_file.hpp"
-#include "onnxmap/detail/span.hpp"
+#include "common/span.hpp"
 
 namespace onnxmap::detail {
 

@@ -9,7 +9,7 @@
 
 #include "index/field_roles.hpp"
 #include "index/payload_trim.hpp"
-#include "onnxmap/detail/span.hpp"
+#include "common/span.hpp"
 #include "onnxmap/options.hpp"
 #include "wire/cursor.hpp"
 

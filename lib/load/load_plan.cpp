@@ -8,6 +8,7 @@
 
 #include "index/model_index.hpp"
 #include "io/file_reader.hpp"
+#include "view/tensor_payload.hpp"
 #include "view/view_access.hpp"
 
 namespace onnxmap::detail {
@@ -35,8 +36,8 @@ ResolvedItem resolve(const LoadItem& item, LoadPlan& plan) {
   }
   // The same checks and errors as the views (invalid payloads, bad row ranges), but no fetch:
   // a remote model's bytes are fetched for the whole plan at once (fetch_remote).
-  out.view = item.row_end == kAllRows ? ViewAccess::payload_view(t)
-                                      : ViewAccess::rows_view(t, item.row_begin, item.row_end);
+  out.view =
+      item.row_end == kAllRows ? payload_view(t) : rows_view(t, item.row_begin, item.row_end);
   out.length = out.view.size();
   const PlanFile file = payload_file(t);
   if (file.file == nullptr || !file.file->is_mapped() || out.length == 0) return out;

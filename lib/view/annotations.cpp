@@ -9,18 +9,18 @@ namespace onnxmap {
 
 namespace {
 
-using detail::FieldAccess;
+using detail::Fields;
 using detail::ModelIndex;
 using detail::SpanList;
 using detail::ViewAccess;
 
-std::int64_t int64_of(const FieldAccess& m, std::uint32_t number) {
+std::int64_t int64_of(const Fields& m, std::uint32_t number) {
   return wire::as_int64(m.varint_field(number).value_or(0));
 }
 
 SimpleShardedDim decode_simple(const ModelIndex* index, SpanList spans) {
   using SD = schema::SimpleShardedDimProto;
-  const FieldAccess m(index, std::move(spans));
+  const Fields m(index, std::move(spans));
   SimpleShardedDim dim;
   // dim_value and dim_param are a oneof: whichever came last on the wire stands.
   if (const auto value = m.varint_field(SD::kDimValue)) dim.dim_value = wire::as_int64(*value);
@@ -38,18 +38,18 @@ SimpleShardedDim decode_simple(const ModelIndex* index, SpanList spans) {
 
 ShardingSpec decode_sharding(const ModelIndex* index, SpanList spans) {
   using SS = schema::ShardingSpecProto;
-  const FieldAccess m(index, std::move(spans));
+  const Fields m(index, std::move(spans));
   ShardingSpec spec;
   spec.tensor_name = m.string_field(SS::kTensorName);
   spec.device = m.int64s_field(SS::kDevice);
   for (auto& entry_spans : m.messages_field(SS::kIndexToDeviceGroupMap)) {
-    const FieldAccess entry(index, std::move(entry_spans));
+    const Fields entry(index, std::move(entry_spans));
     spec.index_to_device_group_map.push_back(
         {int64_of(entry, schema::IntIntListEntryProto::kKey),
          entry.int64s_field(schema::IntIntListEntryProto::kValue)});
   }
   for (auto& dim_spans : m.messages_field(SS::kShardedDim)) {
-    const FieldAccess dim(index, std::move(dim_spans));
+    const Fields dim(index, std::move(dim_spans));
     ShardedDim sharded{int64_of(dim, schema::ShardedDimProto::kAxis), {}};
     for (auto& simple : dim.messages_field(schema::ShardedDimProto::kSimpleSharding)) {
       sharded.simple_sharding.push_back(decode_simple(index, std::move(simple)));
@@ -63,10 +63,10 @@ ShardingSpec decode_sharding(const ModelIndex* index, SpanList spans) {
 
 std::vector<DeviceConfiguration> device_configurations(const Model& model) {
   using DC = schema::DeviceConfigurationProto;
-  const FieldAccess root(ViewAccess::index(model), 0);
+  const Fields root(ViewAccess::index(model), 0);
   std::vector<DeviceConfiguration> out;
   for (auto& spans : root.messages_field(schema::ModelProto::kConfiguration)) {
-    const FieldAccess m(ViewAccess::index(model), std::move(spans));
+    const Fields m(ViewAccess::index(model), std::move(spans));
     out.push_back({m.string_field(DC::kName),
                    wire::as_int32(m.varint_field(DC::kNumDevices).value_or(0)),
                    m.strings_field(DC::kDevice)});
@@ -76,10 +76,10 @@ std::vector<DeviceConfiguration> device_configurations(const Model& model) {
 
 std::vector<NodeDeviceConfiguration> device_configurations(const Node& node) {
   using ND = schema::NodeDeviceConfigurationProto;
-  const FieldAccess n(ViewAccess::index(node), ViewAccess::record(node));
+  const Fields n(ViewAccess::index(node), ViewAccess::record(node));
   std::vector<NodeDeviceConfiguration> out;
   for (auto& spans : n.messages_field(schema::NodeProto::kDeviceConfigurations)) {
-    const FieldAccess m(ViewAccess::index(node), std::move(spans));
+    const Fields m(ViewAccess::index(node), std::move(spans));
     NodeDeviceConfiguration config;
     config.configuration_id = m.string_field(ND::kConfigurationId);
     for (auto& spec : m.messages_field(ND::kShardingSpec)) {
@@ -92,10 +92,10 @@ std::vector<NodeDeviceConfiguration> device_configurations(const Node& node) {
 }
 
 std::vector<TensorAnnotation> quantization_annotations(const Graph& graph) {
-  const FieldAccess g(ViewAccess::index(graph), ViewAccess::record(graph));
+  const Fields g(ViewAccess::index(graph), ViewAccess::record(graph));
   std::vector<TensorAnnotation> out;
   for (auto& spans : g.messages_field(schema::GraphProto::kQuantizationAnnotation)) {
-    const FieldAccess m(ViewAccess::index(graph), std::move(spans));
+    const Fields m(ViewAccess::index(graph), std::move(spans));
     out.push_back({m.string_field(schema::TensorAnnotation::kTensorName),
                    detail::decode_entries(
                        ViewAccess::index(graph),
@@ -105,10 +105,10 @@ std::vector<TensorAnnotation> quantization_annotations(const Graph& graph) {
 }
 
 std::optional<TensorSegment> segment(const Tensor& tensor) {
-  const FieldAccess t(ViewAccess::index(tensor), ViewAccess::record(tensor));
+  const Fields t(ViewAccess::index(tensor), ViewAccess::record(tensor));
   auto spans = t.message_field(schema::TensorProto::kSegment);
   if (spans.empty()) return std::nullopt;
-  const FieldAccess m(ViewAccess::index(tensor), std::move(spans));
+  const Fields m(ViewAccess::index(tensor), std::move(spans));
   return TensorSegment{int64_of(m, schema::TensorProtoSegment::kBegin),
                        int64_of(m, schema::TensorProtoSegment::kEnd)};
 }

@@ -26,31 +26,31 @@ Model Model::from_bytes(std::span<const std::byte> bytes, const OpenOptions& opt
 
 std::int64_t Model::ir_version() const {
   return wire::as_int64(
-      detail::FieldAccess(index_.get(), kRoot).varint_field(MP::kIrVersion).value_or(0));
+      detail::Fields(index_.get(), kRoot).varint_field(MP::kIrVersion).value_or(0));
 }
 std::vector<OperatorSetId> Model::opset_imports() const {
   return detail::decode_opsets(
-      index_.get(), detail::FieldAccess(index_.get(), kRoot).messages_field(MP::kOpsetImport));
+      index_.get(), detail::Fields(index_.get(), kRoot).messages_field(MP::kOpsetImport));
 }
 std::string_view Model::producer_name() const {
-  return detail::FieldAccess(index_.get(), kRoot).string_field(MP::kProducerName);
+  return detail::Fields(index_.get(), kRoot).string_field(MP::kProducerName);
 }
 std::string_view Model::producer_version() const {
-  return detail::FieldAccess(index_.get(), kRoot).string_field(MP::kProducerVersion);
+  return detail::Fields(index_.get(), kRoot).string_field(MP::kProducerVersion);
 }
 std::string_view Model::domain() const {
-  return detail::FieldAccess(index_.get(), kRoot).string_field(MP::kDomain);
+  return detail::Fields(index_.get(), kRoot).string_field(MP::kDomain);
 }
 ModelVersion Model::model_version() const {
   return {wire::as_int64(
-      detail::FieldAccess(index_.get(), kRoot).varint_field(MP::kModelVersion).value_or(0))};
+      detail::Fields(index_.get(), kRoot).varint_field(MP::kModelVersion).value_or(0))};
 }
 std::string_view Model::doc_string() const {
-  return detail::FieldAccess(index_.get(), kRoot).string_field(MP::kDocString);
+  return detail::Fields(index_.get(), kRoot).string_field(MP::kDocString);
 }
 std::vector<StringStringEntry> Model::metadata_props() const {
   return detail::decode_entries(
-      index_.get(), detail::FieldAccess(index_.get(), kRoot).messages_field(MP::kMetadataProps));
+      index_.get(), detail::Fields(index_.get(), kRoot).messages_field(MP::kMetadataProps));
 }
 std::optional<Graph> Model::graph() const& {
   const auto [first, last] = index_->children(kRoot, MP::kGraph);

@@ -11,7 +11,7 @@ namespace {
 // The main graph's fields ModelSummary shows, empty when there is no graph.
 ViewRange<ValueInfo> graph_values(const Model& model, bool inputs) {
   const auto graph = model.graph();
-  if (!graph) return detail::ViewAccess::range<ValueInfo>(nullptr, 0, 0);
+  if (!graph) return detail::ViewAccess::range<ValueInfo>(nullptr, {0, 0});
   return inputs ? graph->inputs() : graph->outputs();
 }
 

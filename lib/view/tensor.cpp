@@ -11,6 +11,7 @@
 #include "io/payload_fetcher.hpp"
 #include "view/leaf.hpp"
 #include "view/tensor_decode.hpp"
+#include "view/tensor_payload.hpp"
 
 namespace onnxmap {
 
@@ -20,6 +21,16 @@ using TP = schema::TensorProto;
 
 const detail::TensorRecord& record_of(const detail::ModelIndex* index, std::uint32_t tensor) {
   return index->tensors[tensor];
+}
+
+// The fields of the tensor's TensorProto.
+detail::Fields fields_of(const detail::ModelIndex* index, std::uint32_t tensor) {
+  return {index, index->tensors[tensor].message};
+}
+
+// The TensorProto's first byte in the model file, for errors.
+std::uint64_t message_offset(const detail::ModelIndex* index, std::uint32_t tensor) {
+  return index->span(index->tensors[tensor].message).offset;
 }
 
 // Payloads this large are advised for sequential reading on access (MappedFile::
@@ -69,17 +80,14 @@ void fetch_message(const detail::ModelIndex* index, std::uint32_t record) {
 
 }  // namespace
 
-Tensor::Tensor(const detail::ModelIndex* index, std::uint32_t tensor)
-    : MessageView(index, index->tensors[tensor].message), tensor_(tensor) {}
-
 std::string_view Tensor::name() const {
-  return string_field(TP::kName);
+  return fields_of(index_, tensor_).string_field(TP::kName);
 }
 std::string_view Tensor::lookup_name() const {
   return record_of(index_, tensor_).name;
 }
 std::string Tensor::path() const {
-  return index_->path(record_);
+  return index_->path(record_of(index_, tensor_).message);
 }
 DataType Tensor::data_type() const {
   return static_cast<DataType>(record_of(index_, tensor_).data_type);
@@ -113,13 +121,15 @@ std::optional<Error> Tensor::payload_error() const {
 }
 
 std::string_view Tensor::doc_string() const {
-  return string_field(TP::kDocString);
+  return fields_of(index_, tensor_).string_field(TP::kDocString);
 }
 std::vector<StringStringEntry> Tensor::external_data() const {
-  return detail::decode_entries(index_, messages_field(TP::kExternalData));
+  return detail::decode_entries(index_,
+                                fields_of(index_, tensor_).messages_field(TP::kExternalData));
 }
 std::vector<StringStringEntry> Tensor::metadata_props() const {
-  return detail::decode_entries(index_, messages_field(TP::kMetadataProps));
+  return detail::decode_entries(index_,
+                                fields_of(index_, tensor_).messages_field(TP::kMetadataProps));
 }
 
 std::string_view Tensor::data_file() const {
@@ -148,24 +158,9 @@ std::uint64_t Tensor::alignment() const {
 std::span<const std::byte> Tensor::bytes() const {
   const auto& r = record_of(index_, tensor_);
   if (has_stored_bytes()) fetch_payload(index_, r, 0, r.payload_length);
-  const auto view = payload_view();
+  const auto view = detail::payload_view(*this);
   advise_access(index_->payload_file(r), r.payload_offset, view.size());
   return view;
-}
-
-std::span<const std::byte> Tensor::payload_view() const {
-  const auto& r = record_of(index_, tensor_);
-  switch (r.storage) {
-    case TensorStorage::none: return {};
-    case TensorStorage::raw:
-    case TensorStorage::external: return stored_payload(index_, r);
-    case TensorStorage::typed: break;
-    case TensorStorage::invalid: throw *index_->payload_error(tensor_);
-  }
-  throw Error(ErrorKind::invalid_argument,
-              "the tensor's elements are in a typed field, which cannot be viewed without "
-              "decoding; use data()",
-              r.payload_offset, path(), index_->display_name);
 }
 
 TensorData Tensor::data() const {
@@ -173,8 +168,8 @@ TensorData Tensor::data() const {
   if (r.storage != TensorStorage::typed) return TensorData(bytes());
   fetch_message(index_, r.message);
   try {
-    return TensorData(
-        detail::decode_typed(*index_, spans_, r.typed_field, r.data_type, element_count()));
+    return TensorData(detail::decode_typed(*index_, index_->spans(r.message), r.typed_field,
+                                           r.data_type, element_count()));
   } catch (const Error& e) {
     throw e.in_context(index_->display_name, path());
   }
@@ -182,10 +177,10 @@ TensorData Tensor::data() const {
 
 std::vector<std::string_view> Tensor::strings() const {
   if (data_type() != DataType::string) {
-    throw Error(ErrorKind::invalid_argument, "not a STRING tensor", offset(), path(),
-                index_->display_name);
+    throw Error(ErrorKind::invalid_argument, "not a STRING tensor", message_offset(index_, tensor_),
+                path(), index_->display_name);
   }
-  return strings_field(TP::kStringData);
+  return fields_of(index_, tensor_).strings_field(TP::kStringData);
 }
 
 std::vector<std::byte> Tensor::encoded_strings() const {
@@ -197,7 +192,7 @@ std::vector<std::byte> Tensor::encoded_strings() const {
 std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t end) const {
   const auto& r = record_of(index_, tensor_);
   const ByteRange range = row_range(begin, end);
-  const auto rows = payload_view().subspan(range.offset, range.length);
+  const auto rows = detail::payload_view(*this).subspan(range.offset, range.length);
   const std::uint64_t offset = range.offset;
   fetch_payload(index_, r, offset, rows.size());
   if (rows.size() == r.payload_length) {
@@ -233,7 +228,7 @@ Tensor::ByteRange Tensor::row_range(std::uint64_t begin, std::uint64_t end) cons
   const auto fail = [&](const std::string& why) {
     return Error(ErrorKind::invalid_argument,
                  "slice_rows(" + std::to_string(begin) + ", " + std::to_string(end) + "): " + why,
-                 offset(), path(), index_->display_name);
+                 message_offset(index_, tensor_), path(), index_->display_name);
   };
   if (dims().empty()) throw fail("a scalar has no rows");
   const std::uint64_t rows = row_count();
@@ -241,15 +236,11 @@ Tensor::ByteRange Tensor::row_range(std::uint64_t begin, std::uint64_t end) cons
   if (element_bits(data_type()) == 0) throw fail("the data type has no fixed element size");
   const auto per_row = row_bytes();
   if (!per_row) throw fail("a row is not a whole number of bytes");
-  if (!has_stored_bytes()) (void)payload_view();  // typed and invalid storage throw their own
+  if (!has_stored_bytes())
+    (void)detail::payload_view(*this);  // typed and invalid storage throw their own
   // A tensor with dims but no payload field holds no bytes to slice.
   if (!can_slice_rows()) throw fail("the tensor holds no payload for its dims");
   return {begin * *per_row, (end - begin) * *per_row};
-}
-
-std::span<const std::byte> Tensor::rows_view(std::uint64_t begin, std::uint64_t end) const {
-  const ByteRange range = row_range(begin, end);
-  return payload_view().subspan(range.offset, range.length);
 }
 
 void Tensor::release() const {
@@ -260,3 +251,29 @@ void Tensor::release() const {
 }
 
 }  // namespace onnxmap
+
+namespace onnxmap::detail {
+
+std::span<const std::byte> payload_view(const Tensor& t) {
+  const ModelIndex* index_ = ViewAccess::index(t);
+  const std::uint32_t tensor_ = ViewAccess::tensor(t);
+  const auto& r = record_of(index_, tensor_);
+  switch (r.storage) {
+    case TensorStorage::none: return {};
+    case TensorStorage::raw:
+    case TensorStorage::external: return stored_payload(index_, r);
+    case TensorStorage::typed: break;
+    case TensorStorage::invalid: throw *index_->payload_error(tensor_);
+  }
+  throw Error(ErrorKind::invalid_argument,
+              "the tensor's elements are in a typed field, which cannot be viewed without "
+              "decoding; use data()",
+              r.payload_offset, t.path(), index_->display_name);
+}
+
+std::span<const std::byte> rows_view(const Tensor& t, std::uint64_t begin, std::uint64_t end) {
+  const Tensor::ByteRange range = t.row_range(begin, end);
+  return payload_view(t).subspan(range.offset, range.length);
+}
+
+}  // namespace onnxmap::detail

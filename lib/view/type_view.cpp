@@ -3,7 +3,8 @@
 #include <string>
 
 #include "onnxmap/views.hpp"
-#include "view/leaf.hpp"
+#include "view/fields.hpp"
+#include "view/view_access.hpp"
 #include "wire/cursor.hpp"
 
 namespace onnxmap {
@@ -49,9 +50,9 @@ detail::SpanList kind_spans(const detail::ModelIndex* index, const detail::SpanL
 }  // namespace
 
 Type::Kind Type::kind() const {
-  if (empty()) return Kind::none;
+  if (index_ == nullptr) return Kind::none;
   std::uint32_t last = 0;
-  for (const detail::Span& span : spans_) {
+  for (const detail::Span& span : detail::ViewAccess::spans(*this)) {
     wire::Cursor cursor(index_->bytes(span), span.offset);
     while (cursor.next()) {
       const wire::Field& field = cursor.field();
@@ -64,14 +65,15 @@ Type::Kind Type::kind() const {
 }
 
 std::string_view Type::denotation() const {
-  return string_field(TypeFields::kDenotation);
+  return detail::Fields(index_, detail::ViewAccess::spans(*this))
+      .string_field(TypeFields::kDenotation);
 }
 
 DataType Type::elem_type() const {
   const Kind k = kind();
   if (k != Kind::tensor && k != Kind::sparse_tensor) return DataType::undefined;
   // TypeProto.Tensor and TypeProto.SparseTensor share field numbers.
-  const detail::FieldAccess member(index_, kind_spans(index_, spans_));
+  const detail::Fields member(index_, kind_spans(index_, detail::ViewAccess::spans(*this)));
   return static_cast<DataType>(
       wire::as_int32(member.varint_field(schema::TypeProtoTensor::kElemType).value_or(0)));
 }
@@ -79,10 +81,10 @@ DataType Type::elem_type() const {
 std::optional<std::vector<Dimension>> Type::shape() const {
   const Kind k = kind();
   if (k != Kind::tensor && k != Kind::sparse_tensor) return std::nullopt;
-  const detail::FieldAccess member(index_, kind_spans(index_, spans_));
+  const detail::Fields member(index_, kind_spans(index_, detail::ViewAccess::spans(*this)));
   auto shape_spans = member.message_field(schema::TypeProtoTensor::kShape);
   if (shape_spans.empty()) return std::nullopt;
-  const detail::FieldAccess shape(index_, std::move(shape_spans));
+  const detail::Fields shape(index_, std::move(shape_spans));
   std::vector<Dimension> dims;
   using DP = schema::TensorShapeProtoDimension;
   for (auto& dim_spans : shape.messages_field(schema::TensorShapeProto::kDim)) {
@@ -110,32 +112,35 @@ std::optional<std::vector<Dimension>> Type::shape() const {
 
 Type Type::element() const {
   const Kind k = kind();
-  const detail::FieldAccess member(index_, kind_spans(index_, spans_));
+  const detail::Fields member(index_, kind_spans(index_, detail::ViewAccess::spans(*this)));
   // Sequence.elem_type, Optional.elem_type and Map.value_type.
   if (k == Kind::sequence)
-    return {index_, member.message_field(schema::TypeProtoSequence::kElemType)};
+    return detail::ViewAccess::type(index_,
+                                    member.message_field(schema::TypeProtoSequence::kElemType));
   if (k == Kind::optional)
-    return {index_, member.message_field(schema::TypeProtoOptional::kElemType)};
-  if (k == Kind::map) return {index_, member.message_field(schema::TypeProtoMap::kValueType)};
+    return detail::ViewAccess::type(index_,
+                                    member.message_field(schema::TypeProtoOptional::kElemType));
+  if (k == Kind::map)
+    return detail::ViewAccess::type(index_, member.message_field(schema::TypeProtoMap::kValueType));
   return {};
 }
 
 DataType Type::map_key_type() const {
   if (kind() != Kind::map) return DataType::undefined;
-  const detail::FieldAccess member(index_, kind_spans(index_, spans_));
+  const detail::Fields member(index_, kind_spans(index_, detail::ViewAccess::spans(*this)));
   return static_cast<DataType>(
       wire::as_int32(member.varint_field(schema::TypeProtoMap::kKeyType).value_or(0)));
 }
 
 std::string_view Type::opaque_domain() const {
   if (kind() != Kind::opaque) return {};
-  return detail::FieldAccess(index_, kind_spans(index_, spans_))
+  return detail::Fields(index_, kind_spans(index_, detail::ViewAccess::spans(*this)))
       .string_field(schema::TypeProtoOpaque::kDomain);
 }
 
 std::string_view Type::opaque_name() const {
   if (kind() != Kind::opaque) return {};
-  return detail::FieldAccess(index_, kind_spans(index_, spans_))
+  return detail::Fields(index_, kind_spans(index_, detail::ViewAccess::spans(*this)))
       .string_field(schema::TypeProtoOpaque::kName);
 }
 

@@ -1,10 +1,13 @@
 #pragma once
-// The library's way in to the public views and models: constructing them over the index and
-// reading which index, record and bytes a view stands for. Users have none of this.
+// The library's way in to the public views and models, and the only one: constructing them over
+// the index and reading which index, record and bytes a view stands for. Users have none of this.
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <utility>
 
+#include "common/span.hpp"
 #include "index/model_index.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/tensor.hpp"
@@ -12,56 +15,71 @@
 
 namespace onnxmap::detail {
 
+// The spans of a Type given more than once (views.hpp declares it only).
+struct MergedSpans {
+  SpanList spans;
+};
+
 struct ViewAccess {
-  // A view of record `id` (a tensor id for Tensor), or a Type over `spans`.
-  template <class View, class Where>
-  [[nodiscard]] static View make(const ModelIndex* index, Where where) {
-    return View(index, std::move(where));
+  // A view of record `id` (a tensor id for Tensor).
+  template <class View>
+  [[nodiscard]] static View make(const ModelIndex* index, std::uint32_t id) {
+    return View(index, id);
+  }
+  // A Type over the bytes `spans` (no type when empty).
+  [[nodiscard]] static Type type(const ModelIndex* index, SpanList spans) {
+    Type type;
+    if (spans.empty()) return type;
+    type.index_ = index;
+    type.offset_ = spans.front().offset;
+    type.length_ = spans.front().length;
+    if (spans.size() > 1) type.merged_ = std::make_shared<const MergedSpans>(std::move(spans));
+    return type;
   }
   // The children [first, last) as a range of views.
-  template <class View>
-  [[nodiscard]] static ViewRange<View> range(const ModelIndex* index, std::uint32_t first,
-                                             std::uint32_t last) {
-    return ViewRange<View>(index, first, last);
-  }
   template <class View>
   [[nodiscard]] static ViewRange<View> range(const ModelIndex* index,
                                              std::pair<std::uint32_t, std::uint32_t> ids) {
     return ViewRange<View>(index, ids.first, ids.second);
   }
+  // The values of repeated string field `number` of record `record`.
+  [[nodiscard]] static Names names(const ModelIndex* index, std::uint32_t record,
+                                   std::uint32_t number) {
+    return Names(index, record, number);
+  }
   [[nodiscard]] static const ModelIndex* index(const Model& model) noexcept {
     return model.index_.get();
   }
-  // Views inherit MessageView privately; as their friend this reads it through any of them.
   template <class View>
   [[nodiscard]] static const ModelIndex* index(const View& view) noexcept {
     return view.index_;
   }
+  // The view's message record (for a Tensor, its TensorProto's).
   template <class View>
   [[nodiscard]] static std::uint32_t record(const View& view) noexcept {
     return view.record_;
   }
-  template <class View>
-  [[nodiscard]] static const SpanList& spans(const View& view) noexcept {
-    return view.spans_;
-  }
-  // The offset of the view's message in the model file, for reports that point into it (check).
-  template <class View>
-  [[nodiscard]] static std::uint64_t offset(const View& view) noexcept {
-    return view.offset();
+  [[nodiscard]] static std::uint32_t record(const Tensor& tensor) noexcept {
+    return tensor.index_->tensors[tensor.tensor_].message;
   }
   // The tensor's id in the model's tensor table.
   [[nodiscard]] static std::uint32_t tensor(const Tensor& tensor) noexcept {
     return tensor.tensor_;
   }
-  // A tensor's payload, or rows of it, checked but neither fetched nor advised.
-  [[nodiscard]] static std::span<const std::byte> payload_view(const Tensor& tensor) {
-    return tensor.payload_view();
+  // The bytes a view stands for: a record's spans, or a Type's.
+  template <class View>
+  [[nodiscard]] static SpanList spans(const View& view) {
+    return index(view)->spans(record(view));
   }
-  [[nodiscard]] static std::span<const std::byte> rows_view(const Tensor& tensor,
-                                                            std::uint64_t begin,
-                                                            std::uint64_t end) {
-    return tensor.rows_view(begin, end);
+  [[nodiscard]] static SpanList spans(const Type& type) {
+    if (type.index_ == nullptr) return {};
+    if (type.merged_) return type.merged_->spans;
+    return SpanList{Span{type.offset_, type.length_}};
+  }
+  // The offset of the view's message in the model file, for reports that point into it (check).
+  template <class View>
+  [[nodiscard]] static std::uint64_t offset(const View& view) noexcept {
+    return index(view)->span(record(view)).offset;
   }
 };
 

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "onnxmap/detail/span.hpp"
+#include "common/span.hpp"
 #include "wire/wire.hpp"
 
 namespace onnxmap::wire {

@@ -1,9 +1,7 @@
-// Field decoding shared by every view: walk the message's spans and pick the fields asked for.
-// The index validated these bytes at open, so these walks cannot fail on structure.
+// Field decoding shared by every view (fields.hpp), and the Names range.
 
-#include "onnxmap/detail/message_view.hpp"
+#include "view/fields.hpp"
 
-#include "index/model_index.hpp"
 #include "wire/cursor.hpp"
 
 namespace onnxmap::detail {
@@ -63,9 +61,8 @@ void for_each_occurrence(const ModelIndex* index, const SpanList& spans, std::ui
 
 }  // namespace
 
-MessageView::MessageView(const ModelIndex* index, std::uint32_t record)
-    : index_(index), record_(record) {
-  // Every view of a graph walk is made here: the common one-span case without a call.
+Fields::Fields(const ModelIndex* index, std::uint32_t record) : index_(index) {
+  // Every getter of a record's view makes one: the common one-span case without a call.
   if (index->messages[record].merged == 0) {
     spans_.push_back(index->span(record));
   } else {
@@ -73,19 +70,19 @@ MessageView::MessageView(const ModelIndex* index, std::uint32_t record)
   }
 }
 
-bool MessageView::has(std::uint32_t number) const {
+bool Fields::has(std::uint32_t number) const {
   bool found = false;
   for_each_occurrence(index_, spans_, number, [&](const wire::Field&, Span) { found = true; });
   return found;
 }
 
-std::string_view MessageView::string_field(std::uint32_t number) const {
+std::string_view Fields::string_field(std::uint32_t number) const {
   std::string_view value;
   for_each_string(index_, spans_, number, [&](std::string_view v) { value = v; });
   return value;
 }
 
-std::optional<std::uint64_t> MessageView::varint_field(std::uint32_t number) const {
+std::optional<std::uint64_t> Fields::varint_field(std::uint32_t number) const {
   std::optional<std::uint64_t> value;
   for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span) {
     if (f.type == wire::WireType::varint) value = f.value;
@@ -93,7 +90,7 @@ std::optional<std::uint64_t> MessageView::varint_field(std::uint32_t number) con
   return value;
 }
 
-std::optional<std::uint32_t> MessageView::fixed32_field(std::uint32_t number) const {
+std::optional<std::uint32_t> Fields::fixed32_field(std::uint32_t number) const {
   std::optional<std::uint32_t> value;
   for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span) {
     if (f.type == wire::WireType::i32) value = static_cast<std::uint32_t>(f.value);
@@ -101,13 +98,13 @@ std::optional<std::uint32_t> MessageView::fixed32_field(std::uint32_t number) co
   return value;
 }
 
-std::vector<std::string_view> MessageView::strings_field(std::uint32_t number) const {
+std::vector<std::string_view> Fields::strings_field(std::uint32_t number) const {
   std::vector<std::string_view> values;
   for_each_string(index_, spans_, number, [&](std::string_view v) { values.push_back(v); });
   return values;
 }
 
-std::vector<std::int64_t> MessageView::int64s_field(std::uint32_t number) const {
+std::vector<std::int64_t> Fields::int64s_field(std::uint32_t number) const {
   std::vector<std::int64_t> values;
   for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span payload) {
     (void)wire::for_each_varint(f, payload.offset,
@@ -116,7 +113,7 @@ std::vector<std::int64_t> MessageView::int64s_field(std::uint32_t number) const 
   return values;
 }
 
-std::vector<float> MessageView::floats_field(std::uint32_t number) const {
+std::vector<float> Fields::floats_field(std::uint32_t number) const {
   std::vector<float> values;
   for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span payload) {
     (void)wire::for_each_fixed32(f, payload.offset,
@@ -125,18 +122,7 @@ std::vector<float> MessageView::floats_field(std::uint32_t number) const {
   return values;
 }
 
-Names MessageView::names_field(std::uint32_t number) const {
-  // One span, the common case, without copying the list's (empty) vector.
-  SpanList spans;
-  if (spans_.size() == 1) {
-    spans.push_back(spans_.front());
-  } else {
-    spans = spans_;
-  }
-  return Names(file_of(index_), std::move(spans), number);
-}
-
-SpanList MessageView::message_field(std::uint32_t number) const {
+SpanList Fields::message_field(std::uint32_t number) const {
   SpanList spans;
   for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span payload) {
     if (f.type == wire::WireType::len) spans.push_back(payload);
@@ -144,7 +130,7 @@ SpanList MessageView::message_field(std::uint32_t number) const {
   return spans;
 }
 
-std::vector<SpanList> MessageView::messages_field(std::uint32_t number) const {
+std::vector<SpanList> Fields::messages_field(std::uint32_t number) const {
   std::vector<SpanList> values;
   for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span payload) {
     if (f.type == wire::WireType::len) values.push_back(SpanList{payload});
@@ -152,16 +138,12 @@ std::vector<SpanList> MessageView::messages_field(std::uint32_t number) const {
   return values;
 }
 
-std::uint32_t MessageView::last_of(std::uint32_t a, std::uint32_t b) const {
+std::uint32_t Fields::last_of(std::uint32_t a, std::uint32_t b) const {
   std::uint32_t last = 0;
   for_each_field_in(index_, spans_, [&](const wire::Field& f, Span) {
     if (f.number == a || f.number == b) last = f.number;
   });
   return last;
-}
-
-std::pair<std::uint32_t, std::uint32_t> MessageView::children(std::uint32_t number) const {
-  return index_->children(record_, number);
 }
 
 }  // namespace onnxmap::detail
@@ -170,19 +152,27 @@ namespace onnxmap {
 
 using detail::Span;
 
+Names::iterator Names::end() const noexcept {
+  iterator it;
+  it.owner_ = this;
+  it.span_ = index_ == nullptr ? 0 : index_->span_count(record_);
+  return it;
+}
+
 Names::iterator Names::begin() const {
   iterator it;
   it.owner_ = this;
-  if (spans_.empty()) return end();
-  it.pos_ = file_ + spans_.front().offset;
+  it.pos_ = index_->file.bytes().data() + index_->span_at(record_, 0).offset;
   find_next(it);
   return it;
 }
 
 std::size_t Names::size() const {
+  const std::byte* const file = index_->file.bytes().data();
   std::size_t count = 0;
-  for (const Span& span : spans_) {
-    const std::byte* pos = file_ + span.offset;
+  for (std::size_t i = 0; i < index_->span_count(record_); ++i) {
+    const Span span = index_->span_at(record_, i);
+    const std::byte* pos = file + span.offset;
     const std::byte* const end = pos + span.length;
     std::string_view value;
     while ((pos = detail::find_len_field(pos, end, number_, value)) != nullptr) ++count;
@@ -196,13 +186,14 @@ std::vector<std::string_view> Names::to_vector() const {
 
 // The index validated these bytes at open, so the walk cannot fail on structure.
 void Names::find_next(iterator& it) const {
-  while (it.span_ < spans_.size()) {
-    const Span& span = spans_.begin()[it.span_];
-    const std::byte* const end = file_ + span.offset + span.length;
-    it.pos_ = detail::find_len_field(it.pos_, end, number_, it.value_);
+  const std::byte* const file = index_->file.bytes().data();
+  const std::size_t spans = index_->span_count(record_);
+  while (it.span_ < spans) {
+    const Span span = index_->span_at(record_, it.span_);
+    it.pos_ = detail::find_len_field(it.pos_, file + span.offset + span.length, number_, it.value_);
     if (it.pos_ != nullptr) return;
     ++it.span_;
-    it.pos_ = it.span_ < spans_.size() ? file_ + spans_.begin()[it.span_].offset : nullptr;
+    it.pos_ = it.span_ < spans ? file + index_->span_at(record_, it.span_).offset : nullptr;
   }
   it.pos_ = nullptr;
   it.value_ = {};

@@ -1,6 +1,6 @@
 #pragma once
-// Byte ranges of the model file, as the index records them and the views read them. Owned by the
-// index (lib/index), which must not include the view layer; the views include this.
+// Byte ranges of the model file, as the cursor, the index and the views read them: beneath them
+// all, so none includes a layer above it for them.
 
 #include <cstddef>
 #include <cstdint>
