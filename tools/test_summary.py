@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """The closing line of tools/test.sh, `tests: N passed, N failed, N skipped`, over the meson test
-logs of the builds it names. A meson test with a JUnit report counts as the cases the report
-lists: the pytest suite ("python", python/tests/pytest.xml) and the GoogleTest programs ("unit",
-"threads", which meson runs with --gtest_output=xml:BUILD/NAME.xml). A build without a log counts
-as one failure; ODR_FAILED=1 counts the ODR check as failed (it is one test either way).
+logs of the builds it names. A meson test that wrote a JUnit report in this run counts as the
+cases the report lists: the report a pytest run names with --junitxml=PATH (the pytest suite
+"python" and every script test of tests/meson.build), or else BUILD/NAME.xml, where meson has a
+GoogleTest program ("unit", "threads") write it. A report older than the test's start is another
+run's, and is not read. A build without a log counts as one failure; ODR_FAILED=1 counts the ODR
+check as failed (it is one test either way).
 
     test_summary.py BUILD_DIR...
 """
@@ -13,6 +15,10 @@ import os
 import pathlib
 import sys
 import xml.etree.ElementTree as ET
+
+# The report a pytest run names on its command line; meson adds the GoogleTest flag itself, out
+# of the logged command, with the report BUILD/NAME.xml.
+JUNIT_FLAG = "--junitxml="
 
 
 def junit_counts(report):
@@ -27,10 +33,14 @@ def junit_counts(report):
     return passed, failed, skipped
 
 
-def report_of(build, name):
-    if name == "python":
-        return build / "python" / "tests" / "pytest.xml"
-    return build / f"{name}.xml"
+def report_of(build, entry):
+    """The JUnit report the test of this testlog.json entry wrote in its run, or None."""
+    flagged = [arg[len(JUNIT_FLAG):] for arg in entry.get("command") or []
+               if arg.startswith(JUNIT_FLAG)]
+    report = build / (flagged[0] if flagged else f"{entry['name']}.xml")  # absolute stays so
+    if report.is_file() and report.stat().st_mtime >= entry.get("starttime", 0) - 1:
+        return report
+    return None
 
 
 def main():
@@ -43,8 +53,8 @@ def main():
             continue
         for line in log.read_text().splitlines():
             entry = json.loads(line)
-            report = report_of(build, entry["name"])
-            if entry["result"] in ("OK", "FAIL") and report.is_file():
+            report = report_of(build, entry)
+            if entry["result"] in ("OK", "FAIL", "SKIP") and report is not None:
                 try:
                     passed, failed, skipped = junit_counts(report)
                 except ET.ParseError:

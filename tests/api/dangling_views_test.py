@@ -1,18 +1,18 @@
-#!/usr/bin/env python3
 """A view taken from a temporary Model (or ModelSummary) would read a closed model: it must not
 compile. Each misuse below is compiled alone against the public headers and must fail on a
 deleted function; a control doing the same through a named model must compile, so that a
-failure is the API's and not the command's. The snippets compile side by side.
+failure is the API's and not the command's. The snippets compile side by side, once, before the
+first case.
 
-Usage: dangling_views_test.py --include DIR [--include DIR ...] -- COMPILER [ARGS...]
+ONNXMAP_CXX is the compiler command as a JSON list, ONNXMAP_INCLUDE the include folders,
+separated by os.pathsep (tests/meson.build sets both).
 """
-
-import argparse
 import concurrent.futures
+import json
 import os
 import subprocess
-import sys
-import tempfile
+
+import pytest
 
 PRELUDE = '#include "onnxmap/model.hpp"\nvoid use(const char* p) {\n'
 
@@ -46,44 +46,38 @@ const auto summary = onnxmap::peek(p);
 
 
 def compile_snippet(command, includes, body, folder, name):
-    source = os.path.join(folder, name.replace(" ", "_").replace("'", "") + ".cpp")
-    with open(source, "w") as f:
-        f.write(PRELUDE + body + "\n}\n")
+    source = folder / (name.replace(" ", "_").replace("'", "") + ".cpp")
+    source.write_text(PRELUDE + body + "\n}\n")
     args = command + ["-std=c++20", "-fsyntax-only"]
-    args += [f"-I{d}" for d in includes] + [source]
+    args += [f"-I{d}" for d in includes] + [str(source)]
     return subprocess.run(args, capture_output=True, text=True)
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--include", action="append", default=[])
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args()
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    failures = []
-    with tempfile.TemporaryDirectory() as folder:
-        with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
-            control = pool.submit(compile_snippet, command, args.include, CONTROL, folder,
-                                  "control")
-            misuses = {name: pool.submit(compile_snippet, command, args.include, body, folder,
-                                         name)
-                       for name, body in MISUSES.items()}
-        control = control.result()
-        if control.returncode != 0:
-            print(f"the control does not compile:\n{control.stderr}")
-            return 1
-        for name, future in misuses.items():
-            result = future.result()
-            if result.returncode == 0:
-                failures.append(f"{name}: compiles, and the view would dangle")
-            elif "delete" not in result.stderr:
-                failures.append(f"{name}: fails, but not on a deleted function:\n{result.stderr}")
-            else:
-                print(f"ok: {name} does not compile")
-    for failure in failures:
-        print(f"FAIL {failure}")
-    return 1 if failures else 0
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """name -> the compiler's CompletedProcess, for the control and every misuse."""
+    if not os.environ.get("ONNXMAP_CXX"):
+        pytest.fail("ONNXMAP_CXX is not set: the compiler command as a JSON list "
+                    "(tests/meson.build sets it)", pytrace=False)
+    command = json.loads(os.environ["ONNXMAP_CXX"])
+    includes = [d for d in os.environ.get("ONNXMAP_INCLUDE", "").split(os.pathsep) if d]
+    folder = tmp_path_factory.mktemp("snippets")
+    snippets = dict(MISUSES, control=CONTROL)
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
+        futures = {name: pool.submit(compile_snippet, command, includes, body, folder, name)
+                   for name, body in snippets.items()}
+    return {name: future.result() for name, future in futures.items()}
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def test_control_compiles(compiled):
+    assert compiled["control"].returncode == 0, \
+        f"the control does not compile:\n{compiled['control'].stderr}"
+
+
+@pytest.mark.parametrize("name", MISUSES)
+def test_misuse_does_not_compile(compiled, name):
+    assert compiled["control"].returncode == 0, \
+        "the control does not compile, so this failure would not be the API's"
+    result = compiled[name]
+    assert result.returncode != 0, "it compiles, and the view would dangle"
+    assert "delete" in result.stderr, f"it fails, but not on a deleted function:\n{result.stderr}"

@@ -1,31 +1,9 @@
-#!/usr/bin/python3
 """The onnxmap command on hostile files and in copy mode: invalid models exit 1 with one line
 naming the file, never a crash; --no-mmap and a model read from standard input ("-") give the same
-output as the mapped file.
-
-    robustness_test.py PATH/TO/onnxmap
-"""
-import pathlib
-import subprocess
-import sys
-import tempfile
-
+output as the mapped file. python/tests/test_errors.py imports this file for hostile_files()."""
 import numpy as np
-import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
-
-# The command under test; python/tests/test_errors.py imports this file for its hostile files.
-ONNXMAP = sys.argv[1] if __name__ == "__main__" else None
-results = {"passed": 0, "failed": 0}
-
-
-def run(*args, stdin=None):
-    return subprocess.run([ONNXMAP, *map(str, args)], capture_output=True, input=stdin, timeout=60)
-
-
-def check(name, condition, detail=""):
-    results["passed" if condition else "failed"] += 1
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else ": " + detail))
 
 
 def varint(n):
@@ -51,10 +29,10 @@ def deep_graphs(levels):
     return b"".join(varint(n << 3 | 2) + varint(sizes[i + 1]) for i, n in enumerate(chain))
 
 
-def hostile_files(folder):
-    """name -> (bytes, text the one-line error must contain)."""
+def hostile_contents():
+    """name -> (bytes, text the one-line error must contain); "external-escape" names
+    ../outside.bin."""
     node = lambda body: field(7, field(1, body))  # graph.node[0] holding `body`
-    (folder / "outside.bin").write_bytes(b"\0" * 16)
     escape = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[4])
     escape.data_location = TensorProto.EXTERNAL
     escape.external_data.add(key="location", value="../outside.bin")
@@ -73,77 +51,108 @@ def hostile_files(folder):
     }
 
 
-def main():
-    folder = pathlib.Path(tempfile.mkdtemp())
+HOSTILE = hostile_contents()
+
+
+def hostile_files(folder):
+    """name -> (bytes, text the one-line error must contain), for model files written in a
+    subfolder of `folder`: writes folder/outside.bin, which "external-escape" points at."""
+    (folder / "outside.bin").write_bytes(b"\0" * 16)
+    return dict(HOSTILE)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """name -> (path, text the one-line error must contain)."""
+    folder = tmp_path_factory.mktemp("hostile")
     models = folder / "models"
     models.mkdir()
+    paths = {}
     for name, (content, expected) in hostile_files(folder).items():
         path = models / (name + ".onnx")
         path.write_bytes(content)
-        for verb in (["ls"], ["ls", "--no-mmap"], ["ls", "--load-mode", "direct"],
-                     ["info", "--stats"], ["info", "--stats", "--load-mode", "direct"]):
-            r = run(*verb, path)
-            lines = r.stderr.decode().strip().splitlines()
-            check(f"{name}: {' '.join(verb)} exits 1 with one line",
-                  r.returncode == 1 and len(lines) == 1 and str(path) in lines[0]
-                  and expected in lines[0], f"{r.returncode} {lines!r}")
-        if name not in ("negative-dims", "external-escape"):  # dump does not resolve tensors
-            r = run("dump", path)
-            check(f"{name}: dump exits 1", r.returncode == 1, str(r.returncode))
+        paths[name] = (path, expected)
+    return paths
 
-    # Every truncation of a real model: exit 0 (a cut at a field boundary is a smaller model) or
-    # 1 with one line; never a crash.
+
+@pytest.mark.parametrize("verb", [
+    ["ls"], ["ls", "--no-mmap"], ["ls", "--load-mode", "direct"], ["info", "--stats"],
+    ["info", "--stats", "--load-mode", "direct"]], ids=" ".join)
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_file_exits_1_with_one_line(onnxmap, hostile, name, verb):
+    path, expected = hostile[name]
+    r = onnxmap(*verb, path, timeout=60)
+    lines = r.stderr.decode().strip().splitlines()
+    assert r.returncode == 1 and len(lines) == 1 and str(path) in lines[0] \
+        and expected in lines[0], f"{r.returncode} {lines!r}"
+
+
+# dump does not resolve tensors: the two files whose fault is in a tensor dump fine.
+@pytest.mark.parametrize("name", [n for n in HOSTILE if n not in ("negative-dims",
+                                                                   "external-escape")])
+def test_hostile_file_dump_exits_1(onnxmap, hostile, name):
+    r = onnxmap("dump", hostile[name][0], timeout=60)
+    assert r.returncode == 1, r.stderr.decode()
+
+
+def full_model():
     weights = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "w")
     graph = helper.make_graph([helper.make_node("Relu", ["w"], ["y"])], "g", [],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
                               initializer=[weights])
-    full = helper.make_model(graph).SerializeToString()
-    cut_path = models / "cut.onnx"
+    return helper.make_model(graph).SerializeToString()
+
+
+def test_every_truncation_exits_0_or_1(onnxmap, tmp_path):
+    """A cut at a field boundary is a smaller model (exit 0); any other is one line (exit 1);
+    never a crash."""
+    full = full_model()
+    cut_path = tmp_path / "cut.onnx"
     codes = set()
     for cut in range(len(full)):
         cut_path.write_bytes(full[:cut])
-        codes.add(run("ls", cut_path).returncode)
-    check("every truncation exits 0 or 1", codes <= {0, 1}, str(codes))
+        codes.add(onnxmap("ls", cut_path, timeout=60).returncode)
+    assert codes <= {0, 1}, codes
 
-    # Copy mode and standard input agree with the mapped file, verb by verb.
-    model = models / "good.onnx"
-    model.write_bytes(full)
-    verbs = {  # name -> the arguments, given the model argument
-        "ls": lambda m: ["ls", "--json", m],
-        "dump": lambda m: ["dump", m],
-        "info": lambda m: ["info", "--json", m],
-        "info --stats": lambda m: ["info", "--stats", "--json", m],
-        "get": lambda m: ["get", m, "w", "-o", "-"],
-    }
-    for name, args in verbs.items():
-        mapped = run(*args(model))
-        copied = run(*args(model), "--no-mmap")
-        direct = run(*args(model), "--load-mode", "direct")
-        piped = run(*args("-"), stdin=full)
-        check(f"{name}: mapped works", mapped.returncode == 0 and mapped.stdout,
-              mapped.stderr.decode())
-        check(f"{name}: --no-mmap agrees", copied.stdout == mapped.stdout, copied.stderr.decode())
-        check(f"{name}: --load-mode direct agrees", direct.stdout == mapped.stdout,
-              direct.stderr.decode())
-        check(f"{name}: standard input agrees", piped.returncode == 0 and
-              piped.stdout == mapped.stdout, piped.stderr.decode())
 
-    # convert --no-mmap writes what the mapped convert writes.
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    path = tmp_path_factory.mktemp("good") / "good.onnx"
+    path.write_bytes(full_model())
+    return path
+
+
+VERBS = {  # name -> the arguments, given the model argument
+    "ls": lambda m: ["ls", "--json", m],
+    "dump": lambda m: ["dump", m],
+    "info": lambda m: ["info", "--json", m],
+    "info --stats": lambda m: ["info", "--stats", "--json", m],
+    "get": lambda m: ["get", m, "w", "-o", "-"],
+}
+
+
+@pytest.mark.parametrize("way", ["mapped", "--no-mmap", "--load-mode direct", "standard input"])
+@pytest.mark.parametrize("verb", VERBS)
+def test_copy_modes_and_standard_input_agree(onnxmap, good, verb, way):
+    """Copy mode, direct reads and standard input print what the mapped file prints."""
+    mapped = onnxmap(*VERBS[verb](good), timeout=60)
+    assert mapped.returncode == 0 and mapped.stdout, mapped.stderr.decode()
+    if way == "standard input":
+        other = onnxmap(*VERBS[verb]("-"), input=good.read_bytes(), timeout=60)
+        assert other.returncode == 0, other.stderr.decode()
+    elif way != "mapped":
+        other = onnxmap(*VERBS[verb](good), *way.split(), timeout=60)
+    if way != "mapped":
+        assert other.stdout == mapped.stdout, other.stderr.decode()
+
+
+def test_convert_no_mmap_writes_what_mapped_convert_writes(onnxmap, good, tmp_path):
     outputs = {}
     for flag in ([], ["--no-mmap"]):
-        (models / f"convert{len(flag)}").mkdir()
-        out = models / f"convert{len(flag)}" / "converted.onnx"
-        result = run("convert", model, out, "--external-data", "--size-threshold", "0", *flag)
-        check(f"convert {flag} works", result.returncode == 0, result.stderr.decode())
+        (tmp_path / f"convert{len(flag)}").mkdir()
+        out = tmp_path / f"convert{len(flag)}" / "converted.onnx"
+        result = onnxmap("convert", good, out, "--external-data", "--size-threshold", "0", *flag,
+                         timeout=60)
+        assert result.returncode == 0, f"convert {flag}: {result.stderr.decode()}"
         outputs[len(flag)] = (out.read_bytes(), (out.parent / (out.name + ".data")).read_bytes())
-    check("convert --no-mmap agrees", outputs[0] == outputs[1])
-
-    for f in sorted(folder.rglob("*"), reverse=True):
-        f.rmdir() if f.is_dir() else f.unlink()
-    folder.rmdir()
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    assert outputs[0] == outputs[1]

@@ -2,14 +2,16 @@
 ONNXMAP_CORPUS_SAMPLE=N, which the sanitizer builds set (tests/meson.build): there each process
 starts about 20 times slower, the plain build already sweeps every file, and tools/fuzz.sh runs
 every one through the sanitized fuzz targets as seeds (cut at 64 KiB). Fixtures are never
-sampled, nor the pytest suite, which reads the corpus in one process."""
+sampled, nor the Python package's suite, which reads the corpus in one process. tests/conftest.py
+names the step in pytest's header."""
 import os
 
 
+def step():
+    """N of ONNXMAP_CORPUS_SAMPLE, 1 when it is unset."""
+    return max(int(os.environ.get("ONNXMAP_CORPUS_SAMPLE") or 1), 1)
+
+
 def sample(paths):
-    """`paths` (sorted), or every Nth of them; says so on stdout when it samples."""
-    step = int(os.environ.get("ONNXMAP_CORPUS_SAMPLE") or 1)
-    if step > 1:
-        print(f"sample: every {step}th of {len(paths)} corpus files (ONNXMAP_CORPUS_SAMPLE; the "
-              "plain build takes them all)")
-    return list(paths)[::max(step, 1)]
+    """`paths` (sorted), or every Nth of them."""
+    return list(paths)[::step()]

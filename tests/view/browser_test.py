@@ -1,12 +1,9 @@
-#!/usr/bin/python3
 """The viewer's pages in a real browser: makes three models (a small one, a 320 GB sparse one,
 one of 360,003 nodes), starts `onnxmap view` on each and runs browser_test.mjs (puppeteer-core
 driving the system's Chromium) against them. Screenshots of every page land in
-WORK/view-screenshots/.
+WORK/view-screenshots/, WORK being ONNXMAP_BROWSER_WORK (tests/meson.build: the build's tests/).
 
-    browser_test.py PATH/TO/onnxmap WORK
-
-Skips (exit 77) when Chromium is absent or cannot start; fails when node or npm is absent.
+Skipped when Chromium is absent or cannot start; fails when node or npm is absent.
 puppeteer-core (pinned in browser/package.json and package-lock.json) is installed with `npm ci`
 into WORK/browser-modules, once per lock file; it downloads no browser.
 """
@@ -15,16 +12,12 @@ import os
 import pathlib
 import shutil
 import subprocess
-import sys
-import tempfile
+
+import pytest
+
+from viewer import Viewer
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE)]
-from viewer import Viewer  # noqa: E402
-
-ONNXMAP = sys.argv[1]
-WORK = pathlib.Path(sys.argv[2]).resolve()
-SKIP = 77  # Meson's code for a skipped test
 
 # label, file, the arguments of `onnxmap synth`
 MODELS = [
@@ -35,42 +28,49 @@ MODELS = [
 ]
 
 
-def find_chromium():
-    """The Chromium to drive, or exits with SKIP and the reason."""
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    folder = os.environ.get("ONNXMAP_BROWSER_WORK")
+    return pathlib.Path(folder).resolve() if folder else tmp_path_factory.mktemp("browser")
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """The Chromium to drive; skips where it is absent or cannot start."""
     chromium = os.environ.get("CHROMIUM") or "/usr/bin/chromium"
     if not (os.path.isfile(chromium) and os.access(chromium, os.X_OK)):
-        print(f"SKIP: no Chromium at {chromium} (install Debian's chromium, or set CHROMIUM)")
-        sys.exit(SKIP)
+        pytest.skip(f"no Chromium at {chromium} (install Debian's chromium, or set CHROMIUM)")
     try:
         r = subprocess.run([chromium, "--headless", "--no-sandbox", "--dump-dom", "about:blank"],
                            capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
-        print(f"SKIP: {chromium} --headless did not answer within 60 s")
-        sys.exit(SKIP)
+        pytest.skip(f"{chromium} --headless did not answer within 60 s")
     if r.returncode != 0 or "<html" not in r.stdout:
-        print(f"SKIP: {chromium} --headless cannot start: {r.stderr.strip()[-400:]}")
-        sys.exit(SKIP)
+        pytest.skip(f"{chromium} --headless cannot start: {r.stderr.strip()[-400:]}")
     return chromium
 
 
-def find_node():
-    """node and npm, or exits with a failure saying what to install."""
+@pytest.fixture(scope="module")
+def node_and_npm():
+    """node and npm; fails, saying what to install, where they are absent or too old."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if not node or not npm:
         missing = " and ".join(name for name, path in (("node", node), ("npm", npm)) if not path)
-        print(f"FAIL: {missing} not found on PATH: the browser tests need Node.js 18 or newer and "
-              f"npm (Debian: apt-get install nodejs npm; tools/setup.sh installs them)")
-        sys.exit(1)
+        pytest.fail(f"{missing} not found on PATH: the browser tests need Node.js 18 or newer "
+                    f"and npm (Debian: apt-get install nodejs npm; tools/setup.sh installs them)",
+                    pytrace=False)
     version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
     if int(version.lstrip("v").split(".")[0]) < 18:
-        print(f"FAIL: node {version} is too old: puppeteer-core needs Node.js 18 or newer")
-        sys.exit(1)
+        pytest.fail(f"node {version} is too old: puppeteer-core needs Node.js 18 or newer",
+                    pytrace=False)
     return node, npm
 
 
-def install_modules(npm):
-    """WORK/browser-modules/node_modules from the pinned lock file; kept while the lock is the same."""
-    modules = WORK / "browser-modules"
+@pytest.fixture(scope="module")
+def modules(work, node_and_npm):
+    """WORK/browser-modules/node_modules from the pinned lock file; kept while the lock is the
+    same."""
+    modules = work / "browser-modules"
     lock = (HERE / "browser" / "package-lock.json").read_bytes()
     stamp = modules / "node_modules" / ".onnxmap-lock-sha256"
     digest = hashlib.sha256(lock).hexdigest()
@@ -79,47 +79,41 @@ def install_modules(npm):
     modules.mkdir(parents=True, exist_ok=True)
     for name in ("package.json", "package-lock.json"):
         shutil.copyfile(HERE / "browser" / name, modules / name)
-    r = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=modules,
+    r = subprocess.run([node_and_npm[1], "ci", "--no-audit", "--no-fund"], cwd=modules,
                        capture_output=True, text=True)
     if r.returncode != 0:
-        print(f"FAIL: npm ci in {modules} failed (is the npm registry reachable?):\n"
-              f"{r.stdout[-2000:]}{r.stderr[-2000:]}")
-        sys.exit(1)
+        pytest.fail(f"npm ci in {modules} failed (is the npm registry reachable?):\n"
+                    f"{r.stdout[-2000:]}{r.stderr[-2000:]}", pytrace=False)
     stamp.write_text(digest)
     return modules
 
 
-def main():
-    chromium = find_chromium()
-    node, npm = find_node()
-    modules = install_modules(npm)
-    shots = WORK / "view-screenshots"
+def test_pages_in_chromium(onnxmap, chromium, node_and_npm, modules, work, tmp_path):
+    shots = work / "view-screenshots"
     shutil.rmtree(shots, ignore_errors=True)
     shots.mkdir(parents=True)
-    status = 1
-    with tempfile.TemporaryDirectory() as tmp:
-        viewers = []
+    viewers, failures = [], []
+    try:
+        for label, name, args in MODELS:
+            path = tmp_path / name
+            subprocess.run([onnxmap.path, "synth", path, *args], check=True, capture_output=True)
+            viewers.append((label, Viewer(onnxmap.path, path).__enter__()))
+        command = [node_and_npm[0], str(HERE / "browser_test.mjs"), chromium, str(shots)]
+        command += [f"{label}={v.url}" for label, v in viewers]
+        # Run from the modules' folder: the script requires puppeteer-core from there.
         try:
-            for label, name, args in MODELS:
-                path = pathlib.Path(tmp) / name
-                subprocess.run([ONNXMAP, "synth", path, *args], check=True, capture_output=True)
-                viewers.append((label, Viewer(ONNXMAP, path).__enter__()))
-            command = [node, str(HERE / "browser_test.mjs"), chromium, str(shots)]
-            command += [f"{label}={v.url}" for label, v in viewers]
-            # Run from the modules' folder: the script requires puppeteer-core from there.
             status = subprocess.run(command, cwd=modules, timeout=400).returncode
+            if status != 0:
+                failures.append(f"browser_test.mjs exited with status {status} (its output "
+                                f"names the failing checks; screenshots: {shots}/)")
         except subprocess.TimeoutExpired:
-            print("FAIL: browser_test.mjs did not end within 400 s")
-        finally:
-            for label, v in viewers:
-                code = v.stop()
-                if code != 0:
-                    print(f"FAIL {label}: the viewer exited with status {code} on Ctrl-C: "
-                          f"{v.stderr[-1000:]}")
-                    status = status or 1
-    print(f"screenshots: {shots}/")
-    return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            failures.append("browser_test.mjs did not end within 400 s")
+    finally:
+        for label, v in viewers:
+            code = v.stop()
+            if code != 0:
+                failures.append(f"{label}: the viewer exited with status {code} on Ctrl-C: "
+                                f"{v.stderr[-1000:]}")
+        for _, name, _ in MODELS:  # a 320 GB sparse file is best not left in the build folder
+            (tmp_path / name).unlink(missing_ok=True)
+    assert not failures, "\n".join(failures)

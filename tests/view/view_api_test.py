@@ -1,42 +1,28 @@
-#!/usr/bin/python3
 """The viewer's JSON API (tools/onnxmap/view/api.md) against `onnxmap info --stats --json`,
 `ls --json`, `check --json`, python3-onnx and numpy, on synthetic models (inline and external
 data, every numeric dtype) and every model of the corpus; then a model of 4 GiB of holes
-(statistics cancelled, jobs bounded) and a model read over HTTP.
-
-    view_api_test.py PATH/TO/onnxmap CORPUS_DIR
-"""
+(statistics cancelled, jobs bounded) and a model read over HTTP."""
+import contextlib
 import json
 import pathlib
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+import numpy_stats
+from viewer import HttpError, Viewer
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "cli"), str(HERE.parent / "conformance")]
-import numpy as np  # noqa: E402
-import onnx  # noqa: E402
-from onnx import numpy_helper  # noqa: E402
-
-import corpus_sample  # noqa: E402
-import numpy_stats  # noqa: E402
-from viewer import HttpError, Viewer  # noqa: E402
-
-ONNXMAP = sys.argv[1]
-CORPUS = pathlib.Path(sys.argv[2])
-results = {"passed": 0, "failed": 0}
 
 
-def check(name, condition, detail=""):
-    results["passed" if condition else "failed"] += 1
-    if not condition:
-        print("FAIL " + name + ": " + str(detail)[:600])
-
-
-def run_json(*args):
-    r = subprocess.run([ONNXMAP, *map(str, args), "--json"], capture_output=True, text=True)
+def run_json(onnxmap, *args):
+    r = onnxmap(*args, "--json", text=True)
     return json.loads(r.stdout)
 
 
@@ -49,49 +35,27 @@ def all_rows(v, **query):
             return rows
 
 
-def check_summary(v, model, label):
-    info = run_json("info", model, "--stats")
+def check_summary(onnxmap, v, model):
+    info = run_json(onnxmap, "info", model, "--stats")
     s = v.get("/api/summary")
     same = [k for k in info if k != "stats" and s.get(k) != info[k]]
-    check(f"{label}: summary as info --json", not same, same)
+    assert not same, f"summary as info --json: these differ: {same}"
     stats = info["stats"]
-    check(f"{label}: counts as info --stats", (s["tensors"], s["by_dtype"], s["op_types"]) ==
-          (stats["tensors"], stats["by_dtype"], stats["nodes_by_op_type"]))
+    assert (s["tensors"], s["by_dtype"], s["op_types"]) == \
+        (stats["tensors"], stats["by_dtype"], stats["nodes_by_op_type"]), "counts as info --stats"
     storage_bytes = sum(e["bytes"] for e in s["by_storage"].values())
     dtype_bytes = sum(e["bytes"] for e in s["by_dtype"].values())
-    check(f"{label}: bytes by storage and by dtype add up", storage_bytes == dtype_bytes ==
-          s["tensor_bytes"], (storage_bytes, dtype_bytes, s["tensor_bytes"]))
-    problems = run_json("check", model)["problems"]
+    assert storage_bytes == dtype_bytes == s["tensor_bytes"], \
+        f"bytes by storage and by dtype add up: {(storage_bytes, dtype_bytes, s['tensor_bytes'])}"
+    problems = run_json(onnxmap, "check", model)["problems"]
     warnings = v.get("/api/warnings")["warnings"]
-    check(f"{label}: warnings are check's findings", len(warnings) == len(problems),
-          (warnings, problems))
-    return s
-
-
-def check_tensors(v, model, label):
-    listed = run_json("ls", model)
-    rows = all_rows(v)
-    plain = [{k: x for k, x in r.items() if k not in ("index", "elements")} for r in rows]
-    check(f"{label}: tensor rows are ls --json's", plain == listed, (plain[:2], listed[:2]))
-    check(f"{label}: elements are the product of dims",
-          all(r["elements"] == int(np.prod(r["dims"], dtype=np.int64)) for r in rows))
-    for sort, ls_sort in (("name", "name"), ("offset", "offset")):
-        got = [r["path"] for r in all_rows(v, sort=sort)]
-        want = [r["path"] for r in run_json("ls", model, "--sort", ls_sort)]
-        check(f"{label}: sort={sort} as ls --sort {ls_sort}", got == want)
-    by_bytes = [r["bytes"] for r in all_rows(v, sort="bytes", order="desc")]
-    check(f"{label}: sort=bytes desc", by_bytes == sorted((r["bytes"] for r in listed), reverse=True))
-    for glob in ("*.weight", "*a*", "[a-m]*"):
-        got = [r["path"] for r in all_rows(v, filter=glob)]
-        want = [r["path"] for r in run_json("ls", model, "--filter", glob)]
-        check(f"{label}: filter {glob} as ls --filter", got == want)
-    leaves, total = treemap_leaves(v, "")
-    check(f"{label}: the treemap holds every tensor's bytes once",
-          total == sum(r["bytes"] for r in listed) and leaves == len(listed), (leaves, total))
+    assert len(warnings) == len(problems), \
+        f"warnings are check's findings: {warnings} against {problems}"
 
 
 def treemap_leaves(v, prefix):
-    """(tensors, bytes) reached by unfolding the treemap from `prefix`."""
+    """(tensors, bytes) reached by unfolding the treemap from `prefix`; every level's children
+    add up to it."""
     m = v.get("/api/treemap", prefix=prefix)
     tensors = 0
     for child in m["children"]:
@@ -99,9 +63,31 @@ def treemap_leaves(v, prefix):
             tensors += child["tensors"]
         else:
             tensors += treemap_leaves(v, child["prefix"])[0]
-    check(f"treemap {prefix!r}: children add up", sum(c["bytes"] for c in m["children"]) ==
-          m["bytes"])
+    assert sum(c["bytes"] for c in m["children"]) == m["bytes"], \
+        f"treemap {prefix!r}: children add up"
     return tensors, m["bytes"]
+
+
+def check_tensors(onnxmap, v, model):
+    listed = run_json(onnxmap, "ls", model)
+    rows = all_rows(v)
+    plain = [{k: x for k, x in r.items() if k not in ("index", "elements")} for r in rows]
+    assert plain == listed, f"tensor rows are ls --json's: {plain[:2]} against {listed[:2]}"
+    assert all(r["elements"] == int(np.prod(r["dims"], dtype=np.int64)) for r in rows), \
+        "elements are the product of dims"
+    for sort, ls_sort in (("name", "name"), ("offset", "offset")):
+        got = [r["path"] for r in all_rows(v, sort=sort)]
+        want = [r["path"] for r in run_json(onnxmap, "ls", model, "--sort", ls_sort)]
+        assert got == want, f"sort={sort} as ls --sort {ls_sort}"
+    by_bytes = [r["bytes"] for r in all_rows(v, sort="bytes", order="desc")]
+    assert by_bytes == sorted((r["bytes"] for r in listed), reverse=True), "sort=bytes desc"
+    for glob in ("*.weight", "*a*", "[a-m]*"):
+        got = [r["path"] for r in all_rows(v, filter=glob)]
+        want = [r["path"] for r in run_json(onnxmap, "ls", model, "--filter", glob)]
+        assert got == want, f"filter {glob} as ls --filter"
+    leaves, total = treemap_leaves(v, "")
+    assert total == sum(r["bytes"] for r in listed) and leaves == len(listed), \
+        f"the treemap holds every tensor's bytes once: {(leaves, total)}"
 
 
 def fold_ids(v, prefix, depth=0):
@@ -119,7 +105,7 @@ def fold_ids(v, prefix, depth=0):
             return ids
 
 
-def check_graph(v, model_proto, label):
+def check_graph(v, model_proto):
     nodes = list(model_proto.graph.node)
     rows, offset = [], 0
     while True:
@@ -130,27 +116,34 @@ def check_graph(v, model_proto, label):
             break
     want = [(n.name, n.op_type, list(n.input), list(n.output)) for n in nodes]
     got = [(r["name"], r["op_type"].split(".")[-1], r["inputs"], r["outputs"]) for r in rows]
-    check(f"{label}: /api/nodes lists the graph's nodes", got == want, (got[:2], want[:2]))
-    check(f"{label}: unfolding reaches every node once",
-          sorted(fold_ids(v, "")) == list(range(len(nodes))))
+    assert got == want, f"/api/nodes lists the graph's nodes: {got[:2]} against {want[:2]}"
+    assert sorted(fold_ids(v, "")) == list(range(len(nodes))), "unfolding reaches every node once"
     whole = v.get("/api/fold", limit=1000)
     if 2 <= whole["total_children"] <= 50:
         paged = [e for k in range(whole["total_children"])
                  for e in v.get("/api/fold", offset=k, limit=1)["edges"]]
         key = lambda e: (e["from"], e["to"])  # noqa: E731
-        check(f"{label}: fold edges of pages of one child add up to the whole page's",
-              sorted(paged, key=key) == sorted(whole["edges"], key=key), (paged, whole["edges"]))
+        assert sorted(paged, key=key) == sorted(whole["edges"], key=key), \
+            f"fold edges of pages of one child add up to the whole page's: {paged} against " \
+            f"{whole['edges']}"
     initializers = {t.name for t in model_proto.graph.initializer}
     for i, n in enumerate(nodes[:40]):
         page = v.get("/api/node", id=i)
-        check(f"{label}: node {i} attributes", [a["name"] for a in page["node"]["attributes"]] ==
-              [a.name for a in n.attribute])
-        check(f"{label}: node {i} tensor links", page["tensors"] ==
-              [x for x in n.input if x in initializers])
+        assert [a["name"] for a in page["node"]["attributes"]] == [a.name for a in n.attribute], \
+            f"node {i} attributes"
+        assert page["tensors"] == [x for x in n.input if x in initializers], \
+            f"node {i} tensor links"
         by_id = {x["id"]: x for x in page["neighbourhood"]["nodes"]}
         bad = [e for e in page["neighbourhood"]["edges"]
-               if e["tensor"] not in nodes[e["to"]].input or e["tensor"] not in nodes[e["from"]].output]
-        check(f"{label}: node {i} neighbourhood edges", not bad and by_id[i]["distance"] == 0, bad)
+               if e["tensor"] not in nodes[e["to"]].input
+               or e["tensor"] not in nodes[e["from"]].output]
+        assert not bad and by_id[i]["distance"] == 0, f"node {i} neighbourhood edges: {bad}"
+
+
+def expected_number(x):
+    if np.isnan(x):
+        return "nan"
+    return ("inf" if x > 0 else "-inf") if np.isinf(x) else float(x)
 
 
 def expected_values(array, count=64):
@@ -162,13 +155,7 @@ def expected_values(array, count=64):
     return [expected_number(x) for x in flat.astype(np.float64)]
 
 
-def expected_number(x):
-    if np.isnan(x):
-        return "nan"
-    return ("inf" if x > 0 else "-inf") if np.isinf(x) else float(x)
-
-
-def check_values(v, model_proto, label):
+def check_values(v, model_proto):
     names = [t.name for t in model_proto.graph.initializer]
     for t in model_proto.graph.initializer:
         if names.count(t.name) != 1 or t.data_location == onnx.TensorProto.EXTERNAL:
@@ -182,7 +169,20 @@ def check_values(v, model_proto, label):
         same = len(got) == len(want) and all(
             g == w or (isinstance(g, float) and isinstance(w, float) and numpy_stats.close(g, w))
             for g, w in zip(got, want))
-        check(f"{label}: first values of {t.name}", same, (got[:4], want[:4]))
+        assert same, f"first values of {t.name}: {got[:4]} against {want[:4]}"
+
+
+def check_model(onnxmap, path):
+    """Every page of the API on one model against the command and python3-onnx; then the
+    viewer stops on Ctrl-C with status 0."""
+    model_proto = onnx.load(str(path), load_external_data=False)
+    with Viewer(onnxmap.path, path) as v:
+        check_summary(onnxmap, v, path)
+        check_tensors(onnxmap, v, path)
+        check_graph(v, model_proto)
+        check_values(v, model_proto)
+        code = v.stop()
+    assert code == 0, f"the viewer stops on Ctrl-C with status 0: {v.stderr}"
 
 
 def run_stats(v, name, bins=32):
@@ -194,25 +194,30 @@ def run_stats(v, name, bins=32):
         time.sleep(0.02)
 
 
-def check_dtype_stats(folder):
-    """Statistics by the API equal numpy's on every dtype numpy knows."""
-    path, arrays = numpy_stats.types_model(folder)
-    with Viewer(ONNXMAP, path) as v:
-        for name, values in arrays.items():
-            status = run_stats(v, name)
-            check(f"stats of {name} done", status["state"] == "done", status)
-            if status["state"] == "done":
-                numpy_stats.expect(check, f"view stats of {name}", status["stats"],
-                                   np.asarray(values, dtype=np.float64))
-                edges = status["stats"]["bins"]
-                check(f"{name}: bin edges", len(edges) in (0, 33))
+@pytest.fixture(scope="module")
+def synth(onnxmap, tmp_path_factory):
+    path = tmp_path_factory.mktemp("synth") / "model.onnx"
+    subprocess.run([onnxmap.path, "synth", path, "--layers", "3", "--hidden", "64"], check=True,
+                   capture_output=True)
+    return path
 
 
-def check_heatmap(v, model_proto):
+def test_synth_model(onnxmap, synth):
+    check_model(onnxmap, synth)
+
+
+def test_corpus_model(onnxmap, corpus_model):
+    check_model(onnxmap, corpus_model)
+
+
+def test_heatmap_cells_are_the_blocks_largest_magnitudes(onnxmap, synth):
     """The largest magnitude per block, against numpy, where every row is read (rows <= height)."""
+    model_proto = onnx.load(str(synth))
     t = next(t for t in model_proto.graph.initializer if len(t.dims) == 2 and t.dims[0] <= 512)
     array = numpy_helper.to_array(t).astype(np.float64)
-    h = v.get("/api/heatmap", name=t.name, width=16, height=t.dims[0])
+    with Viewer(onnxmap.path, synth) as v:
+        h = v.get("/api/heatmap", name=t.name, width=16, height=t.dims[0])
+        one_d = v.get("/api/heatmap", name="model.norm.weight", width=8, height=8)
     rows, cols = array.shape
     want = []
     for y in range(h["height"]):
@@ -221,48 +226,56 @@ def check_heatmap(v, model_proto):
                           x * cols // h["width"]:(x + 1) * cols // h["width"]]
             finite = np.abs(block[np.isfinite(block)])
             want.append(float(finite.max()) if finite.size else None)
-    check("heat map cells are the blocks' largest magnitudes", h["cells"] == want,
-          (h["cells"][:4], want[:4]))
-    check("heat map of a 1-D tensor", v.get("/api/heatmap", name="model.norm.weight",
-                                            width=8, height=8)["height"] == 1)
+    assert h["cells"] == want, f"{h['cells'][:4]} against {want[:4]}"
+    assert one_d["height"] == 1, "heat map of a 1-D tensor"
 
 
-def check_model(path, label, deep=True):
-    model_proto = onnx.load(str(path), load_external_data=False)
-    with Viewer(ONNXMAP, path) as v:
-        check_summary(v, path, label)
-        check_tensors(v, path, label)
-        check_graph(v, model_proto, label)
-        if deep:
-            check_values(v, model_proto, label)
-        code = v.stop()
-    check(f"{label}: the viewer stops on Ctrl-C with status 0", code == 0, v.stderr)
+def test_synth_stats_as_numpy(onnxmap, synth):
+    with Viewer(onnxmap.path, synth) as v:
+        status = run_stats(v, "model.layers.0.mlp.up_proj.weight")
+    array = numpy_helper.to_array(onnx.load(str(synth)).graph.initializer[8])
+    problems = numpy_stats.problems(status["stats"], array.astype(np.float64).reshape(-1))
+    assert not problems, "\n".join(problems)
 
 
-def check_corpus():
-    models = sorted(CORPUS.glob("**/*.onnx")) if CORPUS.is_dir() else []
-    if not models:
-        print(f"SKIP corpus: {CORPUS} is absent (the corpus lives in ../shared beside a checkout)")
-        return
-    for path in corpus_sample.sample(models):
-        check_model(path, str(path.relative_to(CORPUS)))
-    print(f"corpus: {len(models)} models viewed")
+@pytest.fixture(scope="module")
+def types_viewer(onnxmap, tmp_path_factory):
+    """A viewer of numpy_stats.types_model, and each tensor's values by name."""
+    path, arrays = numpy_stats.types_model(tmp_path_factory.mktemp("types"))
+    with Viewer(onnxmap.path, path) as v:
+        yield v, arrays
 
 
-def check_big_model(folder):
-    """4 GiB of holes: statistics report progress and cancel; at most two jobs run at once."""
-    path = folder / "big.onnx"
-    subprocess.run([ONNXMAP, "synth", path, "--layers", "1", "--hidden", "16384", "--vocab",
+@pytest.mark.parametrize("name", numpy_stats.TYPE_NAMES)
+def test_dtype_stats_as_numpy(types_viewer, name):
+    """Statistics by the API equal numpy's on every dtype numpy knows."""
+    v, arrays = types_viewer
+    status = run_stats(v, name)
+    assert status["state"] == "done", status
+    problems = numpy_stats.problems(status["stats"], np.asarray(arrays[name], dtype=np.float64))
+    assert not problems, "\n".join(problems)
+    assert len(status["stats"]["bins"]) in (0, 33), "bin edges"
+
+
+@pytest.fixture(scope="module")
+def big(onnxmap, tmp_path_factory):
+    """A model of 4 GiB of holes, removed afterwards."""
+    path = tmp_path_factory.mktemp("big") / "big.onnx"
+    subprocess.run([onnxmap.path, "synth", path, "--layers", "1", "--hidden", "16384", "--vocab",
                     "131072", "--sparse"], check=True, capture_output=True)
-    with Viewer(ONNXMAP, path) as v:
-        big = "model.embed_tokens.weight"
-        first = v.get("/api/stats", "POST", name=big)["job"]
+    yield path
+    path.unlink()
+
+
+def test_big_model_jobs_bounded_and_cancelled(onnxmap, big):
+    """At most two statistics jobs run at once; cancelled ones say so."""
+    with Viewer(onnxmap.path, big) as v:
+        embed = "model.embed_tokens.weight"
+        first = v.get("/api/stats", "POST", name=embed)["job"]
         second = v.get("/api/stats", "POST", name="lm_head.weight")["job"]
-        try:
-            v.get("/api/stats", "POST", name=big)
-            check("a third job is refused while two run", False)
-        except HttpError as e:
-            check("a third job is refused while two run", e.status == 429, e)
+        with pytest.raises(HttpError) as third:
+            v.get("/api/stats", "POST", name=embed)
+        assert third.value.status == 429, f"a third job is refused while two run: {third.value}"
         for job in (first, second):
             v.get("/api/stats", "DELETE", job=job)
         states = []
@@ -270,10 +283,48 @@ def check_big_model(folder):
             while (status := v.get("/api/stats", job=job))["state"] == "running":
                 time.sleep(0.02)
             states.append(status["state"])
-        check("cancelled jobs say so", states == ["cancelled", "cancelled"], states)
-        check("the summary of a 4 GiB model", v.get("/api/summary")["tensor_bytes"] > 4 << 30)
-        values = v.get("/api/values", name=big, count=8)["values"]
-        check("first values of a sparse tensor are zeros", values == [0.0] * 8, values)
+        assert states == ["cancelled", "cancelled"], states
+
+
+def test_big_model_summary(onnxmap, big):
+    with Viewer(onnxmap.path, big) as v:
+        assert v.get("/api/summary")["tensor_bytes"] > 4 << 30
+
+
+def test_big_model_first_values_of_a_sparse_tensor_are_zeros(onnxmap, big):
+    with Viewer(onnxmap.path, big) as v:
+        values = v.get("/api/values", name="model.embed_tokens.weight", count=8)["values"]
+    assert values == [0.0] * 8, values
+
+
+@contextlib.contextmanager
+def serving(root, log):
+    """(URL of ext.onnx, port): range_server.py serving `root`, logging to `log`."""
+    server = subprocess.Popen([sys.executable, str(HERE.parent / "remote" / "range_server.py"),
+                               "--root", str(root), "--log", str(log)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        port = server.stdout.readline().strip()
+        yield f"http://127.0.0.1:{port}/ok/ext.onnx", port
+    finally:
+        server.terminate()
+        server.wait()
+
+
+@pytest.fixture(scope="module")
+def ext_folder(onnxmap, tmp_path_factory):
+    """A folder holding ext.onnx, a model with external data."""
+    folder = tmp_path_factory.mktemp("remote")
+    subprocess.run([onnxmap.path, "synth", folder / "ext.onnx", "--layers", "2", "--hidden",
+                    "64", "--external-data"], check=True, capture_output=True)
+    return folder
+
+
+@pytest.fixture
+def server(ext_folder, tmp_path):
+    """(URL, port, request log) of a range server started for this case alone."""
+    with serving(ext_folder, tmp_path / "requests.log") as (url, port):
+        yield url, port, tmp_path / "requests.log"
 
 
 def data_bytes_fetched(port, log):
@@ -286,70 +337,51 @@ def data_bytes_fetched(port, log):
                if e["path"].endswith(".data") and e.get("range") != "bytes=0-0")
 
 
-def check_remote_fetches(url, port, log):
-    """By URL, a page fetches what it shows: the metadata pages no tensor byte, the first values
-    a tensor's first rows, not the file."""
-    with Viewer(ONNXMAP, url) as v:
+def test_by_url_a_page_fetches_what_it_shows(onnxmap, server, ext_folder):
+    """The metadata pages fetch no tensor byte, the first values a tensor's first rows, not the
+    file."""
+    url, port, log = server
+    with Viewer(onnxmap.path, url) as v:
         for path in ("/api/summary", "/api/warnings", "/api/tensors?limit=1000", "/api/fold",
                      "/api/nodes", "/api/node?id=3", "/api/tensor?name=lm_head.weight"):
             v.get(path)
         metadata = data_bytes_fetched(port, log)
-        check("by URL, the summary, tables, graph and tensor pages fetch no tensor byte",
-              metadata == 0, metadata)
+        assert metadata == 0, \
+            f"by URL, the summary, tables, graph and tensor pages fetch no tensor byte: {metadata}"
         v.get("/api/values", name="model.layers.0.mlp.up_proj.weight", count=8)
         values = data_bytes_fetched(port, log) - metadata
-        size = (log.parent / "ext.onnx.data").stat().st_size
-        check("by URL, the first values fetch a small part of the data file",
-              0 < values <= 70000 and values < size // 4, (values, size))
+        size = (ext_folder / "ext.onnx.data").stat().st_size
+        assert 0 < values <= 70000 and values < size // 4, \
+            f"by URL, the first values fetch a small part of the data file: {(values, size)}"
 
 
-def check_remote(folder):
-    """A model with external data viewed by URL answers as the local file does."""
-    subprocess.run([ONNXMAP, "synth", folder / "ext.onnx", "--layers", "2", "--hidden", "64",
-                    "--external-data"], check=True, capture_output=True)
-    server = subprocess.Popen([sys.executable, str(HERE.parent / "remote" / "range_server.py"),
-                               "--root", str(folder), "--log", str(folder / "requests.log")], stdout=subprocess.PIPE, text=True)
-    try:
-        port = server.stdout.readline().strip()
-        url = f"http://127.0.0.1:{port}/ok/ext.onnx"
-        check_remote_fetches(url, port, folder / "requests.log")
-        with Viewer(ONNXMAP, url.replace("http://", "http://someone:secret@")) as v:
-            source = v.get("/api/summary")["source"]
-            check("the page does not show a URL's user and password", source == url, source)
-        with Viewer(ONNXMAP, folder / "ext.onnx") as local, Viewer(ONNXMAP, url) as remote:
-            for path in ("/api/summary", "/api/tensors?limit=1000", "/api/fold",
-                         "/api/values?name=lm_head.weight&count=100",
-                         "/api/heatmap?name=lm_head.weight&width=32&height=32"):
-                a, b = local.get(path), remote.get(path)
-                a.pop("source", None), b.pop("source", None)
-                check(f"by URL as local: {path}", a == b, (a, b))
-            check("statistics by URL as local", run_stats(local, "lm_head.weight")["stats"] ==
-                  run_stats(remote, "lm_head.weight")["stats"])
-    finally:
-        server.terminate()
-        server.wait()
+def test_page_does_not_show_a_urls_user_and_password(onnxmap, server):
+    url = server[0]
+    with Viewer(onnxmap.path, url.replace("http://", "http://someone:secret@")) as v:
+        source = v.get("/api/summary")["source"]
+    assert source == url, source
 
 
-def main():
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = pathlib.Path(tmp)
-        synth = folder / "model.onnx"
-        subprocess.run([ONNXMAP, "synth", synth, "--layers", "3", "--hidden", "64"], check=True,
-                       capture_output=True)
-        check_model(synth, "synth")
-        with Viewer(ONNXMAP, synth) as v:
-            check_heatmap(v, onnx.load(str(synth)))
-            status = run_stats(v, "model.layers.0.mlp.up_proj.weight")
-            array = numpy_helper.to_array(onnx.load(str(synth)).graph.initializer[8])
-            numpy_stats.expect(check, "synth stats", status["stats"],
-                               array.astype(np.float64).reshape(-1))
-        check_dtype_stats(folder)
-        check_big_model(folder)
-        check_remote(folder)
-    check_corpus()
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
+@pytest.fixture(scope="module")
+def local_and_remote(onnxmap, ext_folder, tmp_path_factory):
+    """Viewers of ext.onnx, one of the file and one by URL."""
+    log = tmp_path_factory.mktemp("log") / "requests.log"
+    with serving(ext_folder, log) as (url, _), Viewer(onnxmap.path, ext_folder / "ext.onnx") \
+            as local, Viewer(onnxmap.path, url) as by_url:
+        yield local, by_url
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.mark.parametrize("path", ["/api/summary", "/api/tensors?limit=1000", "/api/fold",
+                                  "/api/values?name=lm_head.weight&count=100",
+                                  "/api/heatmap?name=lm_head.weight&width=32&height=32"])
+def test_by_url_as_local(local_and_remote, path):
+    local, by_url = local_and_remote
+    a, b = local.get(path), by_url.get(path)
+    a.pop("source", None), b.pop("source", None)
+    assert a == b
+
+
+def test_statistics_by_url_as_local(local_and_remote):
+    local, by_url = local_and_remote
+    assert run_stats(local, "lm_head.weight")["stats"] == \
+        run_stats(by_url, "lm_head.weight")["stats"]

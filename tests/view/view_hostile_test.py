@@ -1,28 +1,30 @@
-#!/usr/bin/python3
 """`onnxmap view` against hostile and clumsy clients: paths out of its files, bad parameters,
 oversized requests, slow and vanishing clients, a flood of idle connections, a foreign Host
 header, a second viewer on the same port, a network bind. The server must answer each with a
-clear refusal and keep serving.
-
-    view_hostile_test.py PATH/TO/onnxmap
-"""
-import pathlib
+clear refusal and keep serving: one viewer serves every case of this file up to the last, which
+checks that it still serves and stops cleanly (the cases run in file order)."""
 import socket
 import subprocess
-import sys
-import tempfile
 import threading
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from viewer import Viewer  # noqa: E402
+import pytest
 
-ONNXMAP = sys.argv[1]
-results = {"passed": 0, "failed": 0}
+from viewer import Viewer
 
 
-def check(name, condition, detail=""):
-    results["passed" if condition else "failed"] += 1
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else ": " + str(detail)))
+@pytest.fixture(scope="module")
+def model(onnxmap, tmp_path_factory):
+    path = tmp_path_factory.mktemp("hostile") / "model.onnx"
+    subprocess.run([onnxmap.path, "synth", path, "--layers", "2", "--hidden", "64"], check=True,
+                   capture_output=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def v(onnxmap, model):
+    """The viewer every hostile client of this file talks to."""
+    with Viewer(onnxmap.path, model) as viewer:
+        yield viewer
 
 
 def raw(v, data, read=True):
@@ -47,67 +49,107 @@ def request_line(v, target, extra=b""):
         extra + b"\r\n"
 
 
-def check_paths(v):
-    for target in (b"/../../../../etc/passwd", b"/%2e%2e/%2e%2e/etc/passwd", b"/..%2fmodel.onnx",
-                   b"/model.onnx", b"/api/../../etc/passwd", b"//etc/passwd"):
-        answer = raw(v, request_line(v, target))
-        check(f"{target.decode()}: 404, nothing from the disk", status_of(answer) == 404 and
-              b"root:" not in answer, answer[:80])
-    check("the page itself", status_of(raw(v, request_line(v, b"/"))) == 200)
+@pytest.mark.parametrize("target", [b"/../../../../etc/passwd", b"/%2e%2e/%2e%2e/etc/passwd",
+                                    b"/..%2fmodel.onnx", b"/model.onnx", b"/api/../../etc/passwd",
+                                    b"//etc/passwd"], ids=bytes.decode)
+def test_path_out_of_the_pages_404_nothing_from_the_disk(v, target):
+    answer = raw(v, request_line(v, target))
+    assert status_of(answer) == 404 and b"root:" not in answer, answer[:80]
 
 
-def check_parameters(v):
-    for path, status in (("/api/tensors?limit=1000000", 400), ("/api/tensors?limit=-1", 400),
-                         ("/api/tensors?offset=abc", 400), ("/api/tensors?sort=evil", 400),
-                         ("/api/values?name=lm_head.weight&count=99999999", 400),
-                         ("/api/heatmap?name=lm_head.weight&width=100000", 400),
-                         ("/api/stats?name=lm_head.weight", 400),
-                         ("/api/tensor?name=%zz", 400), ("/api/tensor?name=nope", 404),
-                         ("/api/node?id=99999999999", 404), ("/api/nope", 404),
-                         ("/api/stats?job=12345", 404)):
-        got, body = v.request("GET", path)
-        check(f"{path}: {status}", got == status, (got, body[:120]))
+def test_the_page_itself(v):
+    assert status_of(raw(v, request_line(v, b"/"))) == 200
+
+
+@pytest.mark.parametrize("path, status", [
+    ("/api/tensors?limit=1000000", 400), ("/api/tensors?limit=-1", 400),
+    ("/api/tensors?offset=abc", 400), ("/api/tensors?sort=evil", 400),
+    ("/api/values?name=lm_head.weight&count=99999999", 400),
+    ("/api/heatmap?name=lm_head.weight&width=100000", 400),
+    ("/api/stats?name=lm_head.weight", 400),
+    ("/api/tensor?name=%zz", 400), ("/api/tensor?name=nope", 404),
+    ("/api/node?id=99999999999", 404), ("/api/nope", 404),
+    ("/api/stats?job=12345", 404)])
+def test_bad_parameter(v, path, status):
+    got, body = v.request("GET", path)
+    assert got == status, (got, body[:120])
+
+
+def test_post_summary_405(v):
     got, _ = v.request("POST", "/api/summary")
-    check("POST /api/summary: 405", got == 405)
+    assert got == 405
+
+
+def test_bins_past_the_bound_400(v):
     got, body = v.request("POST", "/api/stats?name=lm_head.weight&bins=1000000")
-    check("bins past the bound: 400", got == 400, body)
+    assert got == 400, body
+
+
+def test_offset_past_the_end_is_an_empty_page(v):
     got, body = v.request("GET", "/api/tensors?offset=18446744073709551615&limit=1000")
-    check("an offset past the end: an empty page", got == 200 and b'"rows":[]' in body, body)
+    assert got == 200 and b'"rows":[]' in body, body
 
 
-def check_oversized(v):
+def test_header_past_8_kib_431(v):
     answer = raw(v, request_line(v, b"/api/summary", b"X-Big: " + b"a" * 20000 + b"\r\n"))
-    check("a header past 8 KiB: 431", status_of(answer) == 431, answer[:80])
+    assert status_of(answer) == 431, answer[:80]
+
+
+def test_body_past_4_kib_413(v):
     body = b"x" * 10000
     answer = raw(v, b"POST /api/stats HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: %d\r\n\r\n"
                  % (v.port, len(body)) + body)
-    check("a body past 4 KiB: 413", status_of(answer) == 413, answer[:80])
+    assert status_of(answer) == 413, answer[:80]
+
+
+def test_not_http_400(v):
     answer = raw(v, b"NOT HTTP AT ALL\r\n\r\n")
-    check("not HTTP: 400", status_of(answer) == 400, answer[:80])
+    assert status_of(answer) == 400, answer[:80]
+
+
+def test_host_header_naming_another_port_403(v):
     answer = raw(v, request_line(v, b"/api/summary").replace(f":{v.port}".encode(), b":1"))
-    check("a Host header naming another port: 403", status_of(answer) == 403, answer[:80])
+    assert status_of(answer) == 403, answer[:80]
+
+
+def test_foreign_host_header_dns_rebinding_403(v):
     answer = raw(v, request_line(v, b"/api/summary").replace(b"127.0.0.1", b"evil.example"))
-    check("a foreign Host header (DNS rebinding): 403", status_of(answer) == 403, answer[:80])
+    assert status_of(answer) == 403, answer[:80]
 
 
-def check_slow_and_vanishing(v):
-    slow = socket.create_connection(("127.0.0.1", v.port))
-    slow.sendall(b"GET /api/summary HTTP/1.1\r\nHost: 127.0.0.1")  # and never more
-    for _ in range(50):  # vanishing clients: a request, then gone before the answer
-        with socket.create_connection(("127.0.0.1", v.port)) as s:
-            s.sendall(request_line(v, b"/api/tensors?limit=1000"))
-    check("served while a client stalls and others vanish", v.get("/api/summary")["tensors"] > 0)
-    idle = [socket.create_connection(("127.0.0.1", v.port)) for _ in range(80)]
-    closed = 0
-    for s in idle:
-        s.settimeout(2)
+class TestWhileAClientStalls:
+    """A client that sent half a request and never more stays connected through these cases."""
+
+    @pytest.fixture(scope="class")
+    def stalled(self, v):
+        slow = socket.create_connection(("127.0.0.1", v.port))
+        slow.sendall(b"GET /api/summary HTTP/1.1\r\nHost: 127.0.0.1")  # and never more
+        yield slow
+        slow.close()
+
+    def test_served_while_others_vanish(self, v, stalled):
+        for _ in range(50):  # vanishing clients: a request, then gone before the answer
+            with socket.create_connection(("127.0.0.1", v.port)) as s:
+                s.sendall(request_line(v, b"/api/tensors?limit=1000"))
+        assert v.get("/api/summary")["tensors"] > 0
+
+    def test_connections_past_the_limit_are_closed_at_once(self, v, stalled):
+        idle = [socket.create_connection(("127.0.0.1", v.port)) for _ in range(80)]
+        closed = 0
         try:
-            closed += s.recv(1) == b""
-        except (socket.timeout, ConnectionResetError):
-            pass
-    check("connections past the limit are closed at once", closed >= 80 - 64, closed)
-    for s in idle + [slow]:
-        s.close()
+            for s in idle:
+                s.settimeout(2)
+                try:
+                    closed += s.recv(1) == b""
+                except (socket.timeout, ConnectionResetError):
+                    pass
+        finally:
+            for s in idle:
+                s.close()
+        assert closed >= 80 - 64, closed
+
+
+def test_8_clients_at_once_after_the_flood(v):
     errors = []
 
     def client():
@@ -121,47 +163,33 @@ def check_slow_and_vanishing(v):
         t.start()
     for t in threads:
         t.join()
-    check("8 clients at once after the flood", not errors, errors[:2])
+    assert not errors, errors[:2]
 
 
-def check_ports(model):
-    with Viewer(ONNXMAP, model) as first:
-        r = subprocess.run([ONNXMAP, "view", model, "--no-browser", "--port", str(first.port)],
-                           capture_output=True, text=True, timeout=30)
-        check("a second viewer on a taken --port: exit 1, says why", r.returncode == 1 and
-              f"cannot listen on 127.0.0.1:{first.port}" in r.stderr and "in use" in r.stderr,
-              r.stderr)
-    with Viewer(ONNXMAP, model, "--host", "0.0.0.0") as network:
+def test_still_serving_at_the_end_and_stops_with_status_0(v):
+    assert v.get("/api/summary")["tensors"] == 21, "still serving at the end"
+    code = v.stop()
+    assert code == 0, f"stops with status 0: {v.stderr}"
+
+
+def test_second_viewer_on_a_taken_port_exits_1_saying_why(onnxmap, model):
+    with Viewer(onnxmap.path, model) as first:
+        r = onnxmap("view", model, "--no-browser", "--port", first.port, text=True, timeout=30)
+    assert r.returncode == 1 and f"cannot listen on 127.0.0.1:{first.port}" in r.stderr \
+        and "in use" in r.stderr, r.stderr
+
+
+def test_network_bind_warns(onnxmap, model):
+    with Viewer(onnxmap.path, model, "--host", "0.0.0.0") as network:
         code = network.stop()
-        check("a network bind warns", code == 0 and "anyone who can reach" in network.stderr,
-              network.stderr)
-    r = subprocess.run([ONNXMAP, "view", model, "--no-browser", "--host", "not-an-address"],
-                       capture_output=True, text=True, timeout=30)
-    check("--host not an address: exit 1", r.returncode == 1 and "not an IP address" in r.stderr,
-          r.stderr)
-    r = subprocess.run([ONNXMAP, "view", "missing.onnx", "--no-browser"], capture_output=True,
-                       text=True, timeout=30)
-    check("a missing model: exit 1 before listening", r.returncode == 1 and r.stdout == "",
-          r.stderr)
+    assert code == 0 and "anyone who can reach" in network.stderr, network.stderr
 
 
-def main():
-    with tempfile.TemporaryDirectory() as tmp:
-        model = pathlib.Path(tmp) / "model.onnx"
-        subprocess.run([ONNXMAP, "synth", model, "--layers", "2", "--hidden", "64"], check=True,
-                       capture_output=True)
-        with Viewer(ONNXMAP, model) as v:
-            check_paths(v)
-            check_parameters(v)
-            check_oversized(v)
-            check_slow_and_vanishing(v)
-            check("still serving at the end", v.get("/api/summary")["tensors"] == 21)
-            code = v.stop()
-            check("stops with status 0", code == 0, v.stderr)
-        check_ports(model)
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
+def test_host_not_an_address_exits_1(onnxmap, model):
+    r = onnxmap("view", model, "--no-browser", "--host", "not-an-address", text=True, timeout=30)
+    assert r.returncode == 1 and "not an IP address" in r.stderr, r.stderr
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def test_missing_model_exits_1_before_listening(onnxmap):
+    r = onnxmap("view", "missing.onnx", "--no-browser", text=True, timeout=30)
+    assert r.returncode == 1 and r.stdout == "", r.stderr

@@ -1,34 +1,23 @@
-#!/usr/bin/python3
 """The reference implementation as judge: `onnxmap dump FILE` must equal
 google.protobuf.json_format.MessageToDict of the same file, field for field; `onnxmap ls` must
 list the main graph's initializers with their names, types and dims; and `onnxmap get` of the
-first initializers must equal onnx.numpy_helper.to_array, byte for byte.
+first initializers must equal onnx.numpy_helper.to_array, byte for byte. Over every .onnx and
+.pb of the corpus (the cases marked `corpus`) and of tests/conformance/make_fixtures.py.
 
-    compare_dump.py ONNXMAP [--corpus DIR] [--fixtures]
-
---fixtures builds tests/conformance/make_fixtures.py's models in a temporary folder and checks
-them too.
 Float fields compare as float32 (onnxmap prints the shortest float32 decimal, protobuf may print
-another decimal of the same float32); everything else compares exactly. Ends with
-"N passed, N failed, N skipped"; exits 77 (meson's skip) when the corpus is absent.
+another decimal of the same float32); everything else compares exactly.
 """
-import argparse
 import json
-import tempfile
 import math
-import pathlib
-import subprocess
-import sys
+import tempfile
+import warnings
 
 import numpy as np
 import onnx
+import pytest
 from google.protobuf import json_format
 from onnx import numpy_helper
 
-import make_fixtures
-from corpus_sample import sample
-
-UNJUDGED = []  # tensors the reference implementation itself cannot read
 DATA_KEYS = {"rawData", "floatData", "int32Data", "stringData", "int64Data", "doubleData",
              "uint64Data"}
 
@@ -77,9 +66,10 @@ def without_data(value):
     return value
 
 
-def tensor_problems(onnxmap, path, model, get_limit):
-    """Differences between `ls`/`get` and python3-onnx for the main graph's initializers."""
-    run = subprocess.run([onnxmap, "ls", "--json", str(path)], capture_output=True)
+def tensor_problems(onnxmap, path, model, get_limit, unjudged):
+    """Differences between `ls`/`get` and python3-onnx for the main graph's initializers; the
+    tensors python3-onnx itself cannot read go to `unjudged`."""
+    run = onnxmap("ls", "--json", path)
     if run.returncode != 0:
         return [f"ls exit {run.returncode}: {run.stderr.decode().strip()}"]
     rows = {r["path"]: r for r in json.loads(run.stdout)}
@@ -103,13 +93,13 @@ def tensor_problems(onnxmap, path, model, get_limit):
             expected = numpy_helper.to_array(with_data.graph.initializer[i])
         except (TypeError, ValueError):
             # onnx 1.12 cannot read some tensors (typed COMPLEX): no judge for those.
-            UNJUDGED.append(f"{path}: graph.initializer[{i}] ({tensor.name})")
+            unjudged.append(f"graph.initializer[{i}] ({tensor.name})")
             continue
         # Each load mode in turn, so every mode is judged on the whole corpus at no extra cost.
         mode = ("map", "read", "direct")[i % 3]
         with tempfile.NamedTemporaryFile(suffix=".npy") as out:
-            run = subprocess.run([onnxmap, "get", str(path), f"graph.initializer[{i}]", "-o",
-                                  out.name, "--load-mode", mode], capture_output=True)
+            run = onnxmap("get", path, f"graph.initializer[{i}]", "-o", out.name, "--load-mode",
+                          mode)
             got = np.load(out.name) if run.returncode == 0 else None
         if got is None or got.dtype != expected.dtype or got.shape != expected.shape or \
                 got.tobytes() != expected.tobytes():
@@ -119,7 +109,7 @@ def tensor_problems(onnxmap, path, model, get_limit):
 
 
 def message_of(path):
-    """(message class name, parsed message) for a file, or (None, reason) to skip it."""
+    """(message class name, parsed message) for a file; skips one that is not a TensorProto."""
     data = path.read_bytes()
     if path.suffix == ".onnx":
         return "ModelProto", onnx.load_model_from_string(data)
@@ -128,63 +118,37 @@ def message_of(path):
     # The backend tests store sequences, maps and optionals as messages of onnx-data.proto,
     # which onnxmap does not read; a TensorProto parse of those has no data_type.
     if tensor.data_type == 0:
-        return None, "not a TensorProto (a sequence, map or optional of onnx-data.proto)"
+        pytest.skip("not a TensorProto (a sequence, map or optional of onnx-data.proto), which "
+                    "onnxmap does not read")
     return "TensorProto", tensor
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("onnxmap")
-    parser.add_argument("--corpus")
-    parser.add_argument("--fixtures", action="store_true")
-    args = parser.parse_args()
-    fixtures = tempfile.TemporaryDirectory()
-    files = []
-    if args.corpus:
-        corpus = pathlib.Path(args.corpus)
-        if not corpus.is_dir():
-            print(f"SKIP: corpus {corpus} not found (it lives in ../shared, absent from a "
-                  "user's clone)")
-            return 77
-        files += sample(sorted(p for p in corpus.rglob("*") if p.suffix in (".onnx", ".pb")))
-    if args.fixtures:
-        folder = pathlib.Path(fixtures.name)
-        make_fixtures.write_models(folder)
-        files += sorted(folder.rglob("*.onnx")) + sorted(folder.rglob("*.pb"))
-    passed = failed = skipped = 0
-    for path in files:
-        kind, message = message_of(path)
-        if kind is None:
-            skipped += 1
-            continue
-        expected = json_format.MessageToDict(message)
-        problems = []
-        for omit in (False, True):
-            command = [args.onnxmap, "dump", "--message", kind, str(path)]
-            if omit:
-                command.append("--omit-data")
-            run = subprocess.run(command, capture_output=True)
-            if run.returncode != 0:
-                problems.append(f"exit {run.returncode}: {run.stderr.decode().strip()}")
-                break
-            want = without_data(expected) if omit else expected
-            problems += differences(want, json.loads(run.stdout), "omit-data" if omit else "")
-        if kind == "ModelProto" and not problems:
-            # Every fixture tensor (they cover every dtype); a sample of the corpus's.
-            limit = 1000 if fixtures.name in str(path) else 3
-            problems += tensor_problems(args.onnxmap, path, message, limit)
-        if problems:
-            failed += 1
-            print(f"FAIL {path}")
-            for p in problems[:20]:
-                print(f"     {p}")
-        else:
-            passed += 1
-    for tensor in UNJUDGED:
-        print(f"note: python3-onnx cannot read {tensor}; its bytes were not compared")
-    print(f"{passed} passed, {failed} failed, {skipped} skipped")
-    return 1 if failed else 0
+def assert_conforms(onnxmap, path, get_limit):
+    kind, message = message_of(path)
+    expected = json_format.MessageToDict(message)
+    problems = []
+    for omit in (False, True):
+        args = ["dump", "--message", kind, path] + (["--omit-data"] if omit else [])
+        run = onnxmap(*args)
+        if run.returncode != 0:
+            problems.append(f"exit {run.returncode}: {run.stderr.decode().strip()}")
+            break
+        want = without_data(expected) if omit else expected
+        problems += differences(want, json.loads(run.stdout), "omit-data" if omit else "")
+    if kind == "ModelProto" and not problems:
+        unjudged = []
+        problems += tensor_problems(onnxmap, path, message, get_limit, unjudged)
+        if unjudged:
+            warnings.warn(f"python3-onnx cannot read {', '.join(unjudged)} of {path}: their "
+                          "bytes were not compared")
+    assert not problems, "\n".join(problems[:20])
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def test_fixture(onnxmap, fixture_file):
+    """Every fixture tensor is compared (they cover every dtype)."""
+    assert_conforms(onnxmap, fixture_file, 1000)
+
+
+def test_corpus(onnxmap, corpus_file):
+    """A sample of each corpus model's tensors is compared: its first three."""
+    assert_conforms(onnxmap, corpus_file, 3)
