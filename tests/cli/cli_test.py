@@ -60,7 +60,33 @@ def test_missing_file_exits_1(onnxmap, tmp_path):
 
 
 def test_unknown_tensor_exits_1(onnxmap, small, tmp_path):
-    assert onnxmap("get", small[1], "nope", "-o", tmp_path / "x.npy").returncode == 1
+    r = onnxmap("get", small[1], "nope", "-o", tmp_path / "x.npy")
+    err = r.stderr.decode()
+    # Said once, truly: a model, not a bare TensorProto; no close name to offer for "nope".
+    assert r.returncode == 1 and "no tensor named 'nope'" in err and "TensorProto" not in err and \
+        "did you mean" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_mistyped_tensor_suggests_the_closest_names(onnxmap, small, tmp_path):
+    r = onnxmap("get", small[1], "ww", "-o", tmp_path / "x.npy")
+    assert r.returncode == 1 and "did you mean 'w'?" in r.stderr.decode(), r.stderr.decode()
+
+
+# Values the command validates while running are usage errors too, in the option's words.
+@pytest.mark.parametrize("args, words", [
+    (("get", "MODEL", "w", "--rows", "5:2"), "--rows: 5:2 is not within w's rows 0:4"),
+    (("get", "MODEL", "w", "--rows", "0:9"), "--rows: 0:9 is not within w's rows 0:4"),
+    (("get", "MODEL", "w", "--rows", "a:b"), "--rows: expected A:B"),
+    (("load", "MODEL", "--shard", "3/2"), "--shard: 3/2: RANK must be below RANKS"),
+    (("load", "MODEL", "--shard", "3-8"), "--shard: expected RANK/RANKS"),
+], ids=["rows reversed", "rows past the end", "rows not numbers", "rank past ranks",
+        "shard not a fraction"])
+def test_values_out_of_range_exit_2_in_the_options_words(onnxmap, small, tmp_path, args, words):
+    r = onnxmap(*[small[1] if a == "MODEL" else a for a in args], "-o", tmp_path / "x.npy") \
+        if args[0] == "get" else onnxmap(*[small[1] if a == "MODEL" else a for a in args])
+    err = r.stderr.decode()
+    assert r.returncode == 2 and words in err and "slice_rows" not in err, err
+    assert not (tmp_path / "x.npy").exists()
 
 
 def test_info_json_as_python3_onnx(onnxmap, small):
