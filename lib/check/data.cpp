@@ -47,9 +47,8 @@ class DataReader {
     std::vector<Tensor> tensors;
     for (std::size_t i = 0; i < model_.tensor_count(); ++i) {
       const Tensor t = model_.tensor_at(i);
-      const auto storage = t.storage();
-      if (storage != TensorStorage::raw && storage != TensorStorage::external) continue;
-      if (storage == TensorStorage::external && !checksum_of(t).empty()) {
+      if (!t.has_stored_bytes()) continue;
+      if (t.storage() == TensorStorage::external && !checksum_of(t).empty()) {
         hashed_files_.emplace(std::string(t.data_file()), std::nullopt);
       }
       tensors.push_back(t);

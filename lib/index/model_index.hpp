@@ -58,6 +58,11 @@ struct TensorRecord {
   std::uint64_t payload_length = 0;
   std::uint32_t dims_begin = 0;  // into ModelIndex::dims
   std::uint32_t dims_count = 0;
+
+  // The elements lie in a file in the raw_data layout (raw_data or external data).
+  [[nodiscard]] bool has_stored_bytes() const noexcept {
+    return storage == TensorStorage::raw || storage == TensorStorage::external;
+  }
 };
 
 // A slot of the name table. The hash is kept beside the id so that probing compares hashes

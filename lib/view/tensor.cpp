@@ -111,8 +111,7 @@ TensorStorage Tensor::storage() const {
 }
 
 bool Tensor::has_stored_bytes() const {
-  const TensorStorage storage = record_of(index_, tensor_).storage;
-  return storage == TensorStorage::raw || storage == TensorStorage::external;
+  return record_of(index_, tensor_).has_stored_bytes();
 }
 
 std::optional<Error> Tensor::payload_error() const {
@@ -193,12 +192,11 @@ std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t
   const auto& r = record_of(index_, tensor_);
   const ByteRange range = row_range(begin, end);
   const auto rows = detail::payload_view(*this).subspan(range.offset, range.length);
-  const std::uint64_t offset = range.offset;
-  fetch_payload(index_, r, offset, rows.size());
+  fetch_payload(index_, r, range.offset, rows.size());
   if (rows.size() == r.payload_length) {
     advise_access(index_->payload_file(r), r.payload_offset, rows.size());
   } else {
-    advise_slice(index_->payload_file(r), r.payload_offset + offset, rows.size());
+    advise_slice(index_->payload_file(r), r.payload_offset + range.offset, rows.size());
   }
   return rows;
 }
@@ -236,8 +234,8 @@ Tensor::ByteRange Tensor::row_range(std::uint64_t begin, std::uint64_t end) cons
   if (element_bits(data_type()) == 0) throw fail("the data type has no fixed element size");
   const auto per_row = row_bytes();
   if (!per_row) throw fail("a row is not a whole number of bytes");
-  if (!has_stored_bytes())
-    (void)detail::payload_view(*this);  // typed and invalid storage throw their own
+  // Typed and invalid storage throw their own errors (use data(); why the payload is bad).
+  if (!has_stored_bytes()) (void)detail::payload_view(*this);
   // A tensor with dims but no payload field holds no bytes to slice.
   if (!can_slice_rows()) throw fail("the tensor holds no payload for its dims");
   return {begin * *per_row, (end - begin) * *per_row};
@@ -255,20 +253,20 @@ void Tensor::release() const {
 namespace onnxmap::detail {
 
 std::span<const std::byte> payload_view(const Tensor& t) {
-  const ModelIndex* index_ = ViewAccess::index(t);
-  const std::uint32_t tensor_ = ViewAccess::tensor(t);
-  const auto& r = record_of(index_, tensor_);
+  const ModelIndex* index = ViewAccess::index(t);
+  const std::uint32_t id = ViewAccess::tensor(t);
+  const auto& r = record_of(index, id);
   switch (r.storage) {
     case TensorStorage::none: return {};
     case TensorStorage::raw:
-    case TensorStorage::external: return stored_payload(index_, r);
+    case TensorStorage::external: return stored_payload(index, r);
     case TensorStorage::typed: break;
-    case TensorStorage::invalid: throw *index_->payload_error(tensor_);
+    case TensorStorage::invalid: throw *index->payload_error(id);
   }
   throw Error(ErrorKind::invalid_argument,
               "the tensor's elements are in a typed field, which cannot be viewed without "
               "decoding; use data()",
-              r.payload_offset, t.path(), index_->display_name);
+              r.payload_offset, t.path(), index->display_name);
 }
 
 std::span<const std::byte> rows_view(const Tensor& t, std::uint64_t begin, std::uint64_t end) {

@@ -76,8 +76,7 @@ class ModelPlanner {
   PayloadInfo info_of(std::uint32_t tensor) const {
     const TensorRecord& t = index_.tensors[tensor];
     const Reach reach = reach_of(index_, t.message);
-    const bool movable = reach.reachable &&
-                         (t.storage == TensorStorage::raw || t.storage == TensorStorage::external);
+    const bool movable = reach.reachable && t.has_stored_bytes();
     return {t.name, movable ? t.payload_length : 0, reach.in_attribute, movable};
   }
 

@@ -122,9 +122,7 @@ py::array copied_array(const LoadItem& item, std::span<const std::byte> bytes) {
 // and external data (valid after the callback: it holds the model), else a copy, unpacked for
 // sub-byte types (library buffers last only until the callback returns).
 py::array mapped_array(const Owner& owner, const LoadItem& item, std::span<const std::byte> bytes) {
-  const TensorStorage storage = item.tensor.storage();
-  const bool in_model = storage == TensorStorage::raw || storage == TensorStorage::external;
-  if (in_model && !is_sub_byte(item)) {
+  if (item.tensor.has_stored_bytes() && !is_sub_byte(item)) {
     return model_bytes_array(owner, bytes, item_dtype(item), item_shape(item));
   }
   return copied_array(item, bytes);

@@ -85,7 +85,7 @@ int run_stats(const StatsArgs& args) {
       [&](const LoadedTensor& loaded) {
         const Tensor& t = plan[loaded.item].tensor;
         // Decoded typed fields live only during the callback: counted here.
-        if (t.storage() != TensorStorage::raw && t.storage() != TensorStorage::external) {
+        if (!t.has_stored_bytes()) {
           return count(loaded.item, loaded.bytes);
         }
         counting.submit(
