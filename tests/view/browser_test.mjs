@@ -1,5 +1,5 @@
 // The viewer's pages in Chromium, driven by puppeteer-core: each page of each model is opened,
-// and what it shows is checked against the JSON API's own answers (tools/onnxmap/view/api.md),
+// and what it shows is checked against the JSON API's own answers (tools/onnxmap/viewer/api.md),
 // fetched here. Every page is saved as a PNG; console errors and page errors fail the test.
 //
 //   node browser_test.mjs CHROMIUM SCREENSHOT_FOLDER LABEL=VIEWER_URL...

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The viewer's JSON API (tools/onnxmap/view/api.md) against `onnxmap info --stats --json`,
+"""The viewer's JSON API (tools/onnxmap/viewer/api.md) against `onnxmap info --stats --json`,
 `ls --json`, `check --json`, python3-onnx and numpy, on synthetic models (inline and external
 data, every numeric dtype) and every model of the corpus; then a model of 4 GiB of holes
 (statistics cancelled, jobs bounded) and a model read over HTTP.

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "attribute_text.hpp"
 #include "format.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
-#include "tensor_order.hpp"
+#include "shared/tensor_order.hpp"
+#include "shared/value_text.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "attribute_text.hpp"
+#include "shared/value_text.hpp"
 
 namespace onnxmap::cli {
 

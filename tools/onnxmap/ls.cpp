@@ -9,10 +9,10 @@
 
 #include "format.hpp"
 #include "load_mode_option.hpp"
-#include "model_json.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
-#include "tensor_order.hpp"
+#include "shared/model_json.hpp"
+#include "shared/tensor_order.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {

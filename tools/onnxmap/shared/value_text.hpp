@@ -1,6 +1,7 @@
 #pragma once
-// Compact text for the `graph` verb: attribute values, tensors and types, one line each.
-// Tensors are shown by data type and shape, never by value.
+// Compact text of values, one line each: attribute values, tensors and types, as the `graph` and
+// `diff` verbs and the viewer's node page show them. Tensors are shown by data type and shape,
+// never by value.
 
 #include <string>
 

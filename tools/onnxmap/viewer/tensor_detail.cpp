@@ -6,10 +6,10 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "../model_json.hpp"
 #include "onnxmap/stats.hpp"
+#include "shared/model_json.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 namespace {
 
@@ -165,4 +165,4 @@ nlohmann::json tensor_heatmap(const Tensor& t, std::uint64_t width, std::uint64_
           {"cells", std::move(out_cells)}};
 }
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

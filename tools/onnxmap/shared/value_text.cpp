@@ -1,4 +1,4 @@
-#include "attribute_text.hpp"
+#include "value_text.hpp"
 
 #include <array>
 #include <charconv>

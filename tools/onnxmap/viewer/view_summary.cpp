@@ -2,10 +2,10 @@
 
 #include <map>
 
-#include "../model_json.hpp"
+#include "shared/model_json.hpp"
 #include "view_api.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 namespace {
 
@@ -79,4 +79,4 @@ nlohmann::json view_warnings(const Model& model) {
   return {{"warnings", std::move(out)}};
 }
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

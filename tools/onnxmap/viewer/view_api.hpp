@@ -15,7 +15,7 @@
 #include "stats_jobs.hpp"
 #include "tensor_list.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 class ViewApi {
  public:
@@ -57,4 +57,4 @@ class ViewApi {
 // /api/warnings: {"warnings": [each finding of check, "path: detail"]}.
 [[nodiscard]] nlohmann::json view_warnings(const Model& model);
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer
