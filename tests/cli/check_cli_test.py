@@ -212,7 +212,7 @@ def graph_verb(folder):
     check("graph exits 0", r.returncode == 0, r.stderr)
     for line in ["model: ir_version 8, opset_import ai.onnx 17, com.example 1", "graph main",
                  "  input  x: FLOAT[1]", "  init   w: FLOAT[6]",
-                 "  k = Constant() {value=INT64[1,2]}",
+                 "  k = Constant() {value=INT64[1, 2]}",
                  "  y = Loop(m, c) {body=<graph body: 2 nodes>}", "    body:", "      graph body",
                  "        v = If(c_in) {else_branch=<graph else: 1 node>, "
                  "then_branch=<graph then: 1 node>}",

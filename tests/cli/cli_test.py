@@ -139,6 +139,18 @@ def check_help_examples(folder):
           and b"unknown verb 'frob'" in r.stderr, r.stderr.decode())
 
 
+def check_dims_spelling(path):
+    """A shape is spelled one way, "[4, 3]", by every verb that shows one: ls, graph and info."""
+    text = {verb: run(verb, path).stdout.decode() for verb in ("ls", "graph", "info")}
+    ls_w = next((line.split() for line in text["ls"].splitlines() if line.startswith("w ")), [])
+    check("ls spells dims [4, 3]", "[4," in ls_w and "3]" in ls_w, text["ls"])
+    check("graph spells an initializer FLOAT[4, 3]", "init   w: FLOAT[4, 3]" in text["graph"],
+          text["graph"])
+    check("graph spells an input FLOAT[n, 4]", "input  x: FLOAT[n, 4]" in text["graph"],
+          text["graph"])
+    check("info spells an input FLOAT[n, 4]", "x  FLOAT[n, 4]" in text["info"], text["info"])
+
+
 def main():
     folder = pathlib.Path(tempfile.mkdtemp())
     path, model = make_model(folder)
@@ -164,7 +176,7 @@ def main():
     check("info producer", info["producer_name"] == "cli-test")
     check("info model_version", info["model_version"] == "3")
     check("info opsets", info["opset_import"] == {"ai.onnx": 17}, str(info["opset_import"]))
-    check("info inputs", info["inputs"] == [{"name": "x", "type": "FLOAT[n,4]"}], str(info["inputs"]))
+    check("info inputs", info["inputs"] == [{"name": "x", "type": "FLOAT[n, 4]"}], str(info["inputs"]))
     r = run("info", "--stats", "--json", path)
     stats = json.loads(r.stdout)["stats"]
     check("info --stats ops", stats["nodes_by_op_type"] == {"Constant": 1, "MatMul": 1}, str(stats))
@@ -173,6 +185,7 @@ def main():
     rows = json.loads(run("ls", "--json", path).stdout)
     check("ls names", [r["name"] for r in rows] == ["w", "names", "c"], str(rows))
     check("ls constant path", rows[2]["path"] == "graph.node[0].attribute[0].t", rows[2]["path"])
+    check_dims_spelling(path)
 
     # get: .npy equal to numpy_helper; rows; STRING refused with a pointer to --raw; no partial files.
     out = folder / "w.npy"
