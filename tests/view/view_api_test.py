@@ -19,8 +19,10 @@ sys.path[:0] = [str(HERE), str(HERE.parent / "cli"), str(HERE.parent / "conforma
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
+from onnx import helper  # noqa: E402
 
 import corpus_sample  # noqa: E402
+import golden_model  # noqa: E402
 import numpy_stats  # noqa: E402
 from viewer import HttpError, Viewer  # noqa: E402
 
@@ -276,6 +278,72 @@ def check_big_model(folder):
         check("first values of a sparse tensor are zeros", values == [0.0] * 8, values)
 
 
+def onnx_subgraph_nodes(nodes):
+    """Nodes of the graphs `nodes` hold in attributes, at any depth (python3-onnx's count)."""
+    n = 0
+    for node in nodes:
+        for a in node.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                n += len(g.node) + onnx_subgraph_nodes(g.node)
+    return n
+
+
+def nested_model(folder):
+    """Main graph: an If whose then branch holds another If, and a call of a two-node function."""
+    def branch(name, nodes):
+        out = helper.make_tensor_value_info(name + "_out", onnx.TensorProto.FLOAT, [2])
+        return helper.make_graph(nodes, name, [], [out])
+
+    def const(name):
+        return helper.make_node("Constant", [], [name + "_out"],
+                                value=numpy_helper.from_array(np.zeros(2, np.float32), ""))
+
+    inner = helper.make_node("If", ["c"], ["then_out"], then_branch=branch("a", [const("a")]),
+                             else_branch=branch("b", [const("b")]))
+    outer = helper.make_node("If", ["c"], ["y"], then_branch=branch("then", [inner]),
+                             else_branch=branch("else", [const("else")]))
+    twice = helper.make_function("local", "Twice", ["x"], ["z"], [
+        helper.make_node("Add", ["x", "x"], ["t"]), helper.make_node("Identity", ["t"], ["z"])],
+        [helper.make_opsetid("", 17)])
+    call = helper.make_node("Twice", ["y"], ["z"], domain="local")
+    graph = helper.make_graph(
+        [outer, call], "nested", [helper.make_tensor_value_info("c", onnx.TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, functions=[twice], opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    path = folder / "nested.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def check_node_counts(folder):
+    """The summary counts the nodes of the main graph, of its subgraphs and of functions apart:
+    a model without subgraphs has none in subgraphs; the golden model's If holds two."""
+    models = {"synth": folder / "model.onnx", "golden": golden_model.write(folder),
+              "nested": nested_model(folder)}
+    for label, path in models.items():
+        proto = onnx.load(str(path), load_external_data=False)
+        want = {"nodes": len(proto.graph.node),
+                "subgraph_nodes": onnx_subgraph_nodes(proto.graph.node),
+                "function_nodes": sum(len(f.node) + onnx_subgraph_nodes(f.node)
+                                      for f in proto.functions)}
+        with Viewer(ONNXMAP, path) as v:
+            s = v.get("/api/summary")
+        got = {k: s.get(k) for k in want}
+        check(f"{label}: node counts of the main graph, subgraphs and functions", got == want,
+              (got, want))
+        check(f"{label}: no count of nodes mixes the parts", "nodes_all" not in s)
+        if label == "synth":
+            check("synth: no nodes in subgraphs", s["subgraph_nodes"] == 0, s["subgraph_nodes"])
+        if label == "golden":
+            check("golden: the If's two branches hold two nodes", got["subgraph_nodes"] == 2, got)
+            check("golden: input types spelled as info spells them",
+                  s["inputs"] == [{"name": "x", "type": "FLOAT[batch, 2]"}], s["inputs"])
+        if label == "nested":
+            check("nested: subgraphs at any depth, functions apart",
+                  (got["subgraph_nodes"], got["function_nodes"]) == (4, 2), got)
+
+
 def data_bytes_fetched(port, log):
     """Bytes the range server sent from external data files, once it has logged every answer;
     not the one-byte probes (`bytes=0-0`) that learn a file's size and validators."""
@@ -344,6 +412,7 @@ def main():
             numpy_stats.expect(check, "synth stats", status["stats"],
                                array.astype(np.float64).reshape(-1))
         check_dtype_stats(folder)
+        check_node_counts(folder)
         check_big_model(folder)
         check_remote(folder)
     check_corpus()

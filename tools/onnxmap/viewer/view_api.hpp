@@ -52,7 +52,8 @@ class ViewApi {
   std::thread warm_up_;
 };
 
-// /api/summary: summary_json and stats_json of `model`, with sizes by storage and functions.
+// /api/summary: summary_json and stats_json of `model`, with sizes by storage, the nodes of the
+// main graph, of its subgraphs and of the functions counted apart, and the functions.
 [[nodiscard]] nlohmann::json view_summary(const Model& model, const std::string& source);
 // /api/warnings: {"warnings": [each finding of check, "path: detail"]}.
 [[nodiscard]] nlohmann::json view_warnings(const Model& model);

@@ -9,21 +9,23 @@ namespace onnxmap::cli::viewer {
 
 namespace {
 
-std::uint64_t count_nodes(const ViewRange<Node>& nodes);
+std::uint64_t nodes_in_subgraphs(const Node& node);
 
-// The nodes of the graphs a node's attributes hold (If's branches, Loop's and Scan's bodies).
-std::uint64_t subgraph_nodes(const Node& node) {
+// The nodes of `nodes` and of the subgraphs they hold, at any depth.
+std::uint64_t nodes_with_subgraphs(const ViewRange<Node>& nodes) {
   std::uint64_t n = 0;
-  for (const Attribute a : node.attributes()) {
-    if (const auto g = a.g()) n += count_nodes(g->nodes());
-    for (const Graph g : a.graphs()) n += count_nodes(g.nodes());
-  }
+  for (const Node node : nodes) n += 1 + nodes_in_subgraphs(node);
   return n;
 }
 
-std::uint64_t count_nodes(const ViewRange<Node>& nodes) {
+// The nodes of the graphs a node's attributes hold (If's branches, Loop's and Scan's bodies), at
+// any depth; not the node itself.
+std::uint64_t nodes_in_subgraphs(const Node& node) {
   std::uint64_t n = 0;
-  for (const Node node : nodes) n += 1 + subgraph_nodes(node);
+  for (const Attribute a : node.attributes()) {
+    if (const auto g = a.g()) n += nodes_with_subgraphs(g->nodes());
+    for (const Graph g : a.graphs()) n += nodes_with_subgraphs(g.nodes());
+  }
   return n;
 }
 
@@ -33,15 +35,8 @@ std::string storage_key(const Tensor& t) {
                                                 : storage;
 }
 
-}  // namespace
-
-nlohmann::json view_summary(const Model& model, const std::string& source) {
-  nlohmann::json out = summary_json(ModelSummary::of(model));
-  const nlohmann::json counts = stats_json(model);
-  out["source"] = source;
-  out["tensors"] = counts["tensors"];
-  out["by_dtype"] = counts["by_dtype"];
-  out["op_types"] = counts["nodes_by_op_type"];
+// "parameters", "tensor_bytes" and "by_storage" of every tensor.
+void add_tensor_totals(const Model& model, nlohmann::json& out) {
   std::uint64_t parameters = 0, bytes = 0;
   std::map<std::string, nlohmann::json> by_storage;
   for (std::size_t i = 0; i < model.tensor_count(); ++i) {
@@ -56,18 +51,41 @@ nlohmann::json view_summary(const Model& model, const std::string& source) {
   out["parameters"] = parameters;
   out["tensor_bytes"] = bytes;
   out["by_storage"] = by_storage;
+}
+
+// "nodes" (the main graph's own), "subgraph_nodes" (in the graphs its nodes hold),
+// "function_nodes" (in the functions, their subgraphs included) and "functions" with each one's.
+void add_node_counts(const Model& model, nlohmann::json& out) {
   const auto graph = model.graph();
+  std::uint64_t in_subgraphs = 0;
+  if (graph) {
+    for (const Node node : graph->nodes()) in_subgraphs += nodes_in_subgraphs(node);
+  }
   out["nodes"] = graph ? graph->nodes().size() : 0;
-  std::uint64_t all_nodes = graph ? count_nodes(graph->nodes()) : 0;
+  out["subgraph_nodes"] = in_subgraphs;
+  std::uint64_t in_functions = 0;
   nlohmann::json functions = nlohmann::json::array();
   for (const Function f : model.functions()) {
-    const std::uint64_t n = count_nodes(f.nodes());
-    all_nodes += n;
+    const std::uint64_t n = nodes_with_subgraphs(f.nodes());
+    in_functions += n;
     functions.push_back(
         {{"domain", std::string(f.domain())}, {"name", std::string(f.name())}, {"nodes", n}});
   }
-  out["nodes_all"] = all_nodes;
+  out["function_nodes"] = in_functions;
   out["functions"] = std::move(functions);
+}
+
+}  // namespace
+
+nlohmann::json view_summary(const Model& model, const std::string& source) {
+  nlohmann::json out = summary_json(ModelSummary::of(model));
+  const nlohmann::json counts = stats_json(model);
+  out["source"] = source;
+  out["tensors"] = counts["tensors"];
+  out["by_dtype"] = counts["by_dtype"];
+  out["op_types"] = counts["nodes_by_op_type"];
+  add_tensor_totals(model, out);
+  add_node_counts(model, out);
   return out;
 }
 
