@@ -1,4 +1,4 @@
-// The viewer's server time per request (tools/onnxmap/view/view_api.hpp, no HTTP): each page's
+// The viewer's server time per request (tools/onnxmap/viewer/view_api.hpp, no HTTP): each page's
 // requests on a model, the first (which builds the sort orders, the node index or the summary)
 // and the median of the next ones. tools/view_bench.sh runs it on the bench models.
 //
@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "onnxmap/onnxmap.hpp"
-#include "view/view_api.hpp"
+#include "viewer/view_api.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-namespace view = onnxmap::cli::view;
+namespace viewer = onnxmap::cli::viewer;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -26,10 +26,10 @@ double ms_since(Clock::time_point start) {
 // Times `target` (a path with its query) once, then `repeats` times; the median of the repeats.
 // A tensor table page is asked further down each time (a scroll, at offsets below `rows`); other
 // requests are asked again as they are.
-std::pair<double, double> time_request(view::ViewApi& api, const std::string& target, int repeats,
+std::pair<double, double> time_request(viewer::ViewApi& api, const std::string& target, int repeats,
                                        std::uint64_t rows) {
   auto start = Clock::now();
-  const auto first = api.handle(view::parse_target("GET", target));
+  const auto first = api.handle(viewer::parse_target("GET", target));
   const double first_ms = ms_since(start);
   if (first.status != 200) {
     std::fprintf(stderr, "%s: %u %s\n", target.c_str(), first.status, first.body.c_str());
@@ -40,7 +40,7 @@ std::pair<double, double> time_request(view::ViewApi& api, const std::string& ta
     const std::uint64_t offset =
         (1000 + static_cast<std::uint64_t>(i) * 9973) % std::max<std::uint64_t>(rows, 1);
     const auto later =
-        view::parse_target("GET", scroll ? target + "&offset=" + std::to_string(offset) : target);
+        viewer::parse_target("GET", scroll ? target + "&offset=" + std::to_string(offset) : target);
     start = Clock::now();
     (void)api.handle(later);
     times.push_back(ms_since(start));
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::filesystem::path path = argv[i];
     auto start = Clock::now();
-    view::ViewApi api(onnxmap::Model::open(path), path.filename().string());
+    viewer::ViewApi api(onnxmap::Model::open(path), path.filename().string());
     const double open_ms = ms_since(start);
     std::printf("| %s | open the model | %.1f | |\n", path.stem().c_str(), open_ms);
     const std::uint64_t rows = onnxmap::Model::open(path).tensor_count();

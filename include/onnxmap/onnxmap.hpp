@@ -1,6 +1,6 @@
 #pragma once
 // Everything onnxmap offers a user, in one include: the model and its views, tensors, options,
-// errors, building and saving models, check and dump.
+// errors, building and saving models, synthetic test models, check and dump.
 
 #include "onnxmap/annotations.hpp"
 #include "onnxmap/builder.hpp"
@@ -14,4 +14,5 @@
 #include "onnxmap/schema.hpp"
 #include "onnxmap/stats.hpp"
 #include "onnxmap/sub_byte.hpp"
+#include "onnxmap/synth.hpp"
 #include "onnxmap/version.hpp"

@@ -1,7 +1,7 @@
 // The synthetic LLM writer: a ModelBuilder whose payloads are generated while the file is written
 // (or left as holes), saved like any other model.
 
-#include "write/synth.hpp"
+#include "onnxmap/synth.hpp"
 
 #include <string>
 #include <vector>

@@ -21,7 +21,17 @@ SAFETENSORS_DTYPES = {
 
 
 class SafetensorError(_onnxmap.Error):
-    """What safetensors raises for a name the file does not hold (an onnxmap.Error too)."""
+    """What safetensors raises for a name the file does not hold. An onnxmap.Error too, with its
+    attributes: kind "not_found", detail the message, and file, path and offset as the failed
+    lookup gave them."""
+
+    def __init__(self, message, file="", path="", offset=None):
+        super().__init__(message)
+        self.kind = "not_found"
+        self.detail = message
+        self.file = file
+        self.path = path
+        self.offset = offset
 
 
 def _torch_dtype(torch, array, onnx_dtype):
@@ -149,7 +159,8 @@ class safe_open:
         except _onnxmap.Error as error:
             if error.kind != "not_found":
                 raise
-            raise SafetensorError(f"File does not contain tensor {name}") from None
+            raise SafetensorError(f"File does not contain tensor {name}", error.file, error.path,
+                                  error.offset) from None
 
     def keys(self):
         return self._model.keys()

@@ -169,6 +169,18 @@ def test_missing_key_and_empty_metadata_as_safetensors(weights, tmp_path):
         assert f.metadata() is None and f.keys() == []
 
 
+def test_missing_key_error_has_the_kind_of_onnxmap_errors(weights):
+    path, _ = weights
+    with onnxmap.safe_open(path, framework="np") as f:
+        with pytest.raises(onnxmap.SafetensorError) as caught:
+            f.get_tensor("nope")
+    error = caught.value
+    assert isinstance(error, onnxmap.Error)
+    assert error.kind == "not_found"
+    assert error.detail == "File does not contain tensor nope"
+    assert (error.path, error.offset) == ("", None)
+
+
 # ONNX data type number: (bytes per element, safetensors' name). The FLOAT8 numbers as
 # onnx.proto has them (Debian's python3-onnx predates their names).
 SAFETENSORS_NAMES = {TensorProto.BOOL: (1, "BOOL"), TensorProto.UINT8: (1, "U8"),

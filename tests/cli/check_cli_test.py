@@ -227,7 +227,7 @@ def test_check_passes_if_inside_loop(onnxmap, control):
 
 GRAPH_LINES = [
     "model: ir_version 8, opset_import ai.onnx 17, com.example 1", "graph main",
-    "  input  x: FLOAT[1]", "  init   w: FLOAT[6]", "  k = Constant() {value=INT64[1,2]}",
+    "  input  x: FLOAT[1]", "  init   w: FLOAT[6]", "  k = Constant() {value=INT64[1, 2]}",
     "  y = Loop(m, c) {body=<graph body: 2 nodes>}", "    body:", "      graph body",
     "        v = If(c_in) {else_branch=<graph else: 1 node>, then_branch=<graph then: 1 node>}",
     "          then_branch:", "            graph then", "              t = Add(x, k)",

@@ -96,7 +96,17 @@ def test_info_json_as_python3_onnx(onnxmap, small):
     assert info["producer_name"] == "cli-test"
     assert info["model_version"] == "3"
     assert info["opset_import"] == {"ai.onnx": 17}
-    assert info["inputs"] == [{"name": "x", "type": "FLOAT[n,4]"}]
+    assert info["inputs"] == [{"name": "x", "type": "FLOAT[n, 4]"}]
+
+
+def test_a_shape_is_spelled_one_way_by_every_verb(onnxmap, small):
+    """ls, graph and info spell dims and shapes "[4, 3]"."""
+    text = {verb: onnxmap(verb, small[1]).stdout.decode() for verb in ("ls", "graph", "info")}
+    ls_w = next((line.split() for line in text["ls"].splitlines() if line.startswith("w ")), [])
+    assert "[4," in ls_w and "3]" in ls_w, text["ls"]
+    assert "init   w: FLOAT[4, 3]" in text["graph"], text["graph"]
+    assert "input  x: FLOAT[n, 4]" in text["graph"], text["graph"]
+    assert "x  FLOAT[n, 4]" in text["info"], text["info"]
 
 
 def test_info_stats_ops(onnxmap, small):

@@ -13,20 +13,20 @@
 #include <thread>
 
 #include "onnxmap/onnxmap.hpp"
-#include "view/view_api.hpp"
+#include "viewer/view_api.hpp"
 
 namespace {
 
-namespace view = onnxmap::cli::view;
+namespace viewer = onnxmap::cli::viewer;
 
-nlohmann::json ask(view::ViewApi& api, const std::string& target, const char* method = "GET") {
-  view::HttpRequest request;
+nlohmann::json ask(viewer::ViewApi& api, const std::string& target, const char* method = "GET") {
+  viewer::HttpRequest request;
   try {
-    request = view::parse_target(method, target);
+    request = viewer::parse_target(method, target);
   } catch (const std::invalid_argument&) {
     return nullptr;
   }
-  const view::HttpResponse r = api.handle(request);
+  const viewer::HttpResponse r = api.handle(request);
   if (r.status != 200 && r.status != 400 && r.status != 404 && r.status != 429 && r.status != 500) {
     __builtin_trap();
   }
@@ -45,7 +45,7 @@ std::string encoded(std::string_view text) {
   return out;
 }
 
-void unfold(view::ViewApi& api, const std::string& prefix, int depth) {
+void unfold(viewer::ViewApi& api, const std::string& prefix, int depth) {
   const nlohmann::json fold = ask(api, "/api/fold?prefix=" + encoded(prefix));
   if (depth == 0 || !fold.contains("children")) return;
   for (const auto& child : fold["children"]) {
@@ -53,7 +53,7 @@ void unfold(view::ViewApi& api, const std::string& prefix, int depth) {
   }
 }
 
-void ask_tensor_pages(view::ViewApi& api, const onnxmap::Model& model) {
+void ask_tensor_pages(viewer::ViewApi& api, const onnxmap::Model& model) {
   for (std::size_t i = 0; i < model.tensor_count() && i < 8; ++i) {
     const std::string name = encoded(model.tensor_at(i).lookup_name());
     (void)ask(api, "/api/tensor?name=" + name);
@@ -81,7 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const onnxmap::Error&) {
     return 0;
   }
-  view::ViewApi api(*model, "fuzz.onnx");
+  viewer::ViewApi api(*model, "fuzz.onnx");
   for (const char* target :
        {"/api/summary", "/api/warnings", "/api/tensors?limit=1000",
         "/api/tensors?sort=name&order=desc", "/api/tensors?sort=offset",

@@ -9,8 +9,8 @@
 
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
+#include "onnxmap/synth.hpp"
 #include "test_support.hpp"
-#include "write/synth.hpp"
 
 namespace onnxmap {
 namespace {

@@ -16,9 +16,9 @@
 #include "model_builder.hpp"
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
+#include "onnxmap/synth.hpp"
 #include "schema/fields.hpp"
 #include "test_support.hpp"
-#include "write/synth.hpp"
 
 namespace onnxmap {
 namespace {

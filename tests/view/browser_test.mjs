@@ -1,5 +1,5 @@
 // The viewer's pages in Chromium, driven by puppeteer-core: each page of each model is opened,
-// and what it shows is checked against the JSON API's own answers (tools/onnxmap/view/api.md),
+// and what it shows is checked against the JSON API's own answers (tools/onnxmap/viewer/api.md),
 // fetched here. Every page is saved as a PNG; console errors and page errors fail the test.
 //
 //   node browser_test.mjs CHROMIUM SCREENSHOT_FOLDER LABEL=VIEWER_URL...
@@ -36,9 +36,13 @@ async function checkSummary(page, m) {
   const s = await api(m.url, 'summary');
   const tiles = Object.fromEntries(await page.$$eval('.tile', (all) => all.map((tile) =>
     [tile.querySelector('.tile-label').textContent, tile.querySelector('.tile-value').textContent])));
-  for (const [label, key] of [['tensors', 'tensors'], ['parameters', 'parameters'], ['nodes', 'nodes'],
-    ['nodes with subgraphs', 'nodes_all']]) {
+  for (const [label, key] of [['tensors', 'tensors'], ['parameters', 'parameters'], ['nodes', 'nodes']]) {
     check(`${m.label} summary: ${label}`, tiles[label] === formatInt(s[key]), { shown: tiles[label], api: s[key] });
+  }
+  // The nodes of subgraphs and of functions: a tile each where there are some, none otherwise.
+  for (const [label, key] of [['nodes in subgraphs', 'subgraph_nodes'], ['nodes in functions', 'function_nodes']]) {
+    const want = s[key] > 0 ? formatInt(s[key]) : undefined;
+    check(`${m.label} summary: ${label}`, tiles[label] === want, { shown: tiles[label], api: s[key] });
   }
   for (const [testid, list] of [['summary-inputs', s.inputs], ['summary-outputs', s.outputs]]) {
     const rows = await tableRows(page, `[data-testid=${testid}]`);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The viewer page's modules (tools/onnxmap/view/www/) import each other without a cycle.
+"""The viewer page's modules (tools/onnxmap/viewer/www/) import each other without a cycle.
 
-Usage: import_cycles_test.py FILE...   (the page's files, as tools/onnxmap/view/meson.build embeds
+Usage: import_cycles_test.py FILE...   (the page's files, as tools/onnxmap/viewer/meson.build embeds
                                         them; or one folder, for all of its files)
 
 Reads the relative imports of each .js file (`import ... from './x.js'`, `import './x.js'`,
@@ -101,7 +101,7 @@ def main() -> int:
         for name in sorted(os.listdir(folder)):
             if os.path.isfile(os.path.join(folder, name)) and name not in files:
                 failures.append(f"{name} is in {os.path.basename(folder)}/ but not among the page's files "
-                                "(add it to view_www in tools/onnxmap/view/meson.build)")
+                                "(add it to view_www in tools/onnxmap/viewer/meson.build)")
 
     entries = set()
     for name, path in files.items():

@@ -1,4 +1,4 @@
-"""The viewer's JSON API (tools/onnxmap/view/api.md) against `onnxmap info --stats --json`,
+"""The viewer's JSON API (tools/onnxmap/viewer/api.md) against `onnxmap info --stats --json`,
 `ls --json`, `check --json`, python3-onnx and numpy, on synthetic models (inline and external
 data, every numeric dtype) and every model of the corpus; then a model of 4 GiB of holes
 (statistics cancelled, jobs bounded) and a model read over HTTP."""
@@ -13,8 +13,9 @@ import urllib.request
 import numpy as np
 import onnx
 import pytest
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
+import golden_model
 import numpy_stats
 from viewer import HttpError, Viewer
 
@@ -208,6 +209,67 @@ def test_synth_model(onnxmap, synth):
 
 def test_corpus_model(onnxmap, corpus_model):
     check_model(onnxmap, corpus_model)
+
+
+def onnx_subgraph_nodes(nodes):
+    """Nodes of the graphs `nodes` hold in attributes, at any depth (python3-onnx's count)."""
+    n = 0
+    for node in nodes:
+        for a in node.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                n += len(g.node) + onnx_subgraph_nodes(g.node)
+    return n
+
+
+def nested_model(folder):
+    """Main graph: an If whose then branch holds another If, and a call of a two-node function."""
+    def branch(name, nodes):
+        out = helper.make_tensor_value_info(name + "_out", onnx.TensorProto.FLOAT, [2])
+        return helper.make_graph(nodes, name, [], [out])
+
+    def const(name):
+        return helper.make_node("Constant", [], [name + "_out"],
+                                value=numpy_helper.from_array(np.zeros(2, np.float32), ""))
+
+    inner = helper.make_node("If", ["c"], ["then_out"], then_branch=branch("a", [const("a")]),
+                             else_branch=branch("b", [const("b")]))
+    outer = helper.make_node("If", ["c"], ["y"], then_branch=branch("then", [inner]),
+                             else_branch=branch("else", [const("else")]))
+    twice = helper.make_function("local", "Twice", ["x"], ["z"], [
+        helper.make_node("Add", ["x", "x"], ["t"]), helper.make_node("Identity", ["t"], ["z"])],
+        [helper.make_opsetid("", 17)])
+    call = helper.make_node("Twice", ["y"], ["z"], domain="local")
+    graph = helper.make_graph(
+        [outer, call], "nested", [helper.make_tensor_value_info("c", onnx.TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, functions=[twice], opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    path = folder / "nested.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+@pytest.mark.parametrize("label", ["synth", "golden", "nested"])
+def test_summary_counts_main_graph_subgraph_and_function_nodes_apart(onnxmap, synth, tmp_path,
+                                                                      label):
+    """A model without subgraphs has none in subgraphs; the golden model's If holds two; nested
+    Ifs count at any depth, and functions apart."""
+    path = {"synth": lambda: synth, "golden": lambda: golden_model.write(tmp_path),
+            "nested": lambda: nested_model(tmp_path)}[label]()
+    proto = onnx.load(str(path), load_external_data=False)
+    want = {"nodes": len(proto.graph.node),
+            "subgraph_nodes": onnx_subgraph_nodes(proto.graph.node),
+            "function_nodes": sum(len(f.node) + onnx_subgraph_nodes(f.node)
+                                  for f in proto.functions)}
+    with Viewer(onnxmap.path, path) as v:
+        s = v.get("/api/summary")
+    got = {k: s.get(k) for k in want}
+    assert got == want
+    assert "nodes_all" not in s
+    expected = {"synth": (0, 0), "golden": (2, 0), "nested": (4, 2)}[label]
+    assert (got["subgraph_nodes"], got["function_nodes"]) == expected, got
+    if label == "golden":
+        assert s["inputs"] == [{"name": "x", "type": "FLOAT[batch, 2]"}], s["inputs"]
 
 
 def test_heatmap_cells_are_the_blocks_largest_magnitudes(onnxmap, synth):

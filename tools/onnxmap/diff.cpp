@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "attribute_text.hpp"
 #include "format.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
-#include "tensor_order.hpp"
+#include "shared/tensor_order.hpp"
+#include "shared/value_text.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -77,9 +77,9 @@ Texts edges(const Model& m) {
   Texts out;
   if (!m.graph()) return out;
   for (const ValueInfo v : m.graph()->inputs())
-    out["input " + std::string(v.name())] = v.type().to_string();
+    out["input " + std::string(v.name())] = type_text(v.type());
   for (const ValueInfo v : m.graph()->outputs())
-    out["output " + std::string(v.name())] = v.type().to_string();
+    out["output " + std::string(v.name())] = type_text(v.type());
   return out;
 }
 
@@ -155,11 +155,6 @@ void add_nodes(Differences& out, const Model& a, const Model& b) {
   add_texts(out, "node ", a_text, b_text);
 }
 
-std::string shape_text(const Tensor& t) {
-  const std::vector<std::int64_t> dims(t.dims().begin(), t.dims().end());
-  return to_string(t.data_type()) + format_dims(dims);
-}
-
 // Tensors by lookup name (the first of a repeated name).
 std::map<std::string, Tensor> tensors(const Model& m) {
   std::map<std::string, Tensor> out;
@@ -211,8 +206,8 @@ void add_tensors(Differences& out, const Model& a, const Model& b, double tolera
   const auto in_b = tensors(b);
   Texts a_shapes;
   Texts b_shapes;
-  for (const auto& [name, t] : in_a) a_shapes[name] = shape_text(t);
-  for (const auto& [name, t] : in_b) b_shapes[name] = shape_text(t);
+  for (const auto& [name, t] : in_a) a_shapes[name] = tensor_text(t);
+  for (const auto& [name, t] : in_b) b_shapes[name] = tensor_text(t);
   add_texts(out, "tensor ", a_shapes, b_shapes);
   // The pairs to compare, in A's file order (the model file, then each data file), so that the
   // files are read front to back; the differences are reported in name order.

@@ -48,15 +48,6 @@ std::string human_bytes(std::uint64_t bytes) {
   return text.data();
 }
 
-std::string format_dims(std::span<const std::int64_t> dims) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += std::to_string(dims[i]);
-  }
-  return out + "]";
-}
-
 void Table::print(std::ostream& out, std::size_t indent) const {
   std::vector<std::size_t> widths;
   for (const auto& row : rows_) {

@@ -1,12 +1,11 @@
 #pragma once
-// Output helpers shared by the verbs: labelled lines, aligned tables, human-readable sizes, dims,
-// and JSON printed the one way every verb prints it. Each verb builds its JSON once and renders
+// Output helpers shared by the verbs: labelled lines, aligned tables, human-readable sizes, and
+// JSON printed the one way every verb prints it. Each verb builds its JSON once and renders
 // its text from that JSON, so the two forms cannot disagree.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,8 +26,6 @@ inline constexpr std::size_t kLabelColumn = 16;
 
 // "1.5 GiB", "512 B".
 [[nodiscard]] std::string human_bytes(std::uint64_t bytes);
-// "[32, 4096]"; "[]" for a scalar.
-[[nodiscard]] std::string format_dims(std::span<const std::int64_t> dims);
 
 // `value` indented by 2, then a newline. Strings that are not UTF-8 (names and doc strings are
 // bytes on the wire) have their bad bytes replaced by U+FFFD instead of failing the dump.

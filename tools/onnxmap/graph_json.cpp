@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "attribute_text.hpp"
+#include "shared/value_text.hpp"
 
 namespace onnxmap::cli {
 
@@ -15,9 +15,7 @@ nlohmann::json names_json(const Names& names) {
 }
 
 nlohmann::json value_json(const ValueInfo& value) {
-  const Type type = value.type();
-  return {{"name", std::string(value.name())},
-          {"type", type.kind() == Type::Kind::none ? std::string("?") : type.to_string()}};
+  return {{"name", std::string(value.name())}, {"type", type_text(value.type())}};
 }
 
 class GraphWalk {

@@ -7,9 +7,9 @@
 
 #include "format.hpp"
 #include "load_mode_option.hpp"
-#include "model_json.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
+#include "shared/model_json.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {

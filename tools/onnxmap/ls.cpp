@@ -9,10 +9,11 @@
 
 #include "format.hpp"
 #include "load_mode_option.hpp"
-#include "model_json.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
-#include "tensor_order.hpp"
+#include "shared/model_json.hpp"
+#include "shared/tensor_order.hpp"
+#include "shared/value_text.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -58,7 +59,7 @@ void print_table(const nlohmann::json& rows) {
     std::string where = row["storage"].get<std::string>();
     if (where == to_string(TensorStorage::external)) where += ":" + row["file"].get<std::string>();
     const auto dims = row["dims"].get<std::vector<std::int64_t>>();
-    table.add({row["name"].get<std::string>(), row["dtype"].get<std::string>(), format_dims(dims),
+    table.add({row["name"].get<std::string>(), row["dtype"].get<std::string>(), dims_text(dims),
                human_bytes(row["bytes"].get<std::uint64_t>()), where,
                row.contains("offset") ? std::to_string(row["offset"].get<std::uint64_t>()) : "-",
                row["path"].get<std::string>()});

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "format.hpp"
-#include "model_json.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
+#include "shared/model_json.hpp"
 #include "verbs.hpp"
 #include "work_queue.hpp"
 

@@ -7,8 +7,8 @@
 
 #include "format.hpp"
 #include "onnxmap/onnxmap.hpp"
+#include "onnxmap/synth.hpp"
 #include "verbs.hpp"
-#include "write/synth.hpp"
 
 namespace onnxmap::cli {
 

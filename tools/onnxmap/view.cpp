@@ -11,8 +11,8 @@
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
 #include "verbs.hpp"
-#include "view/http_server.hpp"
-#include "view/view_api.hpp"
+#include "viewer/http_server.hpp"
+#include "viewer/view_api.hpp"
 
 extern char** environ;
 
@@ -63,19 +63,19 @@ void open_browser(const std::string& url) {
   (void)::posix_spawnp(&pid, "xdg-open", nullptr, nullptr, const_cast<char* const*>(argv), environ);
 }
 
-std::unique_ptr<view::HttpServer> listen(const ViewArgs& args, view::ViewApi& api) {
-  view::ServerOptions options;
+std::unique_ptr<viewer::HttpServer> listen(const ViewArgs& args, viewer::ViewApi& api) {
+  viewer::ServerOptions options;
   options.host = args.host;
   options.port = args.port;
   options.allowed_hosts = allowed_hosts(args.host);
-  const auto handler = [&api](const view::HttpRequest& r) { return api.handle(r); };
+  const auto handler = [&api](const viewer::HttpRequest& r) { return api.handle(r); };
   try {
-    return std::make_unique<view::HttpServer>(options, handler);
+    return std::make_unique<viewer::HttpServer>(options, handler);
   } catch (const Error&) {
     if (args.port_given || args.port == 0) throw;
   }
   options.port = 0;  // the default port is taken (another viewer?): any free one
-  return std::make_unique<view::HttpServer>(options, handler);
+  return std::make_unique<viewer::HttpServer>(options, handler);
 }
 
 int run_view(const ViewArgs& args) {
@@ -83,7 +83,7 @@ int run_view(const ViewArgs& args) {
   options.mode = args.load.mode();
   options.remote = args.remote;
   options.collect_payload_errors = true;  // a model with a broken tensor is still shown
-  view::ViewApi api(Model::open(args.model, options), source_name(args.model));
+  viewer::ViewApi api(Model::open(args.model, options), source_name(args.model));
   const auto server = listen(args, api);
   const std::string host =
       args.host.find(':') != std::string::npos ? "[" + args.host + "]" : args.host;

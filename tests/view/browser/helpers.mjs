@@ -1,5 +1,5 @@
 // Helpers of tests/view/browser_test.mjs: the check tally, the API as the test reads it, and
-// waiting for the viewer's pages (their test hooks are described in tools/onnxmap/view/www/app.js).
+// waiting for the viewer's pages (their test hooks are described in tools/onnxmap/viewer/www/app.js).
 
 import path from 'node:path';
 

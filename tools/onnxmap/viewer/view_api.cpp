@@ -5,7 +5,7 @@
 #include "assets.hpp"
 #include "tensor_detail.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 namespace {
 
@@ -179,4 +179,4 @@ nlohmann::json ViewApi::api(const HttpRequest& r) {
   throw ApiError{404, "no API " + path};
 }
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 struct Asset {
   std::string_view path;  // "/index.html", "/app.js", ...
@@ -15,4 +15,4 @@ struct Asset {
 
 [[nodiscard]] std::span<const Asset> view_assets();
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

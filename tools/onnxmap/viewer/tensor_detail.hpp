@@ -9,7 +9,7 @@
 #include "node_graph.hpp"
 #include "onnxmap/onnxmap.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 // /api/tensor: the row of ls --json with elements, doc_string, has_stats, heatmap, consumers.
 [[nodiscard]] nlohmann::json tensor_detail(const Tensor& t, const NodeGraph& graph);
@@ -23,4 +23,4 @@ namespace onnxmap::cli::view {
 [[nodiscard]] nlohmann::json tensor_heatmap(const Tensor& t, std::uint64_t width,
                                             std::uint64_t height);
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

@@ -18,10 +18,8 @@ namespace onnxmap::cli {
 // One row of `ls --json`: name, dtype, dims, bytes, storage, file, offset (when it has one), path.
 [[nodiscard]] nlohmann::json tensor_json(const Tensor& t);
 
-// A number for JSON: null where it is not finite (JSON has no NaN).
-[[nodiscard]] nlohmann::json json_number(double v);
 // One row of `stats --json`: name, dtype, count, and with `s` min, max, mean, std, zeros, nans,
-// infinities and the histogram's counts.
+// infinities and the histogram's counts; min, max, mean and std null where not finite.
 [[nodiscard]] nlohmann::json tensor_stats_json(const Tensor& t, const TensorStats* s);
 
 }  // namespace onnxmap::cli

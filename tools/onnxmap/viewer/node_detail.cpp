@@ -2,10 +2,10 @@
 
 #include <deque>
 
-#include "../attribute_text.hpp"
 #include "node_graph.hpp"
+#include "shared/value_text.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 namespace {
 
@@ -113,4 +113,4 @@ nlohmann::json NodeGraph::neighbourhood(std::uint32_t id) const {
   return {{"nodes", std::move(nodes)}, {"edges", std::move(edges)}};
 }
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

@@ -29,13 +29,15 @@ export async function render(main, params, ctx) {
 function countTiles(s) {
   const tile = (label, value, title) => el('div', { class: 'tile', title },
     el('div', { class: 'tile-value num' }, value), el('div', { class: 'tile-label' }, label));
-  const nodesTitle = `${formatInt(s.nodes)} in the main graph, ${formatInt(s.nodes_all)} with subgraphs and functions`;
+  // Nodes in three parts, none counted twice (api.md); the parts a model has none of are left out.
+  const nodesTitle = `${formatInt(s.nodes)} in the main graph, ${formatInt(s.subgraph_nodes)} in its subgraphs (If, Loop, Scan bodies), ${formatInt(s.function_nodes)} in functions`;
   return el('div', { class: 'tiles' },
     tile('tensors', formatInt(s.tensors)),
     tile('parameters', formatInt(s.parameters)),
     tile('tensor bytes', formatBytes(s.tensor_bytes), `${formatInt(s.tensor_bytes)} bytes`),
     tile('nodes', formatInt(s.nodes), nodesTitle),
-    tile('nodes with subgraphs', formatInt(s.nodes_all), nodesTitle),
+    s.subgraph_nodes > 0 ? tile('nodes in subgraphs', formatInt(s.subgraph_nodes), nodesTitle) : null,
+    s.function_nodes > 0 ? tile('nodes in functions', formatInt(s.function_nodes), nodesTitle) : null,
     tile('file size', formatBytes(s.file_size), `${formatInt(s.file_size)} bytes`));
 }
 

@@ -1,4 +1,4 @@
-// Fetching from the viewer's JSON API (tools/onnxmap/view/api.md): api() with its ApiError,
+// Fetching from the viewer's JSON API (tools/onnxmap/viewer/api.md): api() with its ApiError,
 // and the model summary, fetched once and shared by the pages and the top bar.
 
 import { queryString } from './url.js';

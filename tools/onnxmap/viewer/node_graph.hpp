@@ -16,7 +16,7 @@
 
 #include "onnxmap/onnxmap.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 class NodeGraph {
  public:
@@ -72,4 +72,4 @@ class NodeGraph {
 // A repeated string field (a node's inputs) as a JSON array.
 [[nodiscard]] nlohmann::json names_json(const Names& names);
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

@@ -5,10 +5,10 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "../model_json.hpp"
-#include "../tensor_order.hpp"
+#include "shared/model_json.hpp"
+#include "shared/tensor_order.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 namespace {
 
@@ -145,4 +145,4 @@ nlohmann::json TensorList::treemap(const std::string& prefix, const std::string&
       {"prefix", prefix}, {"bytes", all.bytes}, {"tensors", all.tensors}, {"children", children}};
 }
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

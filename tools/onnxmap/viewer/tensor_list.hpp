@@ -14,7 +14,7 @@
 
 #include "onnxmap/onnxmap.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 struct TensorPageQuery {
   std::string sort = "index";  // index, name, bytes, dtype or offset
@@ -56,4 +56,4 @@ class TensorList {
 // or '/' (or the rest): the unit the treemap and the graph fold names by.
 [[nodiscard]] std::string_view next_segment(std::string_view name, std::size_t prefix_size);
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "onnxmap/export.hpp"
 #include "onnxmap/schema.hpp"
 
 namespace onnxmap {
@@ -37,7 +38,7 @@ struct SynthResult {
 
 // Writes the model to `out` (and `out` + ".data" with external_data). Throws onnxmap::Error (io)
 // when a file cannot be written; files are written under temporary names and renamed when done.
-SynthResult synth(const std::filesystem::path& out, const SynthOptions& options);
+ONNXMAP_API SynthResult synth(const std::filesystem::path& out, const SynthOptions& options);
 
 // Byte `i` of the payload of the `k`-th tensor in file order (the pattern, when not sparse).
 [[nodiscard]] constexpr std::uint8_t synth_pattern_byte(std::uint64_t k, std::uint64_t i) noexcept {

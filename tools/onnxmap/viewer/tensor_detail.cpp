@@ -6,10 +6,11 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "../model_json.hpp"
 #include "onnxmap/stats.hpp"
+#include "shared/json_number.hpp"
+#include "shared/model_json.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 namespace {
 
@@ -36,12 +37,6 @@ std::span<const std::byte> leading_bytes(const Tensor& t, std::uint64_t elements
   return t.slice_rows(0, std::min((elements + per_row - 1) / per_row, t.row_count()));
 }
 
-nlohmann::json number_json(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
 // [re, im] pairs of complex64 (two float32) or complex128 (two float64) elements.
 nlohmann::json complex_values(std::span<const std::byte> bytes, DataType type,
                               std::uint64_t count) {
@@ -58,7 +53,7 @@ nlohmann::json complex_values(std::span<const std::byte> bytes, DataType type,
       std::memcpy(&re, bytes.data() + i * 16, 8);
       std::memcpy(&im, bytes.data() + i * 16 + 8, 8);
     }
-    out.push_back({number_json(re), number_json(im)});
+    out.push_back({number_or_text(re), number_or_text(im)});
   }
   return out;
 }
@@ -115,7 +110,7 @@ nlohmann::json tensor_values(const Tensor& t, std::uint64_t count) {
     if (type == DataType::complex64 || type == DataType::complex128) {
       values = complex_values(bytes, type, count);
     } else if (has_stats(type)) {
-      for (const double v : decode_values(bytes, type, count)) values.push_back(number_json(v));
+      for (const double v : decode_values(bytes, type, count)) values.push_back(number_or_text(v));
     }
   }
   return {{"values", std::move(values)}, {"total", t.element_count()}};
@@ -165,4 +160,4 @@ nlohmann::json tensor_heatmap(const Tensor& t, std::uint64_t width, std::uint64_
           {"cells", std::move(out_cells)}};
 }
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

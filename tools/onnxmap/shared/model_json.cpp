@@ -1,9 +1,11 @@
 #include "model_json.hpp"
 
-#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "json_number.hpp"
+#include "value_text.hpp"
 
 namespace onnxmap::cli {
 
@@ -12,7 +14,7 @@ namespace {
 nlohmann::json values_json(const ViewRange<ValueInfo>& values) {
   nlohmann::json out = nlohmann::json::array();
   for (const ValueInfo v : values) {
-    out.push_back({{"name", std::string(v.name())}, {"type", v.type().to_string()}});
+    out.push_back({{"name", std::string(v.name())}, {"type", type_text(v.type())}});
   }
   return out;
 }
@@ -84,21 +86,16 @@ nlohmann::json tensor_json(const Tensor& t) {
   return row;
 }
 
-// A number for JSON: null where it is not finite (JSON has no NaN).
-nlohmann::json json_number(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
 nlohmann::json tensor_stats_json(const Tensor& t, const TensorStats* s) {
   nlohmann::json row;
   row["name"] = std::string(t.lookup_name());
   row["dtype"] = to_string(t.data_type());
   row["count"] = t.element_count();
   if (s == nullptr) return row;  // no numbers: STRING, complex
-  row["min"] = json_number(s->min);
-  row["max"] = json_number(s->max);
-  row["mean"] = json_number(s->mean);
-  row["std"] = json_number(s->stddev);
+  row["min"] = finite_or_null(s->min);
+  row["max"] = finite_or_null(s->max);
+  row["mean"] = finite_or_null(s->mean);
+  row["std"] = finite_or_null(s->stddev);
   row["zeros"] = s->zeros;
   row["nans"] = s->nans;
   row["infinities"] = s->infinities;

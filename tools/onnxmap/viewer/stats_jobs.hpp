@@ -14,7 +14,7 @@
 
 #include "onnxmap/onnxmap.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 // A refusal of the API, with its HTTP status: 400, 404, 405, 429.
 struct ApiError {
@@ -48,4 +48,4 @@ class StatsJobs {
   std::map<std::uint64_t, std::shared_ptr<Job>> jobs_;
 };
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "../model_json.hpp"
 #include "onnxmap/stats.hpp"
+#include "shared/model_json.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 namespace {
 
@@ -158,4 +158,4 @@ nlohmann::json StatsJobs::cancel(const std::string& id) {
   return job->status();
 }
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

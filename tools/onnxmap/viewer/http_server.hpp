@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 struct HttpRequest {
   std::string method;                        // "GET", "POST", "DELETE", ...
@@ -66,4 +66,4 @@ class HttpServer {
 // The path and the query of a request target ("/api/x?a=1&b=2").
 [[nodiscard]] HttpRequest parse_target(std::string method, std::string_view target);
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

@@ -8,7 +8,7 @@
 
 #include "tensor_list.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 namespace {
 
@@ -266,4 +266,4 @@ nlohmann::json NodeGraph::consumers(std::string_view value, std::size_t limit) c
   return {{"consumers", std::move(out)}, {"total", total}};
 }
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

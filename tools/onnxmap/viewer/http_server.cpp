@@ -15,7 +15,7 @@
 
 #include "onnxmap/error.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -258,4 +258,4 @@ HttpRequest parse_target(std::string method, std::string_view target) {
   return request;
 }
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

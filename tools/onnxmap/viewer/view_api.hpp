@@ -15,7 +15,7 @@
 #include "stats_jobs.hpp"
 #include "tensor_list.hpp"
 
-namespace onnxmap::cli::view {
+namespace onnxmap::cli::viewer {
 
 class ViewApi {
  public:
@@ -52,9 +52,10 @@ class ViewApi {
   std::thread warm_up_;
 };
 
-// /api/summary: summary_json and stats_json of `model`, with sizes by storage and functions.
+// /api/summary: summary_json and stats_json of `model`, with sizes by storage, the nodes of the
+// main graph, of its subgraphs and of the functions counted apart, and the functions.
 [[nodiscard]] nlohmann::json view_summary(const Model& model, const std::string& source);
 // /api/warnings: {"warnings": [each finding of check, "path: detail"]}.
 [[nodiscard]] nlohmann::json view_warnings(const Model& model);
 
-}  // namespace onnxmap::cli::view
+}  // namespace onnxmap::cli::viewer

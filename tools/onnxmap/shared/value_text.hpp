@@ -1,0 +1,33 @@
+#pragma once
+// Compact text of values, one line each: dims, types, attribute values and tensors, as the verbs
+// (`ls`, `info`, `graph`, `diff`) and the viewer show them. A shape has one spelling everywhere,
+// "[256, 64]". Tensors are shown by data type and shape, never by value.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "onnxmap/onnxmap.hpp"
+
+namespace onnxmap::cli {
+
+// "[256, 64]"; "[]" for a scalar.
+[[nodiscard]] std::string dims_text(std::span<const std::int64_t> dims);
+// A value's type, as Type::to_string() says it with the shape spelled as dims_text:
+// "FLOAT[batch, 2]" (a symbolic dim by its name, an unknown one "?"), "FLOAT" (unknown rank),
+// "sparse FLOAT[10, 10]", "seq(INT64[?])", "map(INT64, FLOAT)", "optional(...)",
+// "opaque(domain.name)"; "?" for no type.
+[[nodiscard]] std::string type_text(const Type& type);
+// "FLOAT[4, 3]"; "INT64[]" for a scalar.
+[[nodiscard]] std::string tensor_text(const Tensor& tensor);
+// "sparse FLOAT[100, 100] nnz=12"
+[[nodiscard]] std::string sparse_tensor_text(const SparseTensor& tensor);
+// A graph held in an attribute, by name and size: "<graph then_branch: 3 nodes>".
+[[nodiscard]] std::string graph_ref_text(const Graph& graph);
+// The value of `attribute` after its "name=": 0.5, 3, "text", [1, 2, 3], FLOAT[4, 3], @ref ...
+[[nodiscard]] std::string attribute_value_text(const Attribute& attribute);
+// "text" with quotes; bytes that are not printable ASCII as \xNN; long strings cut short.
+[[nodiscard]] std::string quoted(std::string_view bytes);
+
+}  // namespace onnxmap::cli
