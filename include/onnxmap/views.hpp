@@ -171,7 +171,8 @@ class ONNXMAP_API Type {
   [[nodiscard]] std::string_view opaque_domain() const;
   [[nodiscard]] std::string_view opaque_name() const;
 
-  // "FLOAT[batch,128]", "seq(FLOAT)", "map(INT64,FLOAT[])": for people.
+  // "FLOAT[batch, 128]", "seq(FLOAT)", "map(INT64, FLOAT[])": for people; a shape is spelled as
+  // the command line spells tensor dims.
   [[nodiscard]] std::string to_string() const;
 
  private:

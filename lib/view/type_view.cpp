@@ -146,7 +146,7 @@ std::string_view Type::opaque_name() const {
 
 namespace {
 
-// The text of a type with no element type: "?", "FLOAT[N,3]", "sparse FLOAT", "opaque(d.n)".
+// The text of a type with no element type: "?", "FLOAT[N, 3]", "sparse FLOAT", "opaque(d.n)".
 std::string leaf_text(const Type& type) {
   switch (type.kind()) {
     case Type::Kind::tensor:
@@ -157,7 +157,7 @@ std::string leaf_text(const Type& type) {
       if (!dims) return out;
       out += '[';
       for (std::size_t i = 0; i < dims->size(); ++i) {
-        if (i > 0) out += ',';
+        if (i > 0) out += ", ";
         const Dimension& d = (*dims)[i];
         out += d.value ? std::to_string(*d.value) : (d.param.empty() ? "?" : std::string(d.param));
       }
@@ -181,7 +181,7 @@ std::string Type::to_string() const {
     switch (type.kind()) {
       case Kind::sequence: prefix += "seq("; break;
       case Kind::optional: prefix += "optional("; break;
-      case Kind::map: prefix += "map(" + onnxmap::to_string(type.map_key_type()) + ","; break;
+      case Kind::map: prefix += "map(" + onnxmap::to_string(type.map_key_type()) + ", "; break;
       default: return prefix + leaf_text(type) + std::string(open, ')');
     }
   }

@@ -147,7 +147,7 @@ def test_every_field_of_functions_and_training_info(tmp_path):
     assert repr(gelu) == "<onnxmap.Function custom.FastGelu>"
     assert gelu.attribute_defaults == {"scale": pytest.approx(0.5), "mode": b"tanh",
                                        "axes": [0, -1]}
-    assert gelu.value_infos[0].type == "FLOAT[N,4]"
+    assert gelu.value_infos[0].type == "FLOAT[N, 4]"
     assert training[1].initialization is None and training[1].update_binding == {}
     assert training[0].initialization.nodes[0].attributes["value"].numpy().tolist() == [0] * 4
     with pytest.raises(AttributeError):

@@ -103,5 +103,5 @@ def test_features_fixture_details(fixtures):
         assert custom["ints"] == [1, -2, 3 << 40]
         assert np.array_equal(custom["t"].numpy(), np.arange(4, dtype=np.float32))
         assert custom["sparse_tensor"].dims == (5,)
-        assert custom["tp"] == "INT64[2,K]"
+        assert custom["tp"] == "INT64[2, K]"
         assert model["c"].numpy().tolist() == [1, 2]  # a Constant found by its output name

@@ -92,7 +92,7 @@ TEST(Model, GraphNodesAndValueInfos) {
   const Type type = graph.inputs()[0].type();
   EXPECT_EQ(type.kind(), Type::Kind::tensor);
   EXPECT_EQ(type.elem_type(), DataType::float32);
-  EXPECT_EQ(type.to_string(), "FLOAT[N,2]");
+  EXPECT_EQ(type.to_string(), "FLOAT[N, 2]");
   const auto shape = type.shape();
   ASSERT_TRUE(shape.has_value());
   ASSERT_EQ(shape->size(), 2U);
@@ -366,7 +366,7 @@ TEST(Model, PeekReadsMetadataOnly) {
   EXPECT_EQ(summary.opset_imports().size(), 1U);
   EXPECT_EQ(summary.graph_name(), "main");
   ASSERT_EQ(summary.inputs().size(), 1U);
-  EXPECT_EQ(summary.inputs()[0].type().to_string(), "FLOAT[N,2]");
+  EXPECT_EQ(summary.inputs()[0].type().to_string(), "FLOAT[N, 2]");
   ASSERT_EQ(summary.outputs().size(), 1U);
   EXPECT_EQ(summary.outputs()[0].name(), "y");
 }

@@ -77,9 +77,9 @@ Texts edges(const Model& m) {
   Texts out;
   if (!m.graph()) return out;
   for (const ValueInfo v : m.graph()->inputs())
-    out["input " + std::string(v.name())] = type_text(v.type());
+    out["input " + std::string(v.name())] = v.type().to_string();
   for (const ValueInfo v : m.graph()->outputs())
-    out["output " + std::string(v.name())] = type_text(v.type());
+    out["output " + std::string(v.name())] = v.type().to_string();
   return out;
 }
 

@@ -15,7 +15,7 @@ nlohmann::json names_json(const Names& names) {
 }
 
 nlohmann::json value_json(const ValueInfo& value) {
-  return {{"name", std::string(value.name())}, {"type", type_text(value.type())}};
+  return {{"name", std::string(value.name())}, {"type", value.type().to_string()}};
 }
 
 class GraphWalk {

@@ -14,7 +14,7 @@ namespace {
 nlohmann::json values_json(const ViewRange<ValueInfo>& values) {
   nlohmann::json out = nlohmann::json::array();
   for (const ValueInfo v : values) {
-    out.push_back({{"name", std::string(v.name())}, {"type", type_text(v.type())}});
+    out.push_back({{"name", std::string(v.name())}, {"type", v.type().to_string()}});
   }
   return out;
 }

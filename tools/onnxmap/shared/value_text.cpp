@@ -25,27 +25,6 @@ std::string bracketed(std::size_t count, const Item& item) {
   return out + "]";
 }
 
-// A type with no element type: "?", "FLOAT[N, 3]", "sparse FLOAT", "opaque(d.n)".
-std::string leaf_type_text(const Type& type) {
-  switch (type.kind()) {
-    case Type::Kind::tensor:
-    case Type::Kind::sparse_tensor: {
-      const std::string sparse = type.kind() == Type::Kind::sparse_tensor ? "sparse " : "";
-      const auto shape = type.shape();
-      if (!shape) return sparse + to_string(type.elem_type());
-      return sparse + to_string(type.elem_type()) + bracketed(shape->size(), [&](std::size_t i) {
-               const Dimension& d = (*shape)[i];
-               if (d.value) return std::to_string(*d.value);
-               return d.param.empty() ? std::string("?") : std::string(d.param);
-             });
-    }
-    case Type::Kind::opaque:
-      return "opaque(" + std::string(type.opaque_domain()) + "." + std::string(type.opaque_name()) +
-             ")";
-    default: return "?";
-  }
-}
-
 // "[a, b, c, ... (100 values)]" with `item(i)` giving the text of element i.
 template <class Item>
 std::string list_text(std::size_t count, const Item& item) {
@@ -59,20 +38,6 @@ std::string list_text(std::size_t count, const Item& item) {
 
 std::string dims_text(std::span<const std::int64_t> dims) {
   return bracketed(dims.size(), [&](std::size_t i) { return std::to_string(dims[i]); });
-}
-
-// A loop, not a recursion: a type may nest as deep as the index allows.
-std::string type_text(const Type& type) {
-  std::string prefix;
-  std::size_t open = 0;
-  for (Type t = type;; t = t.element(), ++open) {
-    switch (t.kind()) {
-      case Type::Kind::sequence: prefix += "seq("; break;
-      case Type::Kind::optional: prefix += "optional("; break;
-      case Type::Kind::map: prefix += "map(" + to_string(t.map_key_type()) + ", "; break;
-      default: return prefix + leaf_type_text(t) + std::string(open, ')');
-    }
-  }
 }
 
 std::string quoted(std::string_view bytes) {
@@ -134,7 +99,7 @@ std::string attribute_value_text(const Attribute& attribute) {
     }
     case AttributeType::type_proto: {
       const auto tp = attribute.tp();
-      return tp ? type_text(*tp) : "<no type>";
+      return tp ? tp->to_string() : "<no type>";
     }
     case AttributeType::floats: {
       const auto values = attribute.floats();
@@ -162,7 +127,7 @@ std::string attribute_value_text(const Attribute& attribute) {
     }
     case AttributeType::type_protos: {
       const auto values = attribute.type_protos();
-      return list_text(values.size(), [&](std::size_t i) { return type_text(values[i]); });
+      return list_text(values.size(), [&](std::size_t i) { return values[i].to_string(); });
     }
     case AttributeType::undefined: break;
   }

@@ -12,13 +12,8 @@
 
 namespace onnxmap::cli {
 
-// "[256, 64]"; "[]" for a scalar.
+// "[256, 64]"; "[]" for a scalar: tensor dims spelled as Type::to_string() spells a shape.
 [[nodiscard]] std::string dims_text(std::span<const std::int64_t> dims);
-// A value's type, as Type::to_string() says it with the shape spelled as dims_text:
-// "FLOAT[batch, 2]" (a symbolic dim by its name, an unknown one "?"), "FLOAT" (unknown rank),
-// "sparse FLOAT[10, 10]", "seq(INT64[?])", "map(INT64, FLOAT)", "optional(...)",
-// "opaque(domain.name)"; "?" for no type.
-[[nodiscard]] std::string type_text(const Type& type);
 // "FLOAT[4, 3]"; "INT64[]" for a scalar.
 [[nodiscard]] std::string tensor_text(const Tensor& tensor);
 // "sparse FLOAT[100, 100] nnz=12"
