@@ -30,10 +30,13 @@ LoadStats Engine::run() {
   std::vector<std::jthread> pool;
   const auto threads = std::min<std::size_t>(std::max(1U, options_.threads), plan_.requests.size());
   for (std::size_t t = 0; t < threads; ++t) pool.emplace_back([this] { worker(); });
+  // Without a progress or cancel callback to serve, only completed tensors wake this thread.
+  const bool watched = options_.progress || options_.cancelled;
   for (std::size_t done = 0; done < streamed;) {
     std::unique_lock lock(lock_);
-    changed_.wait(lock,
-                  [&] { return !complete_.empty() || failure_ || landed_ != landed_reported_; });
+    changed_.wait(lock, [&] {
+      return !complete_.empty() || failure_ || (watched && landed_ != landed_reported_);
+    });
     if (failure_) break;
     if (complete_.empty()) {
       lock.unlock();
@@ -80,6 +83,7 @@ void Engine::deliver(std::size_t item, std::span<const std::byte> bytes,
 }
 
 bool Engine::report_progress() {
+  if (!options_.progress && !options_.cancelled) return false;
   {
     const std::lock_guard lock(lock_);
     landed_reported_ = landed_;
