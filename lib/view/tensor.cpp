@@ -62,6 +62,19 @@ std::span<const std::byte> stored_payload(const detail::ModelIndex* index,
                          : std::span<const std::byte>();
 }
 
+// The payload of tensor `id` (record `r`) as it lies in the files: empty for none; throws the
+// payload's error for invalid storage, and for typed storage (which cannot be viewed).
+std::span<const std::byte> checked_payload(const detail::ModelIndex* index, std::uint32_t id,
+                                           const detail::TensorRecord& r) {
+  if (r.has_stored_bytes()) return stored_payload(index, r);
+  if (r.storage == TensorStorage::none) return {};
+  if (r.storage == TensorStorage::invalid) throw *index->payload_error(id);
+  throw Error(ErrorKind::invalid_argument,
+              "the tensor's elements are in a typed field, which cannot be viewed without "
+              "decoding; use data()",
+              r.payload_offset, index->path(r.message), index->display_name);
+}
+
 // A model opened by URL fetches [offset, offset + length) of the payload into its mirror before
 // a view of it is handed out; a local model has no fetcher.
 void fetch_payload(const detail::ModelIndex* index, const detail::TensorRecord& r,
@@ -156,8 +169,8 @@ std::uint64_t Tensor::alignment() const {
 
 std::span<const std::byte> Tensor::bytes() const {
   const auto& r = record_of(index_, tensor_);
-  if (has_stored_bytes()) fetch_payload(index_, r, 0, r.payload_length);
-  const auto view = detail::payload_view(*this);
+  if (r.has_stored_bytes()) fetch_payload(index_, r, 0, r.payload_length);
+  const auto view = checked_payload(index_, tensor_, r);
   advise_access(index_->payload_file(r), r.payload_offset, view.size());
   return view;
 }
@@ -255,18 +268,7 @@ namespace onnxmap::detail {
 std::span<const std::byte> payload_view(const Tensor& t) {
   const ModelIndex* index = ViewAccess::index(t);
   const std::uint32_t id = ViewAccess::tensor(t);
-  const auto& r = record_of(index, id);
-  switch (r.storage) {
-    case TensorStorage::none: return {};
-    case TensorStorage::raw:
-    case TensorStorage::external: return stored_payload(index, r);
-    case TensorStorage::typed: break;
-    case TensorStorage::invalid: throw *index->payload_error(id);
-  }
-  throw Error(ErrorKind::invalid_argument,
-              "the tensor's elements are in a typed field, which cannot be viewed without "
-              "decoding; use data()",
-              r.payload_offset, t.path(), index->display_name);
+  return checked_payload(index, id, record_of(index, id));
 }
 
 std::span<const std::byte> rows_view(const Tensor& t, std::uint64_t begin, std::uint64_t end) {
