@@ -24,9 +24,15 @@ class DevicePipeline::Worker {
   ~Worker() { p_.engine_.drain(stream_); }
 
   void run(const Unit& unit);
-  // Waits for the stream and counts what it copied.
+  // Waits for the stream and counts what it copied; a failure names the first tensor whose
+  // copies were in flight.
   void settle() {
-    p_.engine_.synchronize(stream_);
+    try {
+      p_.engine_.synchronize(stream_);
+    } catch (const Error& e) {
+      if (pending_.empty()) throw;
+      p_.throw_naming(e, pending_.front().item);
+    }
     p_.complete(pending_);
   }
   DeviceLoadStats stats;
@@ -132,11 +138,15 @@ void DevicePipeline::Worker::run(const Unit& unit) {
       case UnitKind::memory: stage_memory(unit); break;
     }
   } catch (const Error& e) {
-    // A device error names the tensor it was copying (the unit's first).
-    if (e.kind() != ErrorKind::device || !e.field_path().empty()) throw;
-    const Tensor& tensor = p_.plan_.items[unit.pieces.front().item].request->tensor;
-    throw Error(e.kind(), e.detail(), e.offset(), tensor.path(), e.file());
+    p_.throw_naming(e, unit.pieces.front().item);  // the unit's first tensor
   }
+}
+
+// A device error that names no tensor yet names `item`'s; other errors pass unchanged.
+void DevicePipeline::throw_naming(const Error& e, std::size_t item) const {
+  if (e.kind() != ErrorKind::device || !e.field_path().empty()) throw e;
+  const Tensor& tensor = plan_.items[item].request->tensor;
+  throw Error(e.kind(), e.detail(), e.offset(), tensor.path(), e.file());
 }
 
 DevicePipeline::DevicePipeline(const LoadPlan& plan, DeviceTargets targets,

@@ -17,6 +17,7 @@
 #include "io/file_reader.hpp"
 #include "load/load_plan.hpp"
 #include "onnxmap/device.hpp"
+#include "onnxmap/error.hpp"
 
 namespace onnxmap::detail {
 
@@ -48,6 +49,7 @@ class DevicePipeline {
   void fail(std::exception_ptr failure);
   [[nodiscard]] bool report();
   [[nodiscard]] std::byte* target(std::size_t item) const;
+  [[noreturn]] void throw_naming(const Error& e, std::size_t item) const;
 
   const LoadPlan& plan_;
   DeviceTargets targets_;

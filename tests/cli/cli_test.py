@@ -290,15 +290,18 @@ def test_load_to_host_device_text(onnxmap, load_models):
         and " GB/s to host (path " in r.stdout and "; CPU " in r.stdout, r.stdout + r.stderr
 
 
-# Without a CUDA runtime (CI), --device cuda:0 says what it looked for, where, and exits 1.
+# Without a CUDA runtime (CI), --device cuda:0 says what it looked for, where, and exits 1;
+# with a runtime but no GPU, the call that failed.
 def test_load_to_cuda_without_runtime_exits_1(onnxmap, load_models, tmp_path):
     missing = tmp_path / "libcudart.so.12"
     env = dict(os.environ, ONNXMAP_CUDART=str(missing))
     r = onnxmap("load", load_models["inline"], "--device", "cuda:0", text=True, env=env)
     if r.returncode == 0:
         pytest.skip("a CUDA runtime and device are present")
-    assert r.returncode == 1 and "no CUDA runtime found" in r.stderr \
-        and str(missing) in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    # A runtime found elsewhere (torch's bundled copy) without a driver fails a named call.
+    found = "no CUDA runtime found" in r.stderr and str(missing) in r.stderr
+    assert r.returncode == 1 and (found or " failed on cuda:0: " in r.stderr) \
+        and r.stderr.count("\n") == 1, r.stderr
 
 
 def test_load_to_unknown_device_exits_1(onnxmap, load_models):
