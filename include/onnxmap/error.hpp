@@ -28,6 +28,7 @@ enum class ErrorKind {
   invalid_argument,  // the caller passed something unusable
   http,              // a URL's server failed or answered wrongly (status, range, size, redirect)
   cancelled,         // the caller asked a running operation to stop (LoadOptions::cancelled)
+  device,            // no GPU runtime, a GPU call that failed, too little device memory
 };
 
 // The kind as its enumerator is spelled ("bad_tensor"): in every message, and Python's

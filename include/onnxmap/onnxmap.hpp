@@ -5,6 +5,7 @@
 #include "onnxmap/annotations.hpp"
 #include "onnxmap/builder.hpp"
 #include "onnxmap/check.hpp"
+#include "onnxmap/device.hpp"
 #include "onnxmap/dump.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/load.hpp"

@@ -36,6 +36,7 @@ std::string_view to_string(ErrorKind kind) noexcept {
     case ErrorKind::invalid_argument: return "invalid_argument";
     case ErrorKind::http: return "http";
     case ErrorKind::cancelled: return "cancelled";
+    case ErrorKind::device: return "device";
   }
   return "error";
 }

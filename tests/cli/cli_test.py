@@ -279,6 +279,46 @@ def test_no_mmap_with_load_mode_exits_2(onnxmap, load_models):
                    "direct").returncode == 2
 
 
+@pytest.mark.parametrize("mode", ["map", "read", "direct"])
+@pytest.mark.parametrize("layout", ["inline", "external"])
+def test_load_to_host_device(onnxmap, load_models, layout, mode):
+    r = onnxmap("load", load_models[layout], "--device", "host", "--mode", mode, "--json")
+    out = json.loads(r.stdout) if r.returncode == 0 else {}
+    total = sum(a.nbytes for a in LOAD_ARRAYS.values())
+    assert out.get("tensors") == len(LOAD_ARRAYS) and out.get("bytes") == total \
+        and out.get("device") == "host" and out.get("cpu_seconds", -1) >= 0 \
+        and out.get("path") in ("registered", "pinned", "registered+pinned") \
+        and out.get("bytes_staged", 0) + out.get("bytes_registered", 0) == total, \
+        f"{out} {r.stderr.decode()}"
+    if mode == "map":
+        assert out["path"] == "registered"
+
+
+def test_load_to_host_device_text(onnxmap, load_models):
+    r = onnxmap("load", load_models["external"], "--device", "host", text=True)
+    assert r.returncode == 0 and r.stdout.startswith(f"{len(LOAD_ARRAYS)} tensors") \
+        and " GB/s to host (path " in r.stdout and "; CPU " in r.stdout, r.stdout + r.stderr
+
+
+# Without a CUDA runtime (CI), --device cuda:0 says what it looked for, where, and exits 1;
+# with a runtime but no GPU, the call that failed.
+def test_load_to_cuda_without_runtime_exits_1(onnxmap, load_models, tmp_path):
+    missing = tmp_path / "libcudart.so.12"
+    env = dict(os.environ, ONNXMAP_CUDART=str(missing))
+    r = onnxmap("load", load_models["inline"], "--device", "cuda:0", text=True, env=env)
+    if r.returncode == 0:
+        pytest.skip("a CUDA runtime and device are present")
+    # A runtime found elsewhere (torch's bundled copy) without a driver fails a named call.
+    found = "no CUDA runtime found" in r.stderr and str(missing) in r.stderr
+    assert r.returncode == 1 and (found or " failed on cuda:0: " in r.stderr) \
+        and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_load_to_unknown_device_exits_1(onnxmap, load_models):
+    r = onnxmap("load", load_models["inline"], "--device", "tpu", text=True)
+    assert r.returncode == 1 and "expected cuda, cuda:N or host" in r.stderr, r.stderr
+
+
 def test_load_of_missing_file_exits_1(onnxmap, tmp_path):
     assert onnxmap("load", tmp_path / "nope.onnx").returncode == 1
 

@@ -1,0 +1,123 @@
+#pragma once
+// The loader's last step for a serving runtime: a plan's tensors copied straight into device
+// (GPU) memory that the caller owns, at the speed of the bus when the bytes are in the page
+// cache and of the disk when they are not.
+//
+//   auto model = onnxmap::Model::open("llama.onnx");
+//   const auto items = onnxmap::plan(model);
+//   std::vector<void*> dst = allocate_on_gpu(items);          // cudaMalloc, torch, ...
+//   onnxmap::load_to_device(items, dst);                      // "cuda:0" by default
+//
+// Two paths, chosen per chunk of a file by where its bytes are (or forced):
+// - registered: bytes already in the page cache (or every byte in LoadMode::map) are copied
+//   from the mapping itself, which is registered read-only with the driver a chunk at a time
+//   and unregistered once its copies are done: no host copy;
+// - pinned ring: other bytes are read (O_DIRECT in LoadMode::direct) into a ring of pinned
+//   host buffers allocated once, reads and copies overlapped. Tensors in typed fields and
+//   models held in memory are decoded or copied into the ring too.
+//
+// The CUDA runtime (libcudart.so.13 or .12) is loaded when first needed, so nothing needs CUDA
+// to build; device "host" copies into host memory through the same pipeline, for machines
+// without a GPU and for tests.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "onnxmap/export.hpp"
+#include "onnxmap/load.hpp"
+#include "onnxmap/options.hpp"
+
+namespace onnxmap {
+
+// Which way bytes go to the device.
+enum class DevicePath : std::uint8_t {
+  automatic,   // registered where the chunk is resident (or LoadMode::map), else the ring
+  registered,  // every streamed chunk registered; the ring only where registration is refused
+  pinned,      // every byte through the pinned ring
+};
+
+struct DeviceLoadOptions {
+  // "cuda:N" (a CUDA device by ordinal; "cuda" is "cuda:0") or "host": host memory as the
+  // device (destinations are host pointers), through the same pipeline.
+  std::string device = "cuda:0";
+  DevicePath path = DevicePath::automatic;
+  // How the ring is filled: direct (O_DIRECT where the file system allows it, else buffered),
+  // read (buffered), or map (every streamed byte is resident: the registered path).
+  LoadMode mode = LoadMode::direct;
+  // Workers, each with a stream and a slot of the ring: reads, registrations and copies of
+  // different workers overlap.
+  unsigned threads = 4;
+  // The pinned ring, and the mapped bytes registered at once, each at most this much: each
+  // worker's slot (and registered chunk) is max_in_flight_bytes / threads.
+  std::uint64_t max_in_flight_bytes = std::uint64_t{256} << 20U;
+  // Called on the calling thread as copies complete: bytes on the device so far, and the total.
+  ProgressCallback progress;
+  // Asked on the calling thread whenever progress is reported: true stops the load, which
+  // then throws onnxmap::Error (cancelled) once the copies in progress have ended.
+  std::function<bool()> cancelled;
+};
+
+struct DeviceLoadStats {
+  std::size_t tensors = 0;
+  std::uint64_t bytes = 0;                  // bytes copied to the device
+  double seconds = 0;                       // wall time of the load, planning included
+  double cpu_seconds = 0;                   // CPU time of this process meanwhile, user and system
+  std::uint64_t bytes_staged = 0;           // copied to the device through the pinned ring
+  std::uint64_t bytes_registered = 0;       // copied to the device from registered mappings
+  std::uint64_t bytes_read = 0;             // read from files into the ring, alignment included
+  std::uint64_t pinned_bytes = 0;           // the ring's size (0 when no byte needed it)
+  std::uint64_t registrations = 0;          // chunks registered (and unregistered)
+  std::uint64_t registrations_refused = 0;  // chunks the driver refused: staged instead
+  bool direct = false;                      // every ring read of a file used O_DIRECT
+
+  // "registered", "pinned", "registered+pinned", or "none" when no byte was copied.
+  [[nodiscard]] std::string_view path() const noexcept {
+    if (bytes_registered > 0 && bytes_staged > 0) return "registered+pinned";
+    if (bytes_registered > 0) return "registered";
+    return bytes_staged > 0 ? "pinned" : "none";
+  }
+};
+
+// Copies every item into `destinations[i]`, a device pointer (a host pointer for "host") to at
+// least item i's byte count (LoadItem::byte_size()); items of no bytes (STRING, empty) may have
+// null. Returns once every copy is complete. Throws onnxmap::Error: invalid_argument for a bad
+// device name, a count mismatch or a null destination (before anything is read); device for
+// no runtime (naming what was looked for and where) or a failing call (the call, the tensor,
+// the device); the plan's and the reads' errors as load() does; cancelled. Nothing stays
+// pinned or registered after it returns or throws.
+ONNXMAP_API DeviceLoadStats load_to_device(std::span<const LoadItem> items,
+                                           std::span<void* const> destinations,
+                                           const DeviceLoadOptions& options = {});
+
+// The device pointer item `item` is copied to, asked for when its first bytes are scheduled,
+// on a worker thread under the loader's lock (keep it short: an allocation). What it throws
+// stops the load and is thrown from load_to_device.
+using DeviceBufferFor = std::function<void*(std::size_t item)>;
+
+// The same, each destination asked of `buffer_for` as the item is scheduled. Before anything
+// is read, the plan's bytes are checked against the device's free memory (device error).
+ONNXMAP_API DeviceLoadStats load_to_device(std::span<const LoadItem> items,
+                                           const DeviceBufferFor& buffer_for,
+                                           const DeviceLoadOptions& options = {});
+
+// Device memory that onnxmap allocates, freed with the last copy of this handle: for tools,
+// tests and examples (a serving runtime allocates its own, e.g. through torch). "cuda:N":
+// cudaMalloc on that device; "host": host memory. Throws onnxmap::Error as load_to_device does
+// for the device, and (device) when the allocation fails.
+class ONNXMAP_API DeviceBuffer {
+ public:
+  DeviceBuffer(std::string_view device, std::uint64_t bytes);
+  [[nodiscard]] void* data() const noexcept { return memory_.get(); }
+  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+
+ private:
+  std::shared_ptr<void> memory_;
+  std::uint64_t size_ = 0;
+};
+
+}  // namespace onnxmap

@@ -1,0 +1,132 @@
+// load_to_device (device.hpp, device_load.hpp).
+
+#include "device/device_load.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <string>
+
+#include "device/cuda_engine.hpp"
+#include "device/host_engine.hpp"
+#include "load/load_plan.hpp"
+#include "onnxmap/error.hpp"
+
+namespace onnxmap::detail {
+
+namespace {
+
+double cpu_seconds_now() {
+  rusage usage{};
+  (void)getrusage(RUSAGE_SELF, &usage);
+  const auto of = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return of(usage.ru_utime) + of(usage.ru_stime);
+}
+
+// Null destinations of items with bytes, and the device's room for the plan, before any read.
+void check_targets(const LoadPlan& plan, DeviceTargets targets, CopyEngine& engine) {
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    total += plan.items[i].length;
+    if (targets.buffer_for == nullptr && targets.pointers[i] == nullptr &&
+        plan.items[i].length > 0) {
+      throw Error(ErrorKind::invalid_argument,
+                  "a null destination for " + std::to_string(plan.items[i].length) + " bytes",
+                  Error::kNoOffset, plan.items[i].request->tensor.path());
+    }
+  }
+  if (targets.buffer_for == nullptr) return;
+  const std::uint64_t free = engine.free_device_bytes();
+  if (total > free) {
+    throw Error(ErrorKind::device, "too little memory on " + engine.name() + ": the plan has " +
+                                       std::to_string(total) + " bytes, " + std::to_string(free) +
+                                       " are free");
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<CopyEngine> make_copy_engine(std::string_view device) {
+  if (device == "host") return std::make_unique<HostCopyEngine>();
+  int ordinal = 0;
+  if (device.starts_with("cuda:")) {
+    const std::string_view digits = device.substr(5);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
+    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() ||
+        ordinal < 0) {
+      ordinal = -1;
+    }
+  } else if (device != "cuda") {
+    ordinal = -1;
+  }
+  if (ordinal < 0) {
+    throw Error(ErrorKind::invalid_argument,
+                "device '" + std::string(device) + "': expected cuda, cuda:N or host");
+  }
+  return std::make_unique<CudaCopyEngine>(ordinal);
+}
+
+DeviceLoadStats load_to_device(std::span<const LoadItem> items, DeviceTargets targets,
+                               const DeviceLoadOptions& options, CopyEngine& engine) {
+  const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = cpu_seconds_now();
+  if (targets.buffer_for == nullptr && targets.pointers.size() != items.size()) {
+    throw Error(ErrorKind::invalid_argument, std::to_string(items.size()) + " items but " +
+                                                 std::to_string(targets.pointers.size()) +
+                                                 " destinations");
+  }
+  LoadOptions load_options;
+  load_options.mode = options.mode;
+  load_options.threads = options.threads;
+  const LoadPlan plan = make_load_plan(items, load_options, Buffers::caller);
+  check_targets(plan, targets, engine);
+  DevicePipeline pipeline(plan, targets, options, engine);
+  DeviceLoadStats stats = pipeline.run();
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats.cpu_seconds = cpu_seconds_now() - cpu_start;
+  return stats;
+}
+
+}  // namespace onnxmap::detail
+
+namespace onnxmap {
+
+DeviceLoadStats load_to_device(std::span<const LoadItem> items, std::span<void* const> destinations,
+                               const DeviceLoadOptions& options) {
+  const auto engine = detail::make_copy_engine(options.device);
+  return detail::load_to_device(items, {destinations, nullptr}, options, *engine);
+}
+
+DeviceLoadStats load_to_device(std::span<const LoadItem> items, const DeviceBufferFor& buffer_for,
+                               const DeviceLoadOptions& options) {
+  const auto engine = detail::make_copy_engine(options.device);
+  return detail::load_to_device(items, {{}, &buffer_for}, options, *engine);
+}
+
+}  // namespace onnxmap
+
+namespace onnxmap {
+
+DeviceBuffer::DeviceBuffer(std::string_view device, std::uint64_t bytes) : size_(bytes) {
+  const auto engine = detail::make_copy_engine(device);  // checks the name and the device
+  const auto size = static_cast<std::size_t>(std::max<std::uint64_t>(bytes, 1));
+  if (device == "host") {
+    memory_.reset(::operator new(size), [](void* p) { ::operator delete(p); });
+    return;
+  }
+  const detail::CudaRuntime& rt = detail::cudart();
+  void* memory = nullptr;
+  const detail::cuda::Status status = rt.malloc(&memory, size);
+  if (status != detail::cuda::kSuccess) {
+    (void)rt.get_last_error();
+    throw Error(ErrorKind::device, rt.describe("cudaMalloc", status, engine->name()) + " for " +
+                                       std::to_string(bytes) + " bytes");
+  }
+  memory_.reset(memory, [&rt](void* p) { (void)rt.free(p); });
+}
+
+}  // namespace onnxmap

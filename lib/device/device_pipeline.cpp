@@ -1,0 +1,292 @@
+// The device loader's pipeline (device_pipeline.hpp).
+
+#include "device/device_pipeline.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "onnxmap/error.hpp"
+
+namespace onnxmap::detail {
+
+// One worker: its stream, its slot of the ring (allocated on first need), and the copies
+// queued on its stream whose completion is not counted yet. Its destructor waits for the
+// stream before the slot goes, so nothing is freed under a copy, also on the way out of an
+// error.
+class DevicePipeline::Worker {
+ public:
+  Worker(DevicePipeline& pipeline, unsigned stream) : p_(pipeline), stream_(stream) {}
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  ~Worker() { p_.engine_.drain(stream_); }
+
+  void run(const Unit& unit);
+  // Waits for the stream and counts what it copied; a failure names the first tensor whose
+  // copies were in flight.
+  void settle() {
+    try {
+      p_.engine_.synchronize(stream_);
+    } catch (const Error& e) {
+      if (pending_.empty()) throw;
+      p_.throw_naming(e, pending_.front().item);
+    }
+    p_.complete(pending_);
+  }
+  DeviceLoadStats stats;
+
+ private:
+  std::byte* slot();
+  void stage_chunk(const Unit& unit);
+  void register_chunk(const Unit& unit);
+  void stage_memory(const Unit& unit);
+  void copy(std::size_t item, std::uint64_t at, const std::byte* from, std::uint64_t length,
+            bool staged);
+
+  DevicePipeline& p_;
+  unsigned stream_;
+  std::optional<PinnedMemory> slot_;
+  std::vector<Pending> pending_;
+};
+
+std::byte* DevicePipeline::Worker::slot() {
+  if (!slot_) {
+    slot_.emplace(p_.engine_, static_cast<std::size_t>(p_.chunk_bytes_));
+    stats.pinned_bytes += p_.chunk_bytes_;
+  }
+  return slot_->data();
+}
+
+void DevicePipeline::Worker::copy(std::size_t item, std::uint64_t at, const std::byte* from,
+                                  std::uint64_t length, bool staged) {
+  p_.engine_.copy_async(p_.target(item) + at, from, static_cast<std::size_t>(length), stream_);
+  pending_.push_back({item, length, staged});
+  (staged ? stats.bytes_staged : stats.bytes_registered) += length;
+}
+
+// The chunk's pieces read into the slot (neighbours closer than a page read with one read),
+// each at its distance from the chunk's start, then copied from there.
+void DevicePipeline::Worker::stage_chunk(const Unit& unit) {
+  settle();  // the slot's previous copies are done
+  std::byte* base = slot();
+  const io::FileReader& reader = p_.readers_[unit.file];
+  std::vector<UnitPiece> order = unit.pieces;
+  std::sort(order.begin(), order.end(),
+            [](const UnitPiece& a, const UnitPiece& b) { return a.offset < b.offset; });
+  for (std::size_t i = 0; i < order.size();) {
+    std::uint64_t begin = order[i].offset;
+    std::uint64_t end = begin + order[i].length;
+    for (++i; i < order.size() && order[i].offset <= io::align_up(end); ++i) {
+      end = std::max(end, order[i].offset + order[i].length);
+    }
+    const std::uint64_t skip = io::align_down(begin) - unit.chunk;
+    (void)reader.read(begin, end - begin,
+                      {base + skip, static_cast<std::size_t>(p_.chunk_bytes_ - skip)});
+    stats.bytes_read +=
+        reader.is_direct() ? io::FileReader::staging_size(begin, end - begin) : end - begin;
+  }
+  for (const UnitPiece& piece : unit.pieces) {
+    copy(piece.item, piece.item_offset, base + (piece.offset - unit.chunk), piece.length, true);
+  }
+}
+
+// The pages under the chunk's pieces registered, copied from, and unregistered once copied.
+void DevicePipeline::Worker::register_chunk(const Unit& unit) {
+  const FileSpan span = span_of(unit);
+  const std::byte* map = p_.plan_.files[unit.file].file->bytes().data();
+  const std::uint64_t begin = io::align_down(span.begin);
+  const std::uint64_t length = io::align_up(span.end) - begin;
+  if (!p_.engine_.register_host(map + begin, static_cast<std::size_t>(length))) {
+    ++stats.registrations_refused;
+    stage_chunk(unit);
+    return;
+  }
+  ++stats.registrations;
+  {
+    const Registration registration(p_.engine_, map + begin, stream_);
+    for (const UnitPiece& piece : unit.pieces) {
+      copy(piece.item, piece.item_offset, map + piece.offset, piece.length, false);
+    }
+    p_.engine_.synchronize(stream_);
+  }
+  p_.complete(pending_);
+}
+
+// An item in memory (or decoded from typed fields) copied through the slot a part at a time.
+void DevicePipeline::Worker::stage_memory(const Unit& unit) {
+  const UnitPiece& piece = unit.pieces.front();
+  const ResolvedItem& item = p_.plan_.items[piece.item];
+  std::optional<TensorData> decoded;
+  std::span<const std::byte> bytes = item.view;
+  if (item.source == ItemSource::typed)
+    bytes = decoded.emplace(item.request->tensor.data()).bytes();
+  for (std::uint64_t at = 0; at < bytes.size(); at += p_.chunk_bytes_) {
+    settle();
+    const auto part = static_cast<std::size_t>(std::min(p_.chunk_bytes_, bytes.size() - at));
+    std::memcpy(slot(), bytes.data() + at, part);
+    copy(piece.item, at, slot(), part, true);
+  }
+}
+
+void DevicePipeline::Worker::run(const Unit& unit) {
+  try {
+    switch (unit.kind) {
+      case UnitKind::ring: stage_chunk(unit); break;
+      case UnitKind::registered: register_chunk(unit); break;
+      case UnitKind::memory: stage_memory(unit); break;
+    }
+  } catch (const Error& e) {
+    p_.throw_naming(e, unit.pieces.front().item);  // the unit's first tensor
+  }
+}
+
+// A device error that names no tensor yet names `item`'s; other errors pass unchanged.
+void DevicePipeline::throw_naming(const Error& e, std::size_t item) const {
+  if (e.kind() != ErrorKind::device || !e.field_path().empty()) throw e;
+  const Tensor& tensor = plan_.items[item].request->tensor;
+  throw Error(e.kind(), e.detail(), e.offset(), tensor.path(), e.file());
+}
+
+DevicePipeline::DevicePipeline(const LoadPlan& plan, DeviceTargets targets,
+                               const DeviceLoadOptions& options, CopyEngine& engine)
+    : plan_(plan),
+      targets_(targets),
+      options_(options),
+      engine_(engine),
+      targets_of_(plan.items.size(), nullptr),
+      remaining_(plan.items.size(), 0) {
+  const unsigned threads = std::max(1U, options.threads);
+  chunk_bytes_ = std::max(io::kDirectAlign, io::align_down(options.max_in_flight_bytes / threads));
+  units_ = make_units(plan, chunk_bytes_, options.path, options.mode);
+  const LoadMode read_mode = options.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
+  for (const PlanFile& file : plan.files)
+    readers_.push_back(file.file->reader()->reopen(read_mode));
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    remaining_[i] = plan.items[i].length;
+    total_bytes_ += plan.items[i].length;
+    if (remaining_[i] > 0)
+      ++items_left_;
+    else
+      ++stats_.tensors;  // nothing to copy: on the device already
+  }
+}
+
+std::byte* DevicePipeline::target(std::size_t item) const {
+  return targets_of_[item];
+}
+
+// The next unit, its items' targets asked for as they are first scheduled; null at the end,
+// after a failure or a cancellation.
+const Unit* DevicePipeline::take() {
+  const std::lock_guard lock(lock_);
+  if (stop_ || next_unit_ >= units_.size()) return nullptr;
+  const Unit& unit = units_[next_unit_++];
+  for (const UnitPiece& piece : unit.pieces) {
+    if (targets_of_[piece.item] != nullptr) continue;
+    void* to = targets_.buffer_for != nullptr ? (*targets_.buffer_for)(piece.item)
+                                              : targets_.pointers[piece.item];
+    if (to == nullptr) {
+      throw Error(ErrorKind::invalid_argument, "no destination to copy to", Error::kNoOffset,
+                  plan_.items[piece.item].request->tensor.path());
+    }
+    targets_of_[piece.item] = static_cast<std::byte*>(to);
+  }
+  return &unit;
+}
+
+void DevicePipeline::complete(std::vector<Pending>& pending) {
+  if (pending.empty()) return;
+  {
+    const std::lock_guard lock(lock_);
+    for (const Pending& p : pending) {
+      done_bytes_ += p.bytes;
+      remaining_[p.item] -= p.bytes;
+      if (remaining_[p.item] == 0) {
+        --items_left_;
+        ++stats_.tensors;
+      }
+    }
+  }
+  pending.clear();
+  changed_.notify_all();
+}
+
+void DevicePipeline::fail(std::exception_ptr failure) {
+  {
+    const std::lock_guard lock(lock_);
+    if (!failure_) failure_ = std::move(failure);
+    stop_ = true;
+  }
+  changed_.notify_all();
+}
+
+void DevicePipeline::work(unsigned stream) {
+  try {
+    engine_.bind_thread();
+    Worker worker(*this, stream);
+    while (const Unit* unit = take()) worker.run(*unit);
+    worker.settle();
+    const std::lock_guard lock(lock_);
+    stats_.bytes_staged += worker.stats.bytes_staged;
+    stats_.bytes_registered += worker.stats.bytes_registered;
+    stats_.bytes_read += worker.stats.bytes_read;
+    stats_.pinned_bytes += worker.stats.pinned_bytes;
+    stats_.registrations += worker.stats.registrations;
+    stats_.registrations_refused += worker.stats.registrations_refused;
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  {
+    const std::lock_guard lock(lock_);
+    --running_;
+  }
+  changed_.notify_all();
+}
+
+// Progress and cancellation, on the calling thread; true: stop.
+bool DevicePipeline::report() {
+  std::uint64_t done = 0;
+  {
+    const std::lock_guard lock(lock_);
+    done = done_bytes_;
+  }
+  if (options_.progress) options_.progress(done, total_bytes_);
+  if (!options_.cancelled || !options_.cancelled()) return false;
+  fail(std::make_exception_ptr(
+      Error(ErrorKind::cancelled, "the load to " + engine_.name() + " was cancelled after " +
+                                      std::to_string(done) + " of " + std::to_string(total_bytes_) +
+                                      " bytes")));
+  return true;
+}
+
+DeviceLoadStats DevicePipeline::run() {
+  const auto threads = static_cast<unsigned>(std::min<std::size_t>(
+      std::max(1U, options_.threads), std::max<std::size_t>(1, units_.size())));
+  engine_.make_streams(threads);
+  running_ = threads;
+  {
+    std::vector<std::jthread> workers;
+    for (unsigned t = 0; t < threads; ++t) workers.emplace_back([this, t] { work(t); });
+    std::uint64_t reported = UINT64_MAX;
+    while (true) {
+      std::unique_lock lock(lock_);
+      changed_.wait(lock, [&] {
+        return failure_ || items_left_ == 0 || running_ == 0 || done_bytes_ != reported;
+      });
+      if (failure_ || items_left_ == 0 || running_ == 0) break;
+      reported = done_bytes_;
+      lock.unlock();
+      if (report()) break;
+    }
+  }  // joins: every worker has waited for its stream and let its slot go
+  if (failure_) std::rethrow_exception(failure_);
+  (void)report();
+  stats_.bytes = total_bytes_;
+  stats_.direct = !readers_.empty() && std::all_of(readers_.begin(), readers_.end(),
+                                                   [](const auto& r) { return r.is_direct(); });
+  return stats_;
+}
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,74 @@
+// The device loader's units (device_units.hpp).
+
+#include "device/device_units.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace onnxmap::detail {
+
+namespace {
+
+// Whether a chunk's pieces go the registered way.
+bool registers(const LoadPlan& plan, const Unit& unit, DevicePath path, LoadMode mode) {
+  if (path != DevicePath::automatic) return path == DevicePath::registered;
+  if (mode == LoadMode::map) return true;
+  const FileSpan span = span_of(unit);
+  return plan.files[unit.file].file->resident(span.begin, span.end - span.begin);
+}
+
+// Streamed items' indices in file order.
+std::vector<std::size_t> streamed_in_file_order(const LoadPlan& plan) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    if (plan.items[i].source == ItemSource::stream && plan.items[i].length > 0) {
+      order.push_back(i);
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::pair(plan.items[a].file, plan.items[a].offset) <
+           std::pair(plan.items[b].file, plan.items[b].offset);
+  });
+  return order;
+}
+
+}  // namespace
+
+FileSpan span_of(const Unit& unit) noexcept {
+  FileSpan span{UINT64_MAX, 0};
+  for (const UnitPiece& piece : unit.pieces) {
+    span.begin = std::min(span.begin, piece.offset);
+    span.end = std::max(span.end, piece.offset + piece.length);
+  }
+  return span;
+}
+
+std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes, DevicePath path,
+                             LoadMode mode) {
+  std::vector<Unit> units;
+  for (const std::size_t i : streamed_in_file_order(plan)) {
+    const ResolvedItem& item = plan.items[i];
+    for (std::uint64_t at = item.offset, end = item.offset + item.length; at < end;) {
+      const std::uint64_t chunk = at / chunk_bytes * chunk_bytes;
+      const std::uint64_t stop = std::min(end, chunk + chunk_bytes);
+      if (units.empty() || units.back().kind == UnitKind::memory ||
+          units.back().file != item.file || units.back().chunk != chunk) {
+        units.push_back({UnitKind::ring, item.file, chunk, {}});
+      }
+      units.back().pieces.push_back({i, at, stop - at, at - item.offset});
+      at = stop;
+    }
+  }
+  for (Unit& unit : units) {
+    if (registers(plan, unit, path, mode)) unit.kind = UnitKind::registered;
+  }
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    const ResolvedItem& item = plan.items[i];
+    if (item.source != ItemSource::stream && item.length > 0) {
+      units.push_back({UnitKind::memory, 0, 0, {{i, 0, item.length, 0}}});
+    }
+  }
+  return units;
+}
+
+}  // namespace onnxmap::detail

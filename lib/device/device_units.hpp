@@ -1,0 +1,49 @@
+#pragma once
+// The device loader's work (device.hpp), cut from the loader's plan (load_plan.hpp): units
+// taken by the workers in file order, each a chunk of a file (aligned, at most one ring slot)
+// with the pieces of items in it, or one item whose bytes are in memory or decoded.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "load/load_plan.hpp"
+#include "onnxmap/device.hpp"
+
+namespace onnxmap::detail {
+
+enum class UnitKind : std::uint8_t {
+  ring,        // read into the worker's slot, copied from there
+  registered,  // the mapping registered and copied from directly (the ring if refused)
+  memory,      // one item from memory or typed fields, staged through the slot in parts
+};
+
+struct UnitPiece {
+  std::size_t item = 0;
+  std::uint64_t offset = 0;  // in the file
+  std::uint64_t length = 0;
+  std::uint64_t item_offset = 0;  // where the piece starts in the item's bytes
+};
+
+struct Unit {
+  UnitKind kind = UnitKind::ring;
+  std::size_t file = 0;           // ring, registered: index into LoadPlan::files
+  std::uint64_t chunk = 0;        // ring, registered: the aligned file offset the chunk starts at
+  std::vector<UnitPiece> pieces;  // in file order; memory: one, the whole item
+};
+
+// [begin, end) of the file that a ring or registered unit's pieces cover.
+struct FileSpan {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+[[nodiscard]] FileSpan span_of(const Unit& unit) noexcept;
+
+// Units for every item of `plan` with bytes, streamed ones in file order in chunks of
+// `chunk_bytes` (a multiple of the page size), memory ones after. A streamed chunk is
+// `registered` by `path`, or for DevicePath::automatic where `mode` is map or its pages are
+// resident in the page cache.
+[[nodiscard]] std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes,
+                                           DevicePath path, LoadMode mode);
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,313 @@
+// load_to_device through the host copy engine (CI has no GPU): every tensor's device bytes are
+// the file's for raw, external, typed and sub-byte tensors and shards, on each path, within the
+// ring's bound; cancellation and failures leave nothing pinned or registered. And the CUDA
+// engine's failure where no runtime is found.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>  // setenv, unsetenv
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "device/cuda_runtime.hpp"
+#include "device/device_load.hpp"
+#include "device/host_engine.hpp"
+#include "model_builder.hpp"
+#include "onnxmap/device.hpp"
+#include "onnxmap/model.hpp"
+#include "test_support.hpp"
+#include "write/synth.hpp"
+
+namespace onnxmap {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<std::byte>;
+
+class DeviceLoad : public test::TempFolder {
+ protected:
+  fs::path synth_model(bool external) {
+    SynthOptions options;
+    options.layers = 2;
+    options.hidden = 64;
+    options.vocab = 1000;
+    options.external_data = external;
+    const fs::path path = at(external ? "ext.onnx" : "inline.onnx");
+    (void)synth(path, options);
+    return path;
+  }
+
+  // A raw float tensor, a raw int4 one (sub-byte, odd count), a typed int64 one and a typed
+  // int4 one (int32_data): every storage kind the loader decodes.
+  fs::path storage_model() {
+    const auto bytes = test::message([](wire::Writer& m) {
+      test::sub(m, schema::ModelProto::kGraph, [](wire::Writer& g) {
+        using TP = schema::TensorProto;
+        test::sub(g, schema::GraphProto::kInitializer,
+                  test::raw_tensor("w", DataType::float32, {4, 2},
+                                   test::float_bytes({1, 2, 3, 4, 5, 6, 7, 8})));
+        test::sub(g, schema::GraphProto::kInitializer,
+                  test::raw_tensor("q", DataType::int4, {5},
+                                   {std::byte{0x21}, std::byte{0x43}, std::byte{0x05}}));
+        test::sub(g, schema::GraphProto::kInitializer, [](wire::Writer& t) {
+          t.field_int64(TP::kDims, 2);
+          t.field_int32(TP::kDataType, static_cast<std::int32_t>(DataType::int64));
+          t.field_string(TP::kName, "typed");
+          t.field_int64(TP::kInt64Data, -1);
+          t.field_int64(TP::kInt64Data, 7);
+        });
+        test::sub(g, schema::GraphProto::kInitializer, [](wire::Writer& t) {
+          t.field_int64(TP::kDims, 3);
+          t.field_int32(TP::kDataType, static_cast<std::int32_t>(DataType::int4));
+          t.field_string(TP::kName, "typed4");
+          for (const int v : {0x21, 0x07}) t.field_int32(TP::kInt32Data, v);  // two a field
+        });
+      });
+    });
+    write(at("storage.onnx"), bytes);
+    return at("storage.onnx");
+  }
+
+  // What the file holds for each item: its rows' bytes, or the decoded tensor.
+  static std::vector<Bytes> expected(std::span<const LoadItem> items) {
+    std::vector<Bytes> out;
+    for (const LoadItem& item : items) {
+      if (item.row_end != kAllRows) {
+        const auto rows = item.tensor.slice_rows(item.row_begin, item.row_end);
+        out.emplace_back(rows.begin(), rows.end());
+      } else {
+        const TensorData data = item.tensor.data();
+        out.emplace_back(data.bytes().begin(), data.bytes().end());
+      }
+    }
+    return out;
+  }
+
+  // Loads `items` through a fresh host engine into buffers of their sizes; returns the buffers.
+  std::vector<Bytes> load(std::span<const LoadItem> items, const DeviceLoadOptions& options,
+                          DeviceLoadStats* stats = nullptr) {
+    std::vector<Bytes> buffers;
+    std::vector<void*> pointers;
+    for (const LoadItem& item : items) buffers.emplace_back(item.byte_size(), std::byte{0xEE});
+    for (Bytes& b : buffers) pointers.push_back(b.empty() ? nullptr : b.data());
+    detail::HostCopyEngine engine;
+    const DeviceLoadStats got = detail::load_to_device(items, {pointers, nullptr}, options, engine);
+    if (stats != nullptr) *stats = got;
+    EXPECT_EQ(engine.pinned_now(), 0U);
+    EXPECT_EQ(engine.registered_now(), 0U);
+    EXPECT_LE(engine.pinned_peak(), options.max_in_flight_bytes);
+    EXPECT_LE(engine.registered_peak(), options.max_in_flight_bytes);
+    return buffers;
+  }
+
+  static DeviceLoadOptions small(DevicePath path, LoadMode mode) {
+    DeviceLoadOptions options;
+    options.device = "host";
+    options.path = path;
+    options.mode = mode;
+    options.max_in_flight_bytes = 64 << 10;  // 16 KiB chunks: tensors cut across chunks
+    return options;
+  }
+};
+
+constexpr DevicePath kDevicePaths[] = {DevicePath::automatic, DevicePath::registered,
+                                       DevicePath::pinned};
+constexpr LoadMode kDeviceModes[] = {LoadMode::map, LoadMode::read, LoadMode::direct};
+
+TEST_F(DeviceLoad, EveryPathGivesTheFilesBytes) {
+  for (const bool external : {false, true}) {
+    const Model model = Model::open(synth_model(external));
+    const auto items = plan(model);
+    const auto want = expected(items);
+    for (const DevicePath path : kDevicePaths) {
+      for (const LoadMode mode : kDeviceModes) {
+        DeviceLoadStats stats;
+        EXPECT_EQ(load(items, small(path, mode), &stats), want)
+            << external << " " << static_cast<int>(path) << " " << to_string(mode);
+        EXPECT_EQ(stats.tensors, items.size());
+        EXPECT_EQ(stats.bytes_staged + stats.bytes_registered, stats.bytes);
+        EXPECT_EQ(stats.registrations_refused, 0U);
+        if (path == DevicePath::pinned) {
+          EXPECT_EQ(stats.path(), "pinned");
+        }
+        if (external && path != DevicePath::pinned &&
+            (path == DevicePath::registered || mode == LoadMode::map)) {
+          EXPECT_EQ(stats.path(), "registered");
+          EXPECT_EQ(stats.pinned_bytes, 0U);
+          EXPECT_GT(stats.registrations, 1U);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(DeviceLoad, ShardsAndEveryStorageKind) {
+  const Model synthetic = Model::open(synth_model(true));
+  const Model storage = Model::open(storage_model());
+  for (const Model* model : {&synthetic, &storage}) {
+    for (const auto& items : {plan(*model, PlanOptions::shard(1, 3)), plan(*model)}) {
+      for (const DevicePath path : kDevicePaths) {
+        EXPECT_EQ(load(items, small(path, LoadMode::read)), expected(items));
+      }
+    }
+  }
+  // A model in memory (opened in read mode) goes through the ring.
+  OpenOptions read;
+  read.mode = LoadMode::read;
+  const Model in_memory = Model::open(at("storage.onnx"), read);
+  const auto items = plan(in_memory);
+  DeviceLoadStats stats;
+  EXPECT_EQ(load(items, small(DevicePath::automatic, LoadMode::read), &stats), expected(items));
+  EXPECT_EQ(stats.path(), "pinned");
+}
+
+TEST_F(DeviceLoad, RefusedRegistrationsAreStaged) {
+  const Model model = Model::open(synth_model(true));
+  const auto items = plan(model);
+  std::vector<Bytes> buffers;
+  std::vector<void*> pointers;
+  for (const LoadItem& item : items) buffers.emplace_back(item.byte_size());
+  for (Bytes& b : buffers) pointers.push_back(b.data());
+  detail::HostCopyEngine engine;
+  engine.refuse_registration(true);
+  const DeviceLoadStats stats = detail::load_to_device(
+      items, {pointers, nullptr}, small(DevicePath::registered, LoadMode::direct), engine);
+  EXPECT_EQ(buffers, expected(items));
+  EXPECT_GT(stats.registrations_refused, 0U);
+  EXPECT_EQ(stats.bytes_registered, 0U);
+  EXPECT_EQ(stats.path(), "pinned");
+}
+
+TEST_F(DeviceLoad, CancelledLeavesNothingPinnedOrRegistered) {
+  const Model model = Model::open(synth_model(false));
+  const auto items = plan(model);
+  for (const DevicePath path : {DevicePath::registered, DevicePath::pinned}) {
+    std::vector<Bytes> buffers;
+    std::vector<void*> pointers;
+    for (const LoadItem& item : items) buffers.emplace_back(item.byte_size());
+    for (Bytes& b : buffers) pointers.push_back(b.data());
+    detail::HostCopyEngine engine;
+    DeviceLoadOptions options = small(path, LoadMode::read);
+    options.threads = 1;
+    options.max_in_flight_bytes = 8 << 10;
+    std::uint64_t seen = 0;
+    options.progress = [&](std::uint64_t done, std::uint64_t) { seen = done; };
+    options.cancelled = [&] { return seen > 0; };
+    // Slow enough that the calling thread sees progress long before the last copy.
+    const DeviceBufferFor buffer_for = [&](std::size_t i) -> void* {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      return pointers[i];
+    };
+    test::expect_error(
+        [&] {
+          (void)detail::load_to_device(items, {{}, &buffer_for}, options, engine);
+        },
+        ErrorKind::cancelled);
+    EXPECT_EQ(engine.pinned_now(), 0U);
+    EXPECT_EQ(engine.registered_now(), 0U);
+  }
+}
+
+TEST_F(DeviceLoad, CopyFailureNamesTheDeviceAndTensor) {
+  const Model model = Model::open(synth_model(true));
+  const auto items = plan(model);
+  std::vector<Bytes> buffers;
+  std::vector<void*> pointers;
+  for (const LoadItem& item : items) buffers.emplace_back(item.byte_size());
+  for (Bytes& b : buffers) pointers.push_back(b.data());
+  for (const DevicePath path : {DevicePath::registered, DevicePath::pinned}) {
+    detail::HostCopyEngine engine;
+    engine.fail_copy_at(3);
+    const std::string message = test::expect_error(
+        [&] {
+          (void)detail::load_to_device(items, {pointers, nullptr}, small(path, LoadMode::read),
+                                       engine);
+        },
+        ErrorKind::device);
+    EXPECT_NE(message.find("injected copy failure on host"), std::string::npos) << message;
+    EXPECT_NE(message.find("initializer"), std::string::npos) << message;
+    EXPECT_EQ(engine.pinned_now(), 0U);
+    EXPECT_EQ(engine.registered_now(), 0U);
+  }
+}
+
+TEST_F(DeviceLoad, BufferForAndTooLittleDeviceMemory) {
+  const Model model = Model::open(synth_model(false));
+  const auto items = plan(model);
+  std::vector<Bytes> buffers(items.size());
+  const DeviceBufferFor buffer_for = [&](std::size_t i) -> void* {
+    buffers[i].resize(items[i].byte_size());
+    return buffers[i].data();
+  };
+  {
+    detail::HostCopyEngine engine;
+    (void)detail::load_to_device(items, {{}, &buffer_for},
+                                 small(DevicePath::automatic, LoadMode::direct), engine);
+    EXPECT_EQ(buffers, expected(items));
+  }
+  std::vector<Bytes>(items.size()).swap(buffers);
+  detail::HostCopyEngine engine;
+  engine.set_free_device_bytes(1000);
+  const std::string message = test::expect_error(
+      [&] {
+        (void)detail::load_to_device(items, {{}, &buffer_for},
+                                     small(DevicePath::automatic, LoadMode::read), engine);
+      },
+      ErrorKind::device);
+  EXPECT_NE(message.find("too little memory on host"), std::string::npos) << message;
+  for (const Bytes& b : buffers) EXPECT_TRUE(b.empty());  // checked before anything was asked
+}
+
+TEST_F(DeviceLoad, PublicCallsAndBadArguments) {
+  const Model model = Model::open(synth_model(false));
+  const auto items = plan(model);
+  std::vector<Bytes> buffers;
+  std::vector<void*> pointers;
+  for (const LoadItem& item : items) buffers.emplace_back(item.byte_size());
+  for (Bytes& b : buffers) pointers.push_back(b.data());
+  DeviceLoadOptions options;
+  options.device = "host";
+  const DeviceLoadStats stats = load_to_device(items, pointers, options);
+  EXPECT_EQ(buffers, expected(items));
+  EXPECT_EQ(stats.bytes, stats.bytes_staged + stats.bytes_registered);
+  EXPECT_LE(stats.pinned_bytes, options.max_in_flight_bytes);
+  options.device = "tpu:0";
+  test::expect_error([&] { (void)load_to_device(items, pointers, options); },
+                     ErrorKind::invalid_argument);
+  options.device = "host";
+  pointers[1] = nullptr;
+  test::expect_error([&] { (void)load_to_device(items, pointers, options); },
+                     ErrorKind::invalid_argument, items[1].tensor.path());
+  pointers.pop_back();
+  test::expect_error([&] { (void)load_to_device(items, pointers, options); },
+                     ErrorKind::invalid_argument);
+}
+
+TEST(CudaRuntime, NoRuntimeIsAClearError) {
+  const std::string missing = "/nonexistent/onnxmap-test/libcudart.so.12";
+  const std::vector<std::string> candidates = {missing};
+  const std::string message =
+      test::expect_error([&] { (void)detail::load_cudart(candidates); }, ErrorKind::device);
+  EXPECT_NE(message.find("no CUDA runtime found"), std::string::npos) << message;
+  EXPECT_NE(message.find(missing), std::string::npos) << message;
+  EXPECT_NE(message.find("ONNXMAP_CUDART"), std::string::npos) << message;
+
+  ::setenv("ONNXMAP_CUDART", missing.c_str(), 1);
+  const auto listed = detail::cudart_candidates();
+  ::unsetenv("ONNXMAP_CUDART");
+  ASSERT_GE(listed.size(), 3U);
+  EXPECT_EQ(listed[0], missing);
+  EXPECT_EQ(listed[1], "libcudart.so.13");
+  EXPECT_EQ(listed[2], "libcudart.so.12");
+  // Where no candidate loads (CI), "cuda:0" fails with that error before anything is read.
+  if (test::error_of([&] { (void)detail::load_cudart(listed); })) {
+    EXPECT_NE(detail::make_copy_engine("host"), nullptr);
+    test::expect_error([] { (void)detail::make_copy_engine("cuda:0"); }, ErrorKind::device);
+  }
+}
+
+}  // namespace
+}  // namespace onnxmap
