@@ -19,7 +19,7 @@
 #include "onnxmap/device.hpp"
 #include "onnxmap/model.hpp"
 #include "test_support.hpp"
-#include "write/synth.hpp"
+#include "onnxmap/synth.hpp"
 
 namespace onnxmap {
 namespace {
