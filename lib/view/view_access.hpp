@@ -33,7 +33,8 @@ struct ViewAccess {
     type.index_ = index;
     type.offset_ = spans.front().offset;
     type.length_ = spans.front().length;
-    if (spans.size() > 1) type.merged_ = std::make_shared<const MergedSpans>(std::move(spans));
+    if (spans.size() > 1)
+      type.merged_ = std::make_shared<const MergedSpans>(MergedSpans{std::move(spans)});
     return type;
   }
   // The children [first, last) as a range of views.
