@@ -56,7 +56,7 @@ stage() { echo "== $* ($((SECONDS - start)) s)"; }
 
 stage "models"
 "$exe" synth "$WORK/inline.onnx" --layers 2 --hidden 256 --dtype float16 >/dev/null
-"$exe" synth "$WORK/external.onnx" --layers 4 --hidden 1024 --dtype bfloat16 --external-data >/dev/null
+"$exe" synth "$WORK/external.onnx" --layers 8 --hidden 1024 --dtype bfloat16 --external-data >/dev/null
 "$exe" synth "$WORK/int4.onnx" --layers 2 --hidden 256 --dtype int4 --external-data >/dev/null
 models=("$WORK/inline.onnx" "$WORK/external.onnx" "$WORK/int4.onnx")
 
