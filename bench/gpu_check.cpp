@@ -49,8 +49,7 @@ extern "C" {
 // The plan of every tensor of `model` (ranks > 1: rank's rows of each), or null with the error
 // in `err`.
 __attribute__((visibility("default"))) void* ogc_open(const char* model, unsigned rank,
-                                                      unsigned ranks, char* err,
-                                                      std::size_t cap) {
+                                                      unsigned ranks, char* err, std::size_t cap) {
   Check* check = nullptr;
   (void)guarded(err, cap, [&] {
     auto opened = onnxmap::Model::open(model);
@@ -104,8 +103,8 @@ __attribute__((visibility("default"))) int ogc_load(void* check, const char* dev
       options.progress = [&](std::uint64_t d, std::uint64_t) { done = d; };
       options.cancelled = [&] { return done >= cancel_after; };
     }
-    const auto s = onnxmap::load_to_device(c.items, std::span<void* const>(dst, c.items.size()),
-                                           options);
+    const auto s =
+        onnxmap::load_to_device(c.items, std::span<void* const>(dst, c.items.size()), options);
     const nlohmann::json stats = {{"tensors", s.tensors},
                                   {"bytes", s.bytes},
                                   {"seconds", s.seconds},

@@ -94,4 +94,4 @@ def load_to_torch(self, device="cuda:0", names=None, filter=None, rank=None, ran
     return tensors
 
 
-_onnxmap.Model.load_to_torch = load_to_torch
+setattr(_onnxmap.Model, "load_to_torch", load_to_torch)  # the stub declares it

@@ -160,7 +160,7 @@ struct Destinations {
   std::vector<std::vector<std::byte>> packed;
 };
 
-py::dict stats_dict(const LoadStats& s) {
+py::dict load_stats_dict(const LoadStats& s) {
   py::dict out;
   for (const LoadStatsField& field : fields_of(s)) {
     const py::str name(field.name.data(), field.name.size());
@@ -236,7 +236,7 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
   } catch (const CallbackFailed&) {
     throw std::move(*failure);
   }
-  return stats_dict(stats);
+  return load_stats_dict(stats);
 }
 
 void prefetch_tensors(const py::handle& self, const py::object& filter, py::kwargs kwargs) {
