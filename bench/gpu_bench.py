@@ -56,8 +56,9 @@ def onnx_over(tensors, data_file, data_start):
 
 
 def llama_shapes(gib):
-    """(name, shape) of a bf16 Llama-shaped checkpoint of about `gib` GiB (hidden 4096)."""
-    hidden, ffn, kv, vocab = 4096, 14336, 1024, 32000
+    """(name, shape) of a bf16 Llama-shaped checkpoint of about `gib` GiB (hidden 4096; 1024
+    under 4 GiB, for dry runs)."""
+    hidden, ffn, kv, vocab = (4096, 14336, 1024, 32000) if gib >= 4 else (1024, 3584, 256, 32000)
     per_layer = 2 * (hidden * hidden * 2 + 2 * hidden * kv + 3 * hidden * ffn + 2 * hidden)
     layers = max(1, int((gib * 2**30 - 4 * vocab * hidden) // per_layer))
     shapes = [("model.embed_tokens.weight", [vocab, hidden])]
