@@ -10,6 +10,7 @@
 from ._onnxmap import (Error, Function, Graph, Model, ModelSummary, Node, SparseTensor, Tensor,
                        TrainingInfo, ValueInfo)
 from ._onnxmap import __version__
+from . import device as _device  # Model.load_to_torch
 from .files import Problem, check, convert, peek, save
 from .model import open
 from .safe_open import SafetensorError, TensorSlice, safe_open

@@ -2,11 +2,19 @@
 by changing one import. Tensors are NumPy arrays (framework="np") or torch tensors
 (framework="pt"). Torch tensors are writable, as safetensors' are: where the bytes lie in a
 mapped local file they are that file's pages mapped copy-on-write (nothing is copied until
-written, and a write stays in this process, never in the file); elsewhere they are a copy."""
+written, and a write stays in this process, never in the file); elsewhere they are a copy.
+With device="cuda:N", get_tensor copies each tensor straight into a tensor torch allocated on
+that device (Model.load_to_torch: registered mappings or a pinned ring, no host tensor)."""
 import numpy
 
 from . import _onnxmap
 from .model import open as open_model
+
+# Types safe_open gives on the cpu as they are stored, so that a device copy has the same dtype:
+# UINT16 and UINT32 are widened on the host (then copied with .to(device)).
+_DEVICE_TYPES = {"BOOL", "UINT8", "INT8", "INT16", "INT32", "INT64", "FLOAT16", "BFLOAT16",
+                 "FLOAT", "DOUBLE", "COMPLEX64", "COMPLEX128", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
+                 "FLOAT8E5M2", "FLOAT8E5M2FNUZ"}
 
 _FRAMEWORKS = {"np": "np", "numpy": "np", "pt": "pt", "torch": "pt", "pytorch": "pt"}
 
@@ -123,7 +131,12 @@ class TensorSlice:
 
 class safe_open:
     """safe_open(path, framework="np"|"pt", device="cpu", **open_options) as in safetensors:
-    a context manager with keys(), get_tensor(name), get_slice(name) and metadata()."""
+    a context manager with keys(), get_tensor(name), get_slice(name) and metadata().
+
+    framework="pt" with device="cuda:N": get_tensor loads the tensor with Model.load_to_torch
+    (onnxmap's load_to_device into a tensor torch allocated there); slices, and UINT16 and
+    UINT32 tensors (widened on the host), are read on the host and copied with .to(device).
+    For a whole checkpoint, Model.load_to_torch in one call overlaps every tensor's copies."""
 
     def __init__(self, path, framework="np", device="cpu", **options):
         if framework not in _FRAMEWORKS:
@@ -170,7 +183,11 @@ class safe_open:
         return self._model.metadata_props or None
 
     def get_tensor(self, name):
-        return self._convert(self._tensor(name))
+        tensor = self._tensor(name)
+        if (self._framework == "pt" and str(self._device) != "cpu"
+                and tensor.data_type in _DEVICE_TYPES):
+            return self._model.load_to_torch(self._device, names=[name])[name]
+        return self._convert(tensor)
 
     def get_slice(self, name):
         return TensorSlice(self._tensor(name), self._convert)

@@ -13,7 +13,10 @@
 #include <filesystem>
 #include <memory>
 #include <onnxmap/onnxmap.hpp>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace onnxmap::python {
 
@@ -57,6 +60,20 @@ void take_kwarg(py::dict& kwargs, const char* key, T& value) {
 // Raises TypeError naming the first keyword argument left in `kwargs`.
 void reject_unknown(const py::dict& kwargs, const char* function);
 
+// What a load, prefetch or device load works on (load.cpp): the keyword arguments filter (a
+// glob), names and shard=(rank, ranks), removed from kwargs as they are read.
+struct Selection {
+  std::optional<std::string> filter;
+  std::optional<std::vector<std::string>> names;
+  std::optional<std::pair<unsigned, unsigned>> shard;
+};
+[[nodiscard]] Selection selection(py::dict& kwargs);
+// The tensors of keys() whose name matches `filter`, in model order, or those `names` lists,
+// in that order; with a shard, its rows of each (onnxmap::plan).
+[[nodiscard]] std::vector<LoadItem> plan_of(const Model& model, const Selection& s);
+// An item's shape: the tensor's dims, axis 0 cut to its rows.
+[[nodiscard]] std::vector<py::ssize_t> item_shape(const LoadItem& item);
+
 // Opens a model with the GIL released.
 [[nodiscard]] ModelPtr open_model(const std::filesystem::path& path, const OpenOptions& options);
 
@@ -73,6 +90,7 @@ void bind_model(py::module_& m);
 void bind_files(py::module_& m);      // peek, check, save, convert
 void bind_load(py::module_& m);       // Model.load and Model.prefetch (after bind_model)
 void bind_functions(py::module_& m);  // Function, TrainingInfo
+void bind_device(py::module_& m);     // Model._device_plan, _DevicePlan (after bind_model)
 
 // Python objects for views, shared by the parts.
 [[nodiscard]] py::object wrap_tensor(const Owner& owner, const Tensor& tensor);

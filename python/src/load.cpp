@@ -14,21 +14,14 @@ namespace onnxmap::python {
 
 namespace {
 
-using Shard = std::pair<unsigned, unsigned>;  // (rank, ranks)
-
-// What a load or prefetch works on.
-struct Selection {
-  std::optional<std::string> filter;
-  std::optional<std::vector<std::string>> names;
-  std::optional<Shard> shard;
-};
-
 // Whether `t` is the tensor Model.keys() names: the outermost tensor of a non-empty name.
 bool is_keyed(const Model& model, const Tensor& t) {
   const std::string_view name = t.lookup_name();
   const auto outermost = name.empty() ? std::nullopt : model.find_tensor(name);
   return outermost && *outermost == t;
 }
+
+}  // namespace
 
 // The tensors of keys() whose name matches the glob `filter`, in model order, or those `names`
 // lists, in that order; with a shard, its rows of each (onnxmap::plan).
@@ -43,6 +36,23 @@ std::vector<LoadItem> plan_of(const Model& model, const Selection& s) {
   }
   return items;
 }
+
+Selection selection(py::dict& kwargs) {
+  Selection s;
+  take_kwarg(kwargs, "filter", s.filter);
+  take_kwarg(kwargs, "names", s.names);
+  take_kwarg(kwargs, "shard", s.shard);
+  return s;
+}
+
+std::vector<py::ssize_t> item_shape(const LoadItem& item) {
+  const auto dims = item.tensor.dims();
+  std::vector<py::ssize_t> shape(dims.begin(), dims.end());
+  if (item.row_end != kAllRows) shape[0] = static_cast<py::ssize_t>(item.row_end - item.row_begin);
+  return shape;
+}
+
+namespace {
 
 // Tensors the loader has no raw layout for (STRING) or NumPy cannot hold (an unknown type):
 // Tensor.numpy() gives the first as object arrays and names the error of the second.
@@ -64,14 +74,6 @@ LoadOptions load_options(py::dict& kwargs) {
   return options;
 }
 
-Selection selection(py::dict& kwargs) {
-  Selection s;
-  take_kwarg(kwargs, "filter", s.filter);
-  take_kwarg(kwargs, "names", s.names);
-  take_kwarg(kwargs, "shard", s.shard);
-  return s;
-}
-
 // A Python exception raised by a callback, carried through the C++ loader: the callback stores
 // it and throws CallbackFailed, which stops the load; the binding raises it again.
 struct CallbackFailed : std::exception {};
@@ -86,13 +88,6 @@ void call_python(std::optional<py::error_already_set>& failure, const Call& call
     failure.emplace(std::move(e));
     throw CallbackFailed();
   }
-}
-
-std::vector<py::ssize_t> item_shape(const LoadItem& item) {
-  const auto dims = item.tensor.dims();
-  std::vector<py::ssize_t> shape(dims.begin(), dims.end());
-  if (item.row_end != kAllRows) shape[0] = static_cast<py::ssize_t>(item.row_end - item.row_begin);
-  return shape;
 }
 
 py::dtype item_dtype(const LoadItem& item) {
@@ -165,7 +160,7 @@ struct Destinations {
   std::vector<std::vector<std::byte>> packed;
 };
 
-py::dict stats_dict(const LoadStats& s) {
+py::dict load_stats_dict(const LoadStats& s) {
   py::dict out;
   for (const LoadStatsField& field : fields_of(s)) {
     const py::str name(field.name.data(), field.name.size());
@@ -241,7 +236,7 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
   } catch (const CallbackFailed&) {
     throw std::move(*failure);
   }
-  return stats_dict(stats);
+  return load_stats_dict(stats);
 }
 
 void prefetch_tensors(const py::handle& self, const py::object& filter, py::kwargs kwargs) {

@@ -15,5 +15,6 @@ PYBIND11_MODULE(_onnxmap, m) {
   bind_functions(m);
   bind_model(m);
   bind_load(m);
+  bind_device(m);
   bind_files(m);
 }

@@ -1,0 +1,161 @@
+// Model._device_plan and _DevicePlan: the library's load_to_device (device.hpp) under
+// Model.load_to_torch (onnxmap/device.py). The plan is made once; Python allocates a tensor per
+// item from its shape and type, then the plan copies every item into those tensors with the
+// GIL released. The progress callback runs on the calling thread with the GIL held.
+
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "binding.hpp"
+
+namespace onnxmap::python {
+
+namespace {
+
+class DevicePlan {
+ public:
+  DevicePlan(ModelPtr model, std::vector<LoadItem> items)
+      : model_(std::move(model)), items_(std::move(items)) {}
+
+  // (name, ONNX type name, shape, bytes) per item, in plan order.
+  [[nodiscard]] py::list items() const {
+    py::list out;
+    for (const LoadItem& item : items_) {
+      out.append(py::make_tuple(std::string(item.tensor.lookup_name()),
+                                to_string(item.tensor.data_type()), item_shape(item),
+                                item.byte_size()));
+    }
+    return out;
+  }
+
+  [[nodiscard]] py::dict load(const std::vector<std::uintptr_t>& pointers, py::kwargs kwargs);
+
+ private:
+  ModelPtr model_;  // the items' tensors are views of it
+  std::vector<LoadItem> items_;
+};
+
+DevicePath device_path_named(const std::string& name) {
+  if (name == "automatic") return DevicePath::automatic;
+  if (name == "registered") return DevicePath::registered;
+  if (name == "pinned") return DevicePath::pinned;
+  raise_invalid("path '" + name + "': expected automatic, registered or pinned");
+}
+
+py::dict device_stats_dict(const DeviceLoadStats& s) {
+  py::dict out;
+  out["tensors"] = s.tensors;
+  out["bytes"] = s.bytes;
+  out["seconds"] = s.seconds;
+  out["cpu_seconds"] = s.cpu_seconds;
+  out["path"] = std::string(s.path());
+  out["bytes_staged"] = s.bytes_staged;
+  out["bytes_registered"] = s.bytes_registered;
+  out["bytes_read"] = s.bytes_read;
+  out["pinned_bytes"] = s.pinned_bytes;
+  out["registrations"] = s.registrations;
+  out["registrations_refused"] = s.registrations_refused;
+  out["direct"] = s.direct;
+  return out;
+}
+
+// A Python exception from the progress callback or a signal (Ctrl-C) noticed meanwhile,
+// carried through the loader, which stops; the binding raises it again.
+struct PythonFailed : std::exception {};
+
+py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwargs kwargs) {
+  py::dict args(kwargs);
+  DeviceLoadOptions options;
+  take_kwarg(args, "device", options.device);
+  std::string path = "automatic";
+  take_kwarg(args, "path", path);
+  options.path = device_path_named(path);
+  std::string mode(to_string(options.mode));
+  take_kwarg(args, "mode", mode);
+  options.mode = load_mode_named(mode);
+  take_kwarg(args, "threads", options.threads);
+  take_kwarg(args, "max_in_flight_bytes", options.max_in_flight_bytes);
+  py::object progress = py::none();
+  take_kwarg(args, "progress", progress);
+  reject_unknown(args, "load_to_device");
+
+  std::vector<void*> destinations;
+  destinations.reserve(pointers.size());
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): torch's data_ptr() is an address
+  for (const std::uintptr_t p : pointers) destinations.push_back(reinterpret_cast<void*>(p));
+
+  std::optional<py::error_already_set> failure;
+  if (!progress.is_none()) {
+    options.progress = [&](std::uint64_t done, std::uint64_t total) {
+      const py::gil_scoped_acquire locked;
+      try {
+        progress(done, total);
+      } catch (py::error_already_set& e) {
+        failure.emplace(std::move(e));
+        throw PythonFailed();
+      }
+    };
+  }
+  // Ctrl-C while the GIL is released: the interpreter only notes the signal; asking for it
+  // here turns it into KeyboardInterrupt, raised once the copies in flight have ended.
+  options.cancelled = [&] {
+    const py::gil_scoped_acquire locked;
+    if (PyErr_CheckSignals() == 0) return false;
+    failure.emplace();
+    return true;
+  };
+  DeviceLoadStats stats;
+  try {
+    const py::gil_scoped_release unlocked;
+    stats = load_to_device(items_, destinations, options);
+  } catch (const PythonFailed&) {
+    throw std::move(*failure);
+  } catch (const Error&) {
+    if (failure) throw std::move(*failure);
+    throw;
+  }
+  return device_stats_dict(stats);
+}
+
+DevicePlan device_plan(const py::handle& self, py::kwargs kwargs) {
+  py::dict args(kwargs);
+  const Selection chosen = selection(args);
+  reject_unknown(args, "_device_plan");
+  ModelPtr model = model_of(self);
+  std::vector<LoadItem> items = plan_of(*model, chosen);
+  return {std::move(model), std::move(items)};
+}
+
+// Checks a device name ("host", "cuda", "cuda:N") and that the device is there, before
+// anything is allocated for it: invalid_argument or device errors as load_to_device gives them.
+void check_device(const std::string& device) {
+  DeviceLoadOptions options;
+  options.device = device;
+  const py::gil_scoped_release unlocked;
+  (void)load_to_device({}, std::span<void* const>{}, options);
+}
+
+}  // namespace
+
+void bind_device(py::module_& m) {
+  py::class_<DevicePlan>(m, "_DevicePlan",
+                         "Model._device_plan(): tensors chosen as Model.load chooses them, to "
+                         "be copied into memory the caller allocated (load_to_device)")
+      .def_property_readonly("items", &DevicePlan::items,
+                             "(name, ONNX type, shape, bytes) of each item, in plan order")
+      .def("load", &DevicePlan::load, py::arg("pointers"),
+           "load(pointers, *, device=\"cuda:0\", path=\"automatic\", mode=\"direct\", "
+           "threads=None, max_in_flight_bytes=None, progress=None): copies item i to the "
+           "address pointers[i] on `device` (\"host\": host memory) with the GIL released; "
+           "returns the stats as a dict");
+  py::object model = m.attr("Model");
+  model.attr("_device_plan") = py::cpp_function(
+      &device_plan, py::name("_device_plan"), py::is_method(model),
+      py::doc("_device_plan(*, filter=None, names=None, shard=None) -> _DevicePlan"));
+  m.def("_check_device", &check_device, py::arg("device"),
+        "Raises onnxmap.Error when `device` is not a device name or not on this machine");
+}
+
+}  // namespace onnxmap::python
