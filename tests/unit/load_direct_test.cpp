@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <numeric>
 
 #include "io/file_reader.hpp"
@@ -81,7 +82,7 @@ TEST_F(LoadDirect, LargeTensorsAreReadInPlaceAndSmallOnesCopied) {
     EXPECT_EQ(stats.bytes_copied, small) << threads << " threads";
     EXPECT_TRUE(stats.direct);
     // Each large tensor reads at most its two partial pages more; the small ones their gaps.
-    EXPECT_LE(stats.bytes_read, fs::file_size(at("m.onnx")) + 8 * io::kDirectAlign);
+    EXPECT_LE(stats.bytes_read, std::filesystem::file_size(at("m.onnx")) + 8 * io::kDirectAlign);
   }
 }
 
