@@ -183,17 +183,19 @@ bool read_common_tensor(const std::byte* file, Span span, std::uint64_t page_siz
   while (cursor.next()) {
     const wire::Field& field = cursor.field();
     const bool is_len = field.type == wire::WireType::len;
+    const bool is_varint = field.type == wire::WireType::varint;
     const bool in_order = field.number > last || (field.number == TP::kDims && last == TP::kDims);
     if (!in_order) return fail();
     last = field.number;
     read_end = cursor.position();
     switch (field.number) {
+      // A value of another wire type is an unknown field to protobuf: the general walk skips it.
       case TP::kDims:
-        if (is_len || field.value >> 63U != 0) return fail();
+        if (!is_varint || field.value >> 63U != 0) return fail();
         dims.push_back(static_cast<std::int64_t>(field.value));
         break;
       case TP::kDataType:
-        if (is_len) return fail();
+        if (!is_varint) return fail();
         out.data_type = field.int32();
         break;
       case TP::kName:
