@@ -8,13 +8,16 @@
 #
 # The GPU machines have CUDA, PyTorch (and maybe safetensors), Python 3.12 and 16 cores, but no
 # Debian packages, no compiler toolchain to rely on and no registry: build elsewhere, carry the
-# build folder. The binary and the check module link libonnxmap, Boost and OpenSSL statically
-# and libstdc++ statically, so they need only glibc (no older there than where they were built)
-# and find CUDA at run time (dlopen: $ONNXMAP_CUDART, or torch's bundled libcudart):
+# build folder. Debian's Boost.Iostreams and its compressors stay shared libraries whatever
+# -Dprefer_static says, so `--bundle` copies them into BUILD/carried-libs/, which this script
+# puts first on LD_LIBRARY_PATH: the binary and the module then need only glibc and libstdc++
+# there (no older than where they were built; a machine with PyTorch has both), and find
+# CUDA at run time (dlopen: $ONNXMAP_CUDART, or torch's bundled libcudart). Here, before carrying:
 #
 #   meson setup build-release --buildtype=release -Dprefer_static=true -Dpython=disabled \
 #     -Dtests=disabled -Dcpp_link_args='-static-libstdc++ -static-libgcc'
 #   ninja -C build-release tools/onnxmap/onnxmap bench/libonnxmap_gpu_check.so
+#   tools/gpu_check.sh --bundle build-release      # about 8 MB of libraries
 #
 # The Python package is not used there: an extension built for this machine's Python cannot be
 # imported by another Python, so the check loads the library as a C module through ctypes, and
@@ -40,10 +43,24 @@ while [[ $# -gt 0 ]]; do
     --build) BUILD=$2; shift 2 ;;
     --host) DEVICE=host; GIB=${GIB_HOST:-0.25}; OUT=; shift ;;
     --device) DEVICE=$2; shift 2 ;;
-    *) echo "usage: $0 [--build DIR] [--host | --device cuda:N]" >&2; exit 2 ;;
+    --bundle) BUNDLE=$2; shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--host | --device cuda:N] | --bundle DIR" >&2; exit 2 ;;
   esac
 done
 cd "$(dirname "$0")/.."
+
+# --bundle DIR: the shared libraries DIR's binary and module need into DIR/carried-libs/, but
+# glibc's and the C++ runtime's: torch's Python there needs its own (newer) libstdc++ first.
+if [[ -n ${BUNDLE:-} ]]; then
+  mkdir -p "$BUNDLE/carried-libs"
+  ldd "$BUNDLE/tools/onnxmap/onnxmap" "$BUNDLE/bench/libonnxmap_gpu_check.so" |
+    awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+    grep -Ev '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+    xargs -r cp -L -t "$BUNDLE/carried-libs/"
+  ls "$BUNDLE/carried-libs"
+  exit 0
+fi
+[[ -d $BUILD/carried-libs ]] && export LD_LIBRARY_PATH=$BUILD/carried-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 exe=$BUILD/tools/onnxmap/onnxmap
 module=$BUILD/bench/libonnxmap_gpu_check.so
 for f in "$exe" "$module"; do
