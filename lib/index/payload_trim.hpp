@@ -12,8 +12,8 @@
 
 #include <cstdint>
 
-#include "io/mapped_file.hpp"
 #include "common/span.hpp"
+#include "io/mapped_file.hpp"
 
 namespace onnxmap::detail {
 

@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
+#include "common/span.hpp"
 #include "index/field_roles.hpp"
 #include "index/payload_trim.hpp"
-#include "common/span.hpp"
 #include "onnxmap/options.hpp"
 #include "wire/cursor.hpp"
 

@@ -18,8 +18,8 @@
 #include "model_builder.hpp"
 #include "onnxmap/device.hpp"
 #include "onnxmap/model.hpp"
-#include "test_support.hpp"
 #include "onnxmap/synth.hpp"
+#include "test_support.hpp"
 
 namespace onnxmap {
 namespace {

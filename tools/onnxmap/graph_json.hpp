@@ -4,7 +4,7 @@
 //   {"ir_version": 8, "opset_import": {"ai.onnx": 17}, "graph": GRAPH, "functions": [FUNCTION]}
 //   GRAPH    = {"name", "inputs": [VALUE], "initializers": [INIT], "nodes": [NODE],
 //               "outputs": [VALUE]}
-//   VALUE    = {"name", "type"}                      type as Type::to_string says it, "?" when absent
+//   VALUE    = {"name", "type"}                      type: Type::to_string(), "?" when absent
 //   INIT     = {"name", "type"}                      "FLOAT[4, 3]" or "sparse FLOAT[10, 10] nnz=3"
 //   NODE     = {"op_type", "domain", "inputs", "outputs", "attributes": [ATTRIBUTE]}
 //   ATTRIBUTE= {"name", "type", "value", ["graphs": [GRAPH]]}
