@@ -44,35 +44,30 @@ std::vector<fs::path> package_roots() {
 }
 
 template <class Fn>
-bool bind(void* handle, const char* symbol, Fn& fn) {
+void bind(void* handle, const char* symbol, Fn& fn, std::optional<std::string>& missing) {
   fn = reinterpret_cast<Fn>(dlsym(handle, symbol));  // NOLINT: dlsym's contract
-  return fn != nullptr;
+  if (fn == nullptr && !missing) missing = symbol;
 }
 
 // Every entry point, or the first one missing.
 std::optional<std::string> bind_all(void* h, CudaRuntime& rt) {
-  const std::pair<bool, const char*> bound[] = {
-      {bind(h, "cudaSetDevice", rt.set_device), "cudaSetDevice"},
-      {bind(h, "cudaGetDeviceCount", rt.get_device_count), "cudaGetDeviceCount"},
-      {bind(h, "cudaStreamCreateWithFlags", rt.stream_create_with_flags),
-       "cudaStreamCreateWithFlags"},
-      {bind(h, "cudaStreamDestroy", rt.stream_destroy), "cudaStreamDestroy"},
-      {bind(h, "cudaStreamSynchronize", rt.stream_synchronize), "cudaStreamSynchronize"},
-      {bind(h, "cudaMemcpyAsync", rt.memcpy_async), "cudaMemcpyAsync"},
-      {bind(h, "cudaHostAlloc", rt.host_alloc), "cudaHostAlloc"},
-      {bind(h, "cudaFreeHost", rt.free_host), "cudaFreeHost"},
-      {bind(h, "cudaHostRegister", rt.host_register), "cudaHostRegister"},
-      {bind(h, "cudaHostUnregister", rt.host_unregister), "cudaHostUnregister"},
-      {bind(h, "cudaMemGetInfo", rt.mem_get_info), "cudaMemGetInfo"},
-      {bind(h, "cudaMalloc", rt.malloc), "cudaMalloc"},
-      {bind(h, "cudaFree", rt.free), "cudaFree"},
-      {bind(h, "cudaGetLastError", rt.get_last_error), "cudaGetLastError"},
-      {bind(h, "cudaGetErrorString", rt.get_error_string), "cudaGetErrorString"},
-  };
-  for (const auto& [ok, name] : bound) {
-    if (!ok) return std::string(name);
-  }
-  return std::nullopt;
+  std::optional<std::string> missing;
+  bind(h, "cudaSetDevice", rt.set_device, missing);
+  bind(h, "cudaGetDeviceCount", rt.get_device_count, missing);
+  bind(h, "cudaStreamCreateWithFlags", rt.stream_create_with_flags, missing);
+  bind(h, "cudaStreamDestroy", rt.stream_destroy, missing);
+  bind(h, "cudaStreamSynchronize", rt.stream_synchronize, missing);
+  bind(h, "cudaMemcpyAsync", rt.memcpy_async, missing);
+  bind(h, "cudaHostAlloc", rt.host_alloc, missing);
+  bind(h, "cudaFreeHost", rt.free_host, missing);
+  bind(h, "cudaHostRegister", rt.host_register, missing);
+  bind(h, "cudaHostUnregister", rt.host_unregister, missing);
+  bind(h, "cudaMemGetInfo", rt.mem_get_info, missing);
+  bind(h, "cudaMalloc", rt.malloc, missing);
+  bind(h, "cudaFree", rt.free, missing);
+  bind(h, "cudaGetLastError", rt.get_last_error, missing);
+  bind(h, "cudaGetErrorString", rt.get_error_string, missing);
+  return missing;
 }
 
 }  // namespace
