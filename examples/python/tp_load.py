@@ -1,13 +1,19 @@
 #!/usr/bin/python3
 """Tensor-parallel loading with torch.distributed: N processes (gloo backend, loopback), each
-opening the same ONNX model and loading only its row shard of every 2-D weight through
-onnxmap.safe_open(...).get_slice(name)[begin:end], as it would with safetensors.
+opening the same ONNX model and loading only its row shard of every 2-D weight, in one of two
+ways:
 
-    tp_load.py MODEL [--world-size N] [--json]
+- without --device: onnxmap.safe_open(...).get_slice(name)[begin:end], as with safetensors;
+- with --device cuda: model.load_to_torch(f"cuda:{rank}", rank=rank, ranks=N), each rank's
+  shard read and copied straight into its own GPU's memory (--device cpu: the same pipeline
+  into host memory, for machines without a GPU).
 
-Each rank reports the bytes it loaded and how much of the model file it mapped in (the resident
-part of its mappings of the file, from /proc/self/smaps); rank 0 gathers every shard and checks that they
-rebuild the full tensors. With --json the summary is one JSON object on stdout.
+    tp_load.py MODEL [--world-size N] [--device cpu|cuda] [--json]
+
+Each rank reports the bytes it loaded and how much of the model file it read to load them: with
+get_slice the resident part of its mappings of the file (from /proc/self/smaps), with
+load_to_torch the bytes the loader read. Rank 0 gathers every shard and checks that they rebuild
+the full tensors. With --json the summary is one JSON object on stdout.
 """
 import argparse
 import json
@@ -23,10 +29,8 @@ import onnxmap
 
 
 def shard_rows(rows, rank, world_size):
-    """Rows [begin, end) of `rank`: equal parts, the last ones one row shorter if needed."""
-    base, extra = divmod(rows, world_size)
-    begin = rank * base + min(rank, extra)
-    return begin, begin + base + (1 if rank < extra else 0)
+    """Rows [begin, end) of `rank`, as onnxmap's shard plans cut them."""
+    return rows * rank // world_size, rows * (rank + 1) // world_size
 
 
 def resident_bytes_of(path):
@@ -41,6 +45,17 @@ def resident_bytes_of(path):
             elif inside and fields[0] == "Rss:":
                 total += int(fields[1]) * 1024
     return total
+
+
+def load_shards_to(device, path, rank, world_size):
+    """This rank's row shard of every 2-D tensor loaded into `device`'s memory by load_to_torch,
+    the bytes loaded, and the bytes of the file the loader read."""
+    with onnxmap.open(path) as model:
+        names = [name for name in model.keys() if len(model[name].shape) == 2]
+        stats = {}
+        shards = model.load_to_torch(device, names=names, rank=rank, ranks=world_size,
+                                     stats=stats)
+    return shards, stats["bytes"], stats["bytes_read"]
 
 
 def load_shards(path, rank, world_size):
@@ -62,9 +77,10 @@ def load_shards(path, rank, world_size):
 
 def gather(shard, world_size, rows):
     """Every rank's shard of one tensor, concatenated on every rank (as bytes: gloo moves bytes of
-    any dtype). Shards are padded to the longest so that all_gather sees equal sizes."""
+    any dtype, in host memory). Shards are padded to the longest so that all_gather sees equal
+    sizes."""
     row_bytes = shard.shape[1] * shard.element_size()
-    flat = shard.contiguous().view(-1).view(torch.uint8)
+    flat = shard.cpu().contiguous().view(-1).view(torch.uint8)
     padded = torch.zeros(-(-rows // world_size) * row_bytes, dtype=torch.uint8)
     padded[:flat.numel()] = flat
     parts = [torch.empty_like(padded) for _ in range(world_size)]
@@ -76,12 +92,17 @@ def gather(shard, world_size, rows):
     return torch.cat(pieces)
 
 
-def run(rank, world_size, path, port, out):
+def run(rank, world_size, path, port, out, device):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=world_size)
-    shards, loaded, mapped = load_shards(path, rank, world_size)
+    if device is None:
+        shards, loaded, read = load_shards(path, rank, world_size)
+    else:
+        target = f"cuda:{rank}" if device == "cuda" else device
+        shards, loaded, read = load_shards_to(target, path, rank, world_size)
     stats = [None] * world_size
-    dist.all_gather_object(stats, {"rank": rank, "loaded": loaded, "mapped": mapped})
+    dist.all_gather_object(stats, {"rank": rank, "loaded": loaded, "read": read,
+                                   "device": str(next(iter(shards.values())).device)})
     equal = True
     with onnxmap.open(path) as model:
         for name, shard in shards.items():
@@ -116,11 +137,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("model")
     parser.add_argument("--world-size", type=int, default=2)
+    parser.add_argument("--device", choices=["cpu", "cuda"],
+                        help="load with load_to_torch into this device (cuda: rank r on cuda:r)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.device == "cuda" and torch.cuda.device_count() < args.world_size:
+        parser.error(f"--device cuda needs a GPU per rank: {args.world_size} ranks, "
+                     f"{torch.cuda.device_count()} GPUs")
     out = f"{args.model}.tp-{os.getpid()}.json"
     evict(args.model)
-    mp.spawn(run, args=(args.world_size, args.model, free_port(), out), nprocs=args.world_size)
+    mp.spawn(run, args=(args.world_size, args.model, free_port(), out, args.device),
+             nprocs=args.world_size)
     with open(out) as f:
         summary = json.load(f)
     os.unlink(out)
@@ -129,8 +156,9 @@ def main():
     else:
         total = summary["total_bytes"]
         for r in summary["ranks"]:
-            print(f"rank {r['rank']}: loaded {r['loaded']} bytes ({r['loaded'] / total:.3f} of "
-                  f"{total}), mapped {r['mapped']} ({r['mapped'] / total:.3f})")
+            print(f"rank {r['rank']} on {r['device']}: loaded {r['loaded']} bytes "
+                  f"({r['loaded'] / total:.3f} of {total}), read {r['read']} of the file "
+                  f"({r['read'] / total:.3f})")
         print("gathered shards equal the full tensors:", summary["gathered_equal"])
     return 0 if summary["gathered_equal"] else 1
 

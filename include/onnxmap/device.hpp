@@ -107,8 +107,9 @@ ONNXMAP_API DeviceLoadStats load_to_device(std::span<const LoadItem> items,
 
 // Device memory that onnxmap allocates, freed with the last copy of this handle: for tools,
 // tests and examples (a serving runtime allocates its own, e.g. through torch). "cuda:N":
-// cudaMalloc on that device; "host": host memory. Throws onnxmap::Error as load_to_device does
-// for the device, and (device) when the allocation fails.
+// cudaMalloc on that device; "host": host memory, faulted in (ready to use, as device memory
+// is). Throws onnxmap::Error as load_to_device does for the device, and (device) when the
+// allocation fails.
 class ONNXMAP_API DeviceBuffer {
  public:
   DeviceBuffer(std::string_view device, std::uint64_t bytes);

@@ -2,6 +2,7 @@
 
 #include "device/cuda_engine.hpp"
 
+#include "device/ring_memory.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::detail {
@@ -40,14 +41,39 @@ void CudaCopyEngine::bind_thread() {
   check("cudaSetDevice", rt_->set_device(ordinal_));
 }
 
+// Huge-page memory registered with the driver (ring_memory.hpp); where the driver refuses to
+// register it, cudaHostAlloc's memory instead.
 void* CudaCopyEngine::alloc_pinned(std::size_t bytes) {
-  void* host = nullptr;
+  void* host = map_ring_memory(bytes);
+  if (rt_->host_register(host, bytes, cuda::kHostRegisterDefault) == cuda::kSuccess) {
+    const std::lock_guard lock(ring_lock_);
+    ring_[host] = bytes;
+    return host;
+  }
+  (void)rt_->get_last_error();
+  unmap_ring_memory(host, bytes);
+  host = nullptr;
   check("cudaHostAlloc", rt_->host_alloc(&host, bytes, cuda::kHostAllocDefault));
   return host;
 }
 
 void CudaCopyEngine::free_pinned(void* host) noexcept {
-  if (host != nullptr) (void)rt_->free_host(host);
+  if (host == nullptr) return;
+  std::size_t mapped = 0;
+  {
+    const std::lock_guard lock(ring_lock_);
+    const auto found = ring_.find(host);
+    if (found != ring_.end()) {
+      mapped = found->second;
+      ring_.erase(found);
+    }
+  }
+  if (mapped == 0) {
+    (void)rt_->free_host(host);
+    return;
+  }
+  (void)rt_->host_unregister(host);
+  unmap_ring_memory(host, mapped);
 }
 
 // The runtime's pointer is not const, but a read-only registration never writes through it.

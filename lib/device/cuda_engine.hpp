@@ -1,8 +1,10 @@
 #pragma once
-// The CUDA copy engine (copy_engine.hpp): streams of one device, pinned memory from
-// cudaHostAlloc, read-only registrations of mapped files, asynchronous host-to-device copies.
-// The runtime is loaded at run time (cuda_runtime.hpp).
+// The CUDA copy engine (copy_engine.hpp): streams of one device, pinned memory (huge pages
+// registered with the driver, else cudaHostAlloc's), read-only registrations of mapped files,
+// asynchronous host-to-device copies. The runtime is loaded at run time (cuda_runtime.hpp).
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,8 @@ class CudaCopyEngine final : public CopyEngine {
   int ordinal_;
   std::string name_;
   std::vector<cuda::Stream> streams_;
+  std::mutex ring_lock_;
+  std::map<const void*, std::size_t> ring_;  // registered ring memory and its size; ring_lock_
 };
 
 }  // namespace onnxmap::detail

@@ -16,6 +16,7 @@ using Stream = struct Opaque*;  // cudaStream_t
 inline constexpr Status kSuccess = 0;
 inline constexpr unsigned kStreamNonBlocking = 0x01;
 inline constexpr unsigned kHostAllocDefault = 0x00;
+inline constexpr unsigned kHostRegisterDefault = 0x00;
 inline constexpr unsigned kHostRegisterReadOnly = 0x08;
 inline constexpr int kMemcpyHostToDevice = 1;
 }  // namespace cuda

@@ -11,6 +11,7 @@
 
 #include "device/cuda_engine.hpp"
 #include "device/host_engine.hpp"
+#include "device/ring_memory.hpp"
 #include "load/load_plan.hpp"
 #include "onnxmap/error.hpp"
 
@@ -115,7 +116,11 @@ DeviceBuffer::DeviceBuffer(std::string_view device, std::uint64_t bytes) : size_
   const auto engine = detail::make_copy_engine(device);  // checks the name and the device
   const auto size = static_cast<std::size_t>(std::max<std::uint64_t>(bytes, 1));
   if (device == "host") {
-    memory_.reset(::operator new(size), [](void* p) { ::operator delete(p); });
+    // Faulted in now, as device memory is usable once allocated, so the load's figures count
+    // the copies and not the first touch of the destination.
+    void* memory = detail::map_ring_memory(size);
+    detail::populate(memory, size, true);
+    memory_.reset(memory, [size](void* p) { detail::unmap_ring_memory(p, size); });
     return;
   }
   const detail::CudaRuntime& rt = detail::cudart();

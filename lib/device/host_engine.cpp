@@ -3,11 +3,11 @@
 #include "device/host_engine.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <utility>
 
+#include "device/ring_memory.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::detail {
@@ -69,12 +69,10 @@ HostCopyEngine::Stream& HostCopyEngine::stream_at(unsigned stream) {
   return *streams_[stream];
 }
 
+// The ring's memory as the CUDA engine has it (huge pages where the kernel has them), so the
+// pipeline's reads into slots run here as they do there.
 void* HostCopyEngine::alloc_pinned(std::size_t bytes) {
-  const std::size_t size = (bytes + kPage - 1) / kPage * kPage;
-  void* p = std::aligned_alloc(kPage, size == 0 ? kPage : size);
-  if (p == nullptr) {
-    throw Error(ErrorKind::device, "cannot allocate " + std::to_string(bytes) + " pinned bytes");
-  }
+  void* p = map_ring_memory(bytes);
   const std::lock_guard lock(memory_lock_);
   pinned_[p] = bytes;
   pinned_bytes_ += bytes;
@@ -84,18 +82,17 @@ void* HostCopyEngine::alloc_pinned(std::size_t bytes) {
 
 void HostCopyEngine::free_pinned(void* host) noexcept {
   if (host == nullptr) return;
-  {
-    const std::lock_guard lock(memory_lock_);
-    const auto found = pinned_.find(host);
-    if (found != pinned_.end()) {
-      pinned_bytes_ -= found->second;
-      pinned_.erase(found);
-    }
-  }
-  std::free(host);  // NOLINT(cppcoreguidelines-no-malloc): aligned_alloc's memory
+  const std::lock_guard lock(memory_lock_);
+  const auto found = pinned_.find(host);
+  if (found == pinned_.end()) return;
+  unmap_ring_memory(host, found->second);
+  pinned_bytes_ -= found->second;
+  pinned_.erase(found);
 }
 
 // A page registered twice is refused, as the driver refuses it (the loader stages it instead).
+// The pages are faulted in, as the driver's pinning faults them, here in one call rather than
+// one fault per page at the copy.
 bool HostCopyEngine::register_host(const void* host, std::size_t bytes) {
   if (reinterpret_cast<std::uintptr_t>(host) % kPage != 0) {
     throw Error(ErrorKind::invalid_argument, "registration of memory not page-aligned");
@@ -110,6 +107,7 @@ bool HostCopyEngine::register_host(const void* host, std::size_t bytes) {
       next != registered_.begin() &&
       static_cast<const std::byte*>(std::prev(next)->first) + std::prev(next)->second > begin;
   if (overlaps_next || overlaps_prev) return false;
+  populate(host, bytes, false);
   registered_[host] = bytes;
   registered_bytes_ += bytes;
   registered_peak_ = std::max(registered_peak_, registered_bytes_);

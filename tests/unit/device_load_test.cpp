@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>  // setenv, unsetenv
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -15,6 +17,7 @@
 #include "device/cuda_runtime.hpp"
 #include "device/device_load.hpp"
 #include "device/host_engine.hpp"
+#include "device/ring_memory.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/device.hpp"
 #include "onnxmap/model.hpp"
@@ -306,6 +309,22 @@ TEST(CudaRuntime, NoRuntimeIsAClearError) {
   if (test::error_of([&] { (void)detail::load_cudart(listed); })) {
     EXPECT_NE(detail::make_copy_engine("host"), nullptr);
     test::expect_error([] { (void)detail::make_copy_engine("cuda:0"); }, ErrorKind::device);
+  }
+}
+
+// The ring's memory: whole huge pages, 2 MiB aligned, zeroed and writable, for any size.
+TEST(RingMemory, AlignedZeroedWritable) {
+  for (const std::size_t bytes :
+       {std::size_t{0}, std::size_t{1}, detail::kHugePage, detail::kHugePage * 3 + 4096}) {
+    auto* memory = static_cast<std::byte*>(detail::map_ring_memory(bytes));
+    ASSERT_NE(memory, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(memory) % detail::kHugePage, 0U) << bytes;
+    const std::size_t usable = std::max(bytes, std::size_t{1});
+    EXPECT_EQ(memory[0], std::byte{0});
+    EXPECT_EQ(memory[usable - 1], std::byte{0});
+    std::memset(memory, 0x5a, usable);
+    EXPECT_EQ(memory[usable - 1], std::byte{0x5a});
+    detail::unmap_ring_memory(memory, bytes);
   }
 }
 
