@@ -13,6 +13,8 @@ onnxmap_packages=(
   libboost-dev libboost-iostreams-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
+  # onnxmap view's graph page: Graphviz's dot lays out each scene (libgvc, in-process).
+  libgraphviz-dev
   # SHA-1 of external data checksums (check --data).
   libssl-dev
   # Models read over HTTP (http:// and https:// URLs).

@@ -41,7 +41,10 @@ nlohmann::json NodeGraph::node(std::uint32_t id) const {
                           {"type", std::string(to_string(a.type()))},
                           {"value", attribute_value_text(a)}});
     if (const auto g = a.g()) subgraphs.push_back(subgraph_json(a.name(), *g));
-    for (const Graph g : a.graphs()) subgraphs.push_back(subgraph_json(a.name(), g));
+    for (const Graph g : a.graphs()) {
+      subgraphs.push_back(subgraph_json(a.name(), g));
+      subgraphs.back()["many"] = true;  // one of a GRAPHS attribute's: the page names it by index
+    }
   }
   nlohmann::json out_node = node_ref(id);
   out_node["domain"] = std::string(n.domain());
@@ -54,11 +57,11 @@ nlohmann::json NodeGraph::node(std::uint32_t id) const {
   nlohmann::json graph_inputs = nlohmann::json::array();
   for (const std::string_view input : n.inputs()) {
     if (initializers_.contains(input)) tensors.push_back(std::string(input));
-    if (graph_inputs_.contains(input)) graph_inputs.push_back(std::string(input));
+    if (graph_input_set_.contains(input)) graph_inputs.push_back(std::string(input));
   }
   nlohmann::json graph_outputs = nlohmann::json::array();
   for (const std::string_view output : n.outputs()) {
-    if (graph_outputs_.contains(output)) graph_outputs.push_back(std::string(output));
+    if (graph_output_set_.contains(output)) graph_outputs.push_back(std::string(output));
   }
   return {{"node", std::move(out_node)},
           {"tensors", std::move(tensors)},

@@ -1,14 +1,16 @@
 #pragma once
-// The viewer's index of the main graph: who produces and who reads each value, the nodes sorted
-// by name for folding, so that a graph of 360,000 nodes is drawn a level at a time:
-// `model.layers.17.mlp.*` is one box until it is unfolded. Built once (one walk of the nodes),
-// then read by any number of threads; the search keeps its last result under a lock.
+// The viewer's index of one graph (the main graph, or a subgraph of an If, Loop or Scan): who
+// produces and who reads each value, the nodes sorted by name for folding, and which Constant
+// and Identity nodes are drawn inside the one node they feed. Built once (one walk of the
+// nodes), then read by any number of threads; the search keeps its last result under a lock.
 
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -20,48 +22,96 @@ namespace onnxmap::cli::viewer {
 
 class NodeGraph {
  public:
-  explicit NodeGraph(Model model);
+  // The index of `graph` of `model` (none: an empty graph).
+  NodeGraph(Model model, std::optional<Graph> graph);
 
   [[nodiscard]] std::size_t size() const noexcept { return nodes_.size(); }
-  // The children of `prefix` (api.md, /api/fold). A prefix with a single group as its child is
-  // passed through to that child's children, so a chain of one-child levels costs no clicks.
-  [[nodiscard]] nlohmann::json fold(std::string prefix, std::uint64_t offset,
-                                    std::uint64_t limit) const;
   // Nodes whose name, op type, input or output contains `text`, case-insensitive (/api/nodes).
   [[nodiscard]] nlohmann::json search(const std::string& text, std::uint64_t offset,
                                       std::uint64_t limit) const;
-  // One node, its attributes, subgraphs and neighbourhood (/api/node); nullopt-free: the
-  // caller checks `id < size()`.
+  // One node, its attributes, subgraphs and neighbourhood (/api/node); the caller checks
+  // `id < size()`.
   [[nodiscard]] nlohmann::json node(std::uint32_t id) const;
-  // The main-graph nodes that read `value`: {"consumers": [...] (at most `limit`), "total"}.
+  // The nodes that read `value`: {"consumers": [...] (at most `limit`), "total"}.
   [[nodiscard]] nlohmann::json consumers(std::string_view value, std::size_t limit) const;
+
+  // For folding and drawing (graph_units.hpp, graph_scene.hpp).
+  [[nodiscard]] const Node& node_at(std::uint32_t id) const { return nodes_[id]; }
+  // The name, or "OpType#id" when empty or taken by an earlier node.
+  [[nodiscard]] std::string_view key(std::uint32_t id) const { return keys_[id]; }
+  [[nodiscard]] std::uint32_t op(std::uint32_t id) const { return op_of_[id]; }
+  [[nodiscard]] const std::string& op_name(std::uint32_t op) const { return op_names_[op]; }
+  // The node `id` is drawn as: itself, or the one node that a Constant or Identity feeds
+  // (followed through chains of them).
+  [[nodiscard]] std::uint32_t host(std::uint32_t id) const { return host_[id]; }
+  [[nodiscard]] bool drawn(std::uint32_t id) const { return host_[id] == id; }
+  // The nodes drawn inside `id` (those whose host() it is, itself excluded).
+  [[nodiscard]] std::span<const std::uint32_t> guests(std::uint32_t id) const {
+    return {guests_.data() + guest_begin_[id], guest_begin_[id + 1] - guest_begin_[id]};
+  }
+  // Calls f(producer, value) for each input of `id` and of its guests that a node produces.
+  template <typename F>
+  void for_each_input(std::uint32_t id, F&& f) const {
+    const auto visit = [&](std::uint32_t at) {
+      const auto producers = input_producers(at);
+      const auto values = input_values(at);
+      for (std::size_t i = 0; i < producers.size(); ++i) f(producers[i], values[i]);
+    };
+    visit(id);
+    for (const std::uint32_t guest : guests(id)) visit(guest);
+  }
+  // The producer of each input of `id` that a node produces, and that input's name.
+  [[nodiscard]] std::span<const std::uint32_t> input_producers(std::uint32_t id) const {
+    return {input_producers_.data() + input_begin_[id], input_begin_[id + 1] - input_begin_[id]};
+  }
+  [[nodiscard]] std::span<const std::string_view> input_values(std::uint32_t id) const {
+    return {input_values_.data() + input_begin_[id], input_begin_[id + 1] - input_begin_[id]};
+  }
+  // Node ids sorted by key, and the positions [first, second) in it of keys starting with
+  // `prefix`.
+  [[nodiscard]] std::uint32_t by_key(std::size_t k) const { return by_key_[k]; }
+  [[nodiscard]] std::pair<std::size_t, std::size_t> key_range(const std::string& prefix) const;
+  // The graph's inputs that are not initializers, its outputs, in order; who reads and makes them.
+  [[nodiscard]] const std::vector<std::string_view>& graph_inputs() const { return inputs_; }
+  [[nodiscard]] const std::vector<std::string_view>& graph_outputs() const { return outputs_; }
+  [[nodiscard]] std::optional<std::uint32_t> producer(std::string_view value) const;
+  [[nodiscard]] std::span<const std::uint32_t> readers(std::string_view value) const;
+  // The initializer named `value` of this graph, if any.
+  [[nodiscard]] std::optional<Tensor> initializer(std::string_view value) const;
+  // "FLOAT[batch, 2]" where the graph declares the value's type (inputs, outputs, value_info,
+  // initializers), else "".
+  [[nodiscard]] std::string value_type(std::string_view value) const;
 
  private:
   void index_nodes();
   void index_producers();
+  void index_hosts();
+  void index_values();
   [[nodiscard]] nlohmann::json node_ref(std::uint32_t id) const;
   [[nodiscard]] nlohmann::json neighbourhood(std::uint32_t id) const;
-  [[nodiscard]] nlohmann::json fold_edges(std::size_t lo, std::size_t hi,
-                                          const std::vector<std::uint32_t>& group_at,
-                                          const std::vector<std::int32_t>& place_of_group,
-                                          std::int32_t first_on_page) const;
-  // The ids of the nodes whose key starts with `prefix`, in key order.
-  [[nodiscard]] std::pair<std::size_t, std::size_t> key_range(const std::string& prefix) const;
 
   Model model_;
+  std::optional<Graph> graph_;
   std::vector<Node> nodes_;
   std::vector<std::string_view> keys_;  // the name, or "OpType#id" when empty or taken
   std::deque<std::string> made_keys_;   // the "OpType#id" keys keys_ points into
   std::vector<std::uint32_t> by_key_;   // node ids sorted by key
   std::vector<std::string> op_names_;   // "MatMul", "com.microsoft.Attention"
   std::vector<std::uint32_t> op_of_;    // each node's index in op_names_
+  std::vector<std::uint32_t> host_;     // see host()
+  std::vector<std::uint32_t> guest_begin_, guests_;  // guests(i): guests_[guest_begin_[i]...]
   std::unordered_map<std::string_view, std::uint32_t> producer_;
   std::unordered_map<std::string_view, std::vector<std::uint32_t>> consumers_;
-  // The producers of each node's inputs: those of node i are
-  // input_producers_[input_begin_[i] .. input_begin_[i + 1]).
+  // The producers of each node's inputs and their names: those of node i are at
+  // input_begin_[i] .. input_begin_[i + 1] of input_producers_ and input_values_.
   std::vector<std::uint32_t> input_begin_;
   std::vector<std::uint32_t> input_producers_;
-  std::unordered_set<std::string_view> initializers_, graph_inputs_, graph_outputs_;
+  std::vector<std::string_view> input_values_;
+  std::unordered_map<std::string_view, std::uint32_t> initializers_;  // index in initializer_list_
+  std::vector<Tensor> initializer_list_;
+  std::unordered_set<std::string_view> graph_input_set_, graph_output_set_;
+  std::vector<std::string_view> inputs_, outputs_;
+  std::unordered_map<std::string_view, Type> declared_types_;
 
   // The last search's matches: the pages of one search do not search again.
   mutable std::mutex search_mutex_;

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "assets.hpp"
+#include "graph_scene.hpp"
 #include "tensor_detail.hpp"
 
 namespace onnxmap::cli::viewer {
@@ -13,6 +14,8 @@ constexpr std::uint64_t kMaxRows = 1000;
 constexpr std::uint64_t kMaxValues = 1024;
 constexpr std::uint64_t kMaxBins = 1024;
 constexpr std::uint64_t kMaxHeatmapSide = 512;
+constexpr std::size_t kMaxSubgraphs = 16;  // indexes of subgraphs kept
+constexpr std::size_t kMaxOpen = 256;
 
 // The query's `key` as a number in [0, max], `fallback` when absent; ApiError 400 otherwise.
 std::uint64_t number_param(const HttpRequest& r, const std::string& key, std::uint64_t fallback,
@@ -86,8 +89,71 @@ ViewApi::~ViewApi() {
 }
 
 const NodeGraph& ViewApi::graph() {
-  std::call_once(graph_once_, [this] { graph_ = std::make_unique<NodeGraph>(model_); });
+  std::call_once(graph_once_,
+                 [this] { graph_ = std::make_unique<NodeGraph>(model_, model_.graph()); });
   return *graph_;
+}
+
+// "12.then_branch/3.body": the subgraph in attribute then_branch of node 12 of the main graph,
+// then in body of its node 3; "12.branches.1": the second graph of a GRAPHS attribute.
+std::shared_ptr<const NodeGraph> ViewApi::subgraph(const std::string& path) {
+  {
+    const std::lock_guard lock(subgraphs_mutex_);
+    if (const auto found = subgraphs_.find(path); found != subgraphs_.end()) return found->second;
+  }
+  const auto slash = path.rfind('/');
+  const std::shared_ptr<const NodeGraph> outer =
+      slash == std::string::npos ? nullptr : subgraph(path.substr(0, slash));
+  const NodeGraph& in = outer ? *outer : graph();
+  const std::string step = slash == std::string::npos ? path : path.substr(slash + 1);
+  const auto dot = step.find('.');
+  std::uint32_t id = 0;
+  const auto [end, ec] = std::from_chars(step.data(), step.data() + step.size(), id);
+  if (ec != std::errc{} || dot == std::string::npos || end != step.data() + dot) {
+    throw ApiError{400, "graph: malformed path '" + path + "' (NODE.ATTRIBUTE[.INDEX]/...)"};
+  }
+  if (id >= in.size()) throw ApiError{404, "graph: no node " + std::to_string(id) + " in " + path};
+  std::string attribute = step.substr(dot + 1);
+  std::optional<Graph> found;
+  if (const auto a = in.node_at(id).attribute(attribute); a && a->g()) found = a->g();
+  const auto last_dot = attribute.rfind('.');
+  if (!found && last_dot != std::string::npos) {
+    std::size_t k = 0;
+    const std::string index = attribute.substr(last_dot + 1);
+    const auto [e, err] = std::from_chars(index.data(), index.data() + index.size(), k);
+    const auto a = in.node_at(id).attribute(attribute.substr(0, last_dot));
+    if (err == std::errc{} && e == index.data() + index.size() && a) {
+      for (const Graph g : a->graphs()) {
+        if (k-- == 0) found = g;
+      }
+    }
+  }
+  if (!found) throw ApiError{404, "graph: node " + std::to_string(id) + " has no graph " + attribute};
+  auto made = std::make_shared<const NodeGraph>(model_, found);
+  const std::lock_guard lock(subgraphs_mutex_);
+  if (subgraphs_.size() >= kMaxSubgraphs) subgraphs_.clear();
+  subgraphs_.emplace(path, made);
+  return made;
+}
+
+// /api/graph: the graph (or a subgraph) drawn from a level with some boxes unfolded.
+nlohmann::json ViewApi::graph_drawing(const HttpRequest& r) {
+  SceneRequest request;
+  request.graph = text_param(r, "graph");
+  request.level = r.query.contains("level") ? text_param(r, "level") : "g:";
+  request.open_given = r.query.contains("open");
+  const std::string open = text_param(r, "open");
+  for (std::size_t at = 0; at < open.size();) {
+    const std::size_t end = std::min(open.find('\n', at), open.size());
+    if (end > at) request.open.push_back(open.substr(at, end - at));
+    at = end + 1;
+  }
+  if (request.open.size() > kMaxOpen) throw ApiError{400, "open: more than 256 boxes"};
+  if (r.query.contains("node")) {
+    request.node = static_cast<std::uint32_t>(number_param(r, "node", 0, UINT32_MAX));
+  }
+  const std::shared_ptr<const NodeGraph> sub = request.graph.empty() ? nullptr : subgraph(request.graph);
+  return graph_scene(sub ? *sub : graph(), request);
 }
 
 const nlohmann::json& ViewApi::warnings() {
@@ -162,10 +228,7 @@ nlohmann::json ViewApi::api(const HttpRequest& r) {
     return tensor_heatmap(named_tensor(r), number_param(r, "width", 256, kMaxHeatmapSide),
                           number_param(r, "height", 256, kMaxHeatmapSide));
   }
-  if (path == "/api/fold") {
-    return graph().fold(text_param(r, "prefix"), number_param(r, "offset", 0, UINT64_MAX),
-                        number_param(r, "limit", 200, kMaxRows));
-  }
+  if (path == "/api/graph") return graph_drawing(r);
   if (path == "/api/nodes") {
     return graph().search(text_param(r, "q"), number_param(r, "offset", 0, UINT64_MAX),
                           number_param(r, "limit", 100, kMaxRows));

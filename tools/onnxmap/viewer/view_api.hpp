@@ -3,6 +3,7 @@
 // api.md over one opened model. Nothing a request says reaches the file system: paths name
 // the built-in files only, and the model is the one given on the command line.
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,8 @@ class ViewApi {
   [[nodiscard]] nlohmann::json api(const HttpRequest& request);
   [[nodiscard]] nlohmann::json stats(const HttpRequest& request);
   [[nodiscard]] const NodeGraph& graph();
+  [[nodiscard]] std::shared_ptr<const NodeGraph> subgraph(const std::string& path);
+  [[nodiscard]] nlohmann::json graph_drawing(const HttpRequest& request);
   [[nodiscard]] const nlohmann::json& summary();
   [[nodiscard]] const nlohmann::json& warnings();
   [[nodiscard]] Tensor named_tensor(const HttpRequest& request) const;
@@ -44,6 +47,8 @@ class ViewApi {
   TensorList tensors_;
   std::once_flag graph_once_;
   std::unique_ptr<NodeGraph> graph_;
+  std::mutex subgraphs_mutex_;
+  std::map<std::string, std::shared_ptr<const NodeGraph>> subgraphs_;  // by path
   std::once_flag summary_once_;
   nlohmann::json summary_;
   std::once_flag warnings_once_;

@@ -1,13 +1,7 @@
-// The layered box diagram shared by the graph overview and a node's neighbourhood: boxes in
-// layers, ordered inside a layer by the barycentre of their predecessors to cut crossings,
-// joined by curved arrows with optional labels.
-//
-// Two placements:
-//   'right': each layer is a column, left to right (the neighbourhood: distance -2..2).
-//   'flow':  layers read like text. A small layer (at most columnMax boxes) is a column; columns
-//            are packed left to right into bands as wide as maxWidth, bands go down the page.
-//            A larger layer gets a band of its own, wrapped into a grid in its order. So a
-//            chain of 60 groups wraps like a paragraph, and 250 unconnected groups make a grid.
+// The node page's neighbourhood diagram: boxes in layers (distance -2..2 from the node), each
+// layer a column, left to right, ordered inside a layer by the barycentre of their
+// predecessors to cut crossings, joined by curved arrows with optional labels. (The graph
+// page draws with graphdraw.js, laid out by the server.)
 
 import { svgEl } from './dom.js';
 import { clip } from './draw.js';
@@ -21,16 +15,15 @@ const PAD = 12;
  *            href (optional link), cls (optional class), attrs (optional attributes of the box),
  *            clipStart (optional: cut long lines after the first at their start, not their end)}]
  *   edges: [{from: key, to: key, label (optional), weight (>= 1, optional), title (optional)}]
- *   options: direction 'flow' or 'right' (see above); boxWidth, boxHeight, gapMain (between
- *            layers), gapCross (between boxes of a layer), maxWidth and columnMax ('flow'),
- *            svgAttrs (attributes of the <svg>).
+ *   options: boxWidth, boxHeight, gapMain (between layers), gapCross (between boxes of a
+ *            layer), svgAttrs (attributes of the <svg>).
  */
 export function drawDiagram(boxes, edges, options) {
-  const o = { direction: 'flow', boxWidth: 200, boxHeight: 60, gapMain: 48, gapCross: 16, maxWidth: 1200, columnMax: 4, ...options };
+  const o = { boxWidth: 200, boxHeight: 60, gapMain: 48, gapCross: 16, ...options };
   const byKey = new Map(boxes.map((b) => [b.key, b]));
   const usable = edges.filter((e) => byKey.has(e.from) && byKey.has(e.to) && e.from !== e.to);
   const layers = orderLayers(boxes, usable);
-  const placed = o.direction === 'right' ? placeColumns(layers, o) : placeFlow(layers, o);
+  const placed = placeColumns(layers, o);
   diagramCount += 1;
   const markerId = `arrow-${diagramCount}`;
   const svg = svgEl('svg', {
@@ -98,57 +91,6 @@ function placeColumns(layers, o) {
     width: PAD * 2 + layers.length * o.boxWidth + Math.max(0, layers.length - 1) * o.gapMain,
     height: PAD * 2 + fullHeight,
   };
-}
-
-/** Splits layers into bands: runs of small layers (as columns) that fit maxWidth, or one grid. */
-function bandsOf(layers, o) {
-  const columnsPerBand = Math.max(1, Math.floor((o.maxWidth - 2 * PAD + o.gapMain) / (o.boxWidth + o.gapMain)));
-  const bands = [];
-  let open = null;
-  for (const layer of layers) {
-    if (layer.length > o.columnMax) {
-      bands.push({ grid: layer });
-      open = null;
-    } else {
-      if (!open || open.columns.length >= columnsPerBand) {
-        open = { columns: [] };
-        bands.push(open);
-      }
-      open.columns.push(layer);
-    }
-  }
-  return bands;
-}
-
-/** The 'flow' placement (see the top of the file). */
-function placeFlow(layers, o) {
-  const perRow = Math.max(1, Math.floor((o.maxWidth - 2 * PAD + o.gapCross) / (o.boxWidth + o.gapCross)));
-  const at = new Map();
-  const sized = bandsOf(layers, o).map((band) => {
-    if (band.grid) {
-      const count = Math.min(perRow, band.grid.length);
-      return { band, width: count * o.boxWidth + (count - 1) * o.gapCross, height: stackHeight(Math.ceil(band.grid.length / perRow), o) };
-    }
-    const n = band.columns.length;
-    return { band, width: n * o.boxWidth + (n - 1) * o.gapMain, height: stackHeight(Math.max(...band.columns.map((c) => c.length)), o) };
-  });
-  const fullWidth = Math.max(o.boxWidth, ...sized.map((s) => s.width));
-  let top = PAD;
-  sized.forEach(({ band, width, height }, bandIndex) => {
-    const left = PAD + (fullWidth - width) / 2;
-    const put = (box, x, y, column) => at.set(box.key, { x, y, w: o.boxWidth, h: o.boxHeight, band: bandIndex, column });
-    if (band.grid) {
-      band.grid.forEach((box, i) => put(box, left + (i % perRow) * (o.boxWidth + o.gapCross),
-        top + Math.floor(i / perRow) * (o.boxHeight + o.gapCross), 0));
-    } else {
-      band.columns.forEach((column, c) => {
-        const columnTop = top + (height - stackHeight(column.length, o)) / 2;
-        column.forEach((box, i) => put(box, left + c * (o.boxWidth + o.gapMain), columnTop + i * (o.boxHeight + o.gapCross), c));
-      });
-    }
-    top += height + o.gapMain;
-  });
-  return { at, width: PAD * 2 + fullWidth, height: top - o.gapMain + PAD };
 }
 
 /**

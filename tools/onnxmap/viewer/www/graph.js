@@ -1,50 +1,47 @@
-// The graph page (#/graph?prefix=&q=, and #/nodes?q= which scrolls to the node list): the main
-// graph folded by node name (/api/fold), the children of `prefix` as boxes laid out in layers
-// along their edges; a group box unfolds (navigates to its prefix), a one-node box opens the
-// node. Below, the node search list (/api/nodes, virtual scroller) for `q`. The top bar's
-// search box calls the returned handle's search(q), which updates the list in place.
+// The graph page (#/graph?graph=&level=&open=&node=&q=, and #/nodes?q= which scrolls to the
+// node list): the graph drawn as the server lays it out (/api/graph): the boxes of a level,
+// some unfolded in place into clusters, edges routed between them. A click on a group, a run
+// of repeated blocks ("× N") or a range unfolds it in place; a click on a cluster's label folds
+// it back; `node` unfolds what holds a node and marks it. Below, the node search list
+// (/api/nodes, virtual scroller) for `q`, each row with a link that shows the node in the
+// drawing. The top bar's search box calls the returned handle's search(q).
 
 import { el, card, errorBox } from './dom.js';
-import { formatInt, splitPrefix, nodeLabel } from './format.js';
+import { formatInt, nodeLabel } from './format.js';
 import { href, queryString } from './url.js';
 import { api } from './api.js';
 import { createVirtualList } from './scroller.js';
-import { drawDiagram } from './diagram.js';
+import { drawScene } from './graphdraw.js';
 
-const FOLD_PAGE = 200;
 const NODE_PAGE = 100;
 const NODE_ROW_HEIGHT = 24;
-const BOX = { boxWidth: 214, boxHeight: 62, gapMain: 44, gapCross: 14, columnMax: 4 };
+
+/** The hash of the graph page for `state` (open boxes joined by newlines). */
+function graphHash(state) {
+  return `#/graph${queryString({
+    graph: state.graph, level: state.level === 'g:' ? '' : state.level,
+    open: state.open === null ? null : state.open.join('\n') || '-', node: state.node, q: state.q,
+  })}`;
+}
 
 export async function render(main, params, ctx) {
-  const state = { prefix: params.prefix ?? '', q: params.q ?? '' };
-  const overview = { children: [], edges: [], total: 0, nodes: 0 };
+  const state = {
+    graph: params.graph ?? '', level: params.level || 'g:', node: params.node ?? '', q: params.q ?? '',
+    open: params.open === undefined ? null : params.open.split('\n').filter((id) => id && id !== '-'),
+  };
   const ui = buildView(state);
   main.append(ui.root);
   const list = createNodeList(ui, state);
   ctx.signal.addEventListener('abort', () => list.destroy());
-
-  const loadMore = async () => {
-    ui.more.disabled = true;
-    try {
-      await loadFoldPage(state.prefix, overview, ctx.signal);
-      drawOverview(ui, overview, main);
-    } catch (err) {
-      if (err.name !== 'AbortError') ui.overviewStatus.replaceChildren(errorBox(err));
-    }
-    ui.more.disabled = false;
-  };
-  ui.more.addEventListener('click', loadMore);
-
-  await Promise.all([loadMore(), resetList(list, ui)]);
+  const view = { state, ui, ctx };
+  await Promise.all([redraw(view), resetList(list, ui)]);
   if (ctx.route.path === 'nodes') ui.nodesCard.scrollIntoView({ block: 'start' });
   ctx.ready();
-
   return {
     /** Shows the nodes matching `q` without leaving the page. */
     async search(q) {
       state.q = q;
-      ctx.setHash(`#/graph${queryString({ prefix: state.prefix, q })}`);
+      ctx.setHash(graphHash(state));
       ctx.loading();
       await resetList(list, ui);
       ctx.ready();
@@ -52,13 +49,99 @@ export async function render(main, params, ctx) {
   };
 }
 
+/** Fetches and draws the scene of `view.state`; keeps the box at `anchor` (an id) in place. */
+async function redraw(view, anchor = null) {
+  const { state, ui, ctx } = view;
+  const before = anchor ? screenTop(ui, anchor) : null;
+  const started = performance.now();
+  let scene;
+  try {
+    scene = await api('graph', {
+      graph: state.graph, level: state.level, node: state.node,
+      open: state.open === null ? undefined : state.open.join('\n'),
+    }, { signal: ctx.signal });
+  } catch (err) {
+    if (err.name !== 'AbortError') ui.drawingStatus.replaceChildren(errorBox(err));
+    return;
+  }
+  state.open = scene.open;
+  state.node = '';
+  ctx.setHash(graphHash(state));
+  ui.drawingStatus.replaceChildren();
+  const svg = drawScene(scene, {
+    graph: state.graph,
+    onUnfold: (box) => toggle(view, box.id, true),
+    onFold: (cluster) => toggle(view, cluster.id, false),
+  });
+  ui.drawingBox.replaceChildren(svg);
+  ui.summary.textContent = summaryText(scene, performance.now() - started);
+  ui.refused.hidden = !scene.refused.length;
+  ui.refused.textContent = scene.refused.length
+    ? `Not unfolded (the drawing would pass its limit of boxes; fold something first): ${scene.refused.join(', ')}` : '';
+  ui.blocks.replaceChildren(...scene.clusters.filter((c) => c.count).map((c) => blockList(view, c)));
+  const keep = anchor ?? scene.found;
+  if (keep) scrollToBox(ui, keep, anchor ? before : null);
+}
+
+function summaryText(scene, ms) {
+  const nodes = scene.boxes.filter((b) => b.kind === 'node').length;
+  return `${formatInt(scene.boxes.length)} boxes (${formatInt(nodes)} single nodes), ${formatInt(scene.edges.length)} edges, ${formatInt(scene.clusters.length)} unfolded · ${Math.round(ms)} ms`;
+}
+
+function toggle(view, id, unfold) {
+  const { state } = view;
+  const open = (state.open ?? []).filter((o) => o !== id && !(unfold === false && o.startsWith(id)));
+  if (unfold) open.push(id);
+  state.open = open;
+  view.ctx.loading();
+  redraw(view, id).then(() => view.ctx.ready());
+}
+
+/** The blocks of an unfolded run, each a link that unfolds that block instead. */
+function blockList(view, cluster) {
+  const parts = cluster.id.split(':');
+  const shown = Number(parts[4]);
+  const idOf = (k) => [...parts.slice(0, 4), String(k), ...parts.slice(5)].join(':');
+  const show = (k) => {
+    view.state.open = view.state.open.map((o) => (o === cluster.id ? idOf(k) : o));
+    view.ctx.loading();
+    redraw(view, idOf(k)).then(() => view.ctx.ready());
+  };
+  const names = cluster.blocks?.length ? cluster.blocks : null;
+  const pick = el('select', { 'data-testid': 'block-select', 'aria-label': 'block shown' });
+  for (let k = 0; k < cluster.count && (names || k < 1); k += 1) {
+    pick.append(el('option', { value: k, selected: k === shown }, `${k}: ${names ? names[k] : ''}`));
+  }
+  const number = el('input', { type: 'number', min: 0, max: cluster.count - 1, value: shown, class: 'block-number', 'aria-label': 'block number' });
+  pick.addEventListener('change', () => show(Number(pick.value)));
+  number.addEventListener('change', () => show(Math.min(cluster.count - 1, Math.max(0, Number(number.value) || 0))));
+  return el('div', { class: 'block-list', 'data-testid': 'block-list' },
+    el('span', { class: 'mono' }, cluster.label), ` — ${formatInt(cluster.count)} blocks alike (${cluster.first} … ${cluster.last}); showing block `,
+    names ? pick : number);
+}
+
+function screenTop(ui, id) {
+  const node = ui.drawingBox.querySelector(`[data-id="${CSS.escape(id)}"]`);
+  return node ? node.getBoundingClientRect().top - ui.drawingBox.getBoundingClientRect().top : null;
+}
+
+function scrollToBox(ui, id, before) {
+  const node = ui.drawingBox.querySelector(`[data-id="${CSS.escape(id)}"]`);
+  if (!node) return;
+  const box = ui.drawingBox.getBoundingClientRect();
+  const rect = node.getBoundingClientRect();
+  const top = rect.top - box.top;
+  ui.drawingBox.scrollTop += before === null ? top - box.height / 3 : top - before;
+  ui.drawingBox.scrollLeft += rect.left - box.left - box.width / 2 + Math.min(rect.width, box.width) / 2;
+}
+
 function buildView(state) {
   const ui = {};
-  ui.summary = el('span', { class: 'muted' }, '…');
-  ui.overviewBox = el('div', { class: 'overview-box' });
-  ui.overviewStatus = el('div', { class: 'status' });
-  ui.more = el('button', { type: 'button', hidden: true, 'data-testid': 'fold-more' }, 'Load more');
-  ui.moreText = el('span', { class: 'muted small' });
+  ui.summary = el('span', { class: 'muted', 'data-testid': 'graph-summary' }, '…');
+  ui.drawingBox = el('div', { class: 'drawing-box' });
+  ui.drawingStatus = el('div', { class: 'status' });
+  ui.refused = el('p', { class: 'muted small', hidden: true });
+  ui.blocks = el('div', { class: 'blocks' });
   ui.nodeCount = el('span', { class: 'muted small' }, '…');
   ui.nodeStatus = el('div', { class: 'status' });
   ui.nodeViewport = el('div', { class: 'vlist node-list' });
@@ -71,84 +154,29 @@ function buildView(state) {
       el('div', { class: 'row header node-row-layout' }, el('span', { class: 'c-id num' }, 'id'), el('span', { class: 'c-op' }, 'op type'),
         el('span', { class: 'c-node' }, 'name'), el('span', { class: 'c-io' }, 'inputs → outputs')),
       ui.nodeEmpty, ui.nodeViewport));
+  const foldAll = el('a', { href: graphHash({ ...state, open: [], node: '' }), 'data-testid': 'fold-all' }, 'fold all');
   ui.root = el('div', { class: 'graph-page' },
     el('div', { class: 'page-head' }, el('h1', null, 'Graph'), ui.summary),
-    breadcrumb(state.prefix),
-    card(null, { class: 'card overview-card' }, ui.overviewStatus, ui.overviewBox,
-      el('div', { class: 'toolbar' }, ui.more, ui.moreText)),
+    breadcrumb(state),
+    card(null, { class: 'card drawing-card' }, ui.drawingStatus,
+      el('div', { class: 'toolbar' }, el('span', { class: 'muted small' }, 'Click a box to unfold it, a cluster’s label to fold it. '), foldAll),
+      ui.blocks, ui.refused, ui.drawingBox),
     ui.nodesCard);
   return ui;
 }
 
-/** "graph › model. › layers." links to each enclosing prefix. */
-function breadcrumb(prefix) {
-  const crumbs = [el('a', { href: href.graph(''), 'data-prefix': '' }, 'graph')];
+/** "main graph › 12.then_branch" and the level: links to each enclosing graph and level. */
+function breadcrumb(state) {
+  const crumbs = [el('a', { href: '#/graph' }, 'main graph')];
   let sofar = '';
-  for (const segment of splitPrefix(prefix)) {
-    sofar += segment;
-    crumbs.push(el('span', { class: 'sep' }, '›'), el('a', { href: href.graph(sofar), 'data-prefix': sofar, class: 'mono' }, segment));
+  for (const step of state.graph ? state.graph.split('/') : []) {
+    sofar += (sofar ? '/' : '') + step;
+    crumbs.push(el('span', { class: 'sep' }, '›'), el('a', { href: graphHash({ graph: sofar, level: 'g:', open: null }), class: 'mono' }, `node ${step}`));
+  }
+  if (state.level !== 'g:') {
+    crumbs.push(el('span', { class: 'sep' }, '›'), el('span', { class: 'mono' }, state.level));
   }
   return el('nav', { class: 'breadcrumb', 'data-testid': 'graph-breadcrumb' }, crumbs);
-}
-
-/** Appends the next page of children (and its edges) to `overview`. */
-async function loadFoldPage(prefix, overview, signal) {
-  const offset = overview.children.length;
-  const page = await api('fold', { prefix, offset, limit: FOLD_PAGE }, { signal });
-  overview.children.push(...(page.children ?? []));
-  // Edges name children by their place among all of them, each edge once: they add up.
-  for (const e of page.edges ?? []) overview.edges.push({ from: e.from, to: e.to, tensors: e.tensors });
-  overview.total = page.total_children ?? overview.children.length;
-  overview.nodes = page.nodes ?? 0;
-}
-
-/** Longest-path layers over the forward edges (children come in graph order). */
-function layersOf(count, edges) {
-  const layer = new Array(count).fill(0);
-  const outgoing = Array.from({ length: count }, () => []);
-  for (const e of edges) if (e.from < e.to && e.to < count) outgoing[e.from].push(e.to);
-  for (let i = 0; i < count; i += 1) {
-    for (const to of outgoing[i]) layer[to] = Math.max(layer[to], layer[i] + 1);
-  }
-  return layer;
-}
-
-/** "MatMul 4000 · Add 200" of the most common op types. */
-function topOps(opTypes, max) {
-  return Object.entries(opTypes ?? {}).sort((a, b) => b[1] - a[1]).slice(0, max)
-    .map(([op, n]) => `${op} ${formatInt(n)}`).join(' · ');
-}
-
-function foldBox(child, i, layer) {
-  const ops = topOps(child.op_types, 3);
-  if (child.node !== undefined && child.node !== null) {
-    const op = Object.keys(child.op_types ?? {})[0] ?? '';
-    return {
-      key: i, layer, lines: [child.name, op, `node ${child.node}`], cls: 'single', href: href.node(child.node),
-      title: `${child.prefix ?? child.name}\n${op} node ${child.node}`,
-      attrs: { 'data-testid': 'fold-node', 'data-node': child.node, 'data-prefix': child.prefix ?? '' },
-    };
-  }
-  return {
-    key: i, layer, lines: [child.name, `${formatInt(child.nodes)} node${child.nodes === 1 ? '' : 's'}`, ops],
-    title: `${child.prefix}\n${formatInt(child.nodes)} nodes\n${topOps(child.op_types, 6)}`,
-    href: href.graph(child.prefix), attrs: { 'data-testid': 'fold-box', 'data-prefix': child.prefix },
-  };
-}
-
-function drawOverview(ui, overview, main) {
-  const { children, edges, total } = overview;
-  const layer = layersOf(children.length, edges);
-  const boxes = children.map((child, i) => foldBox(child, i, layer[i]));
-  const lines = edges.map((e) => ({ from: e.from, to: e.to, weight: e.tensors, title: `${formatInt(e.tensors)} value${e.tensors === 1 ? '' : 's'}` }));
-  const maxWidth = Math.max(600, main.clientWidth - 64);
-  const svg = children.length
-    ? drawDiagram(boxes, lines, { ...BOX, direction: 'flow', maxWidth, svgAttrs: { 'data-testid': 'graph-overview' } })
-    : el('p', { class: 'muted' }, 'no nodes under this prefix');
-  ui.overviewBox.replaceChildren(svg);
-  ui.summary.textContent = `${formatInt(overview.nodes)} nodes in ${formatInt(total)} children`;
-  ui.more.hidden = children.length >= total;
-  ui.moreText.textContent = children.length < total ? `showing ${formatInt(children.length)} of ${formatInt(total)} children` : '';
 }
 
 function createNodeList(ui, state) {
@@ -181,6 +209,7 @@ function nodeRow(n) {
   return el('div', { class: 'row node-row-layout', 'data-testid': 'node-row', 'data-id': n.id },
     el('span', { class: 'c-id num' }, n.id),
     el('span', { class: 'c-op mono', title: n.domain ? `${n.domain}.${n.op_type}` : n.op_type }, n.op_type),
-    el('span', { class: 'c-node' }, el('a', { href: href.node(n.id), class: 'mono', title: nodeLabel(n) }, nodeLabel(n))),
+    el('span', { class: 'c-node' }, el('a', { href: href.node(n.id), class: 'mono', title: nodeLabel(n) }, nodeLabel(n)),
+      ' ', el('a', { href: href.graphNode(n.id), class: 'small', 'data-testid': 'show-in-graph', title: 'show this node in the drawing' }, '⌖')),
     el('span', { class: 'c-io mono muted', title: io }, io));
 }

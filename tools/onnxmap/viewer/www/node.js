@@ -5,7 +5,7 @@
 
 import { el, appendChildren, card } from './dom.js';
 import { formatInt, formatValue, nodeLabel } from './format.js';
-import { href } from './url.js';
+import { href, queryString } from './url.js';
 import { api } from './api.js';
 import { drawDiagram } from './diagram.js';
 
@@ -18,7 +18,7 @@ export async function render(main, params, ctx) {
   const links = linksOf(node, answer);
   appendChildren(main, [
     el('div', { class: 'page-head' },
-      el('div', { class: 'kicker' }, `node ${node.id}`),
+      el('div', { class: 'kicker' }, `node ${node.id} · `, el('a', { href: href.graphNode(node.id), 'data-testid': 'show-in-graph' }, 'show in the graph')),
       el('h1', { class: 'mono wrap' },
         el('span', { class: 'op-badge', 'data-testid': 'node-op' }, node.op_type),
         ' ', el('span', { 'data-testid': 'node-name' }, nodeLabel(node))),
@@ -30,7 +30,7 @@ export async function render(main, params, ctx) {
         ioCard('Outputs', 'node-outputs', node.outputs ?? [], (name) => outputDetail(name, links))),
       el('div', { class: 'column' }, attributesCard(node.attributes ?? []),
         node.doc_string ? card('Doc string', null, el('pre', { class: 'doc' }, node.doc_string)) : null)),
-    subgraphsCard(node.subgraphs ?? [])]);
+    subgraphsCard(node.id, node.subgraphs ?? [])]);
   ctx.ready();
 }
 
@@ -138,7 +138,7 @@ function neighbourhoodCard(node, hood) {
     attrs: { 'data-testid': 'neighbour', 'data-id': n.id },
   }));
   const svg = drawDiagram(boxes, mergedEdges(hood.edges ?? []), {
-    direction: 'right', boxWidth: 160, boxHeight: 42, gapMain: 104, gapCross: 10,
+    boxWidth: 160, boxHeight: 42, gapMain: 104, gapCross: 10,
     svgAttrs: { 'data-testid': 'node-neighbourhood' },
   });
   const box = el('div', { class: 'diagram-box hood' }, svg);
@@ -153,16 +153,30 @@ function neighbourhoodCard(node, hood) {
   return card('Neighbourhood: producers left, consumers right, two steps each way', { class: 'card hood-card' }, box);
 }
 
-function subgraphsCard(subgraphs) {
+/** The graph page's path of each subgraph: "ID.attribute", "ID.attribute.K" for GRAPHS. */
+function subgraphPaths(id, subgraphs) {
+  const counts = new Map();
+  for (const g of subgraphs) counts.set(g.attribute, (counts.get(g.attribute) ?? 0) + 1);
+  const seen = new Map();
+  return subgraphs.map((g) => {
+    const k = seen.get(g.attribute) ?? 0;
+    seen.set(g.attribute, k + 1);
+    return counts.get(g.attribute) > 1 || g.many ? `${id}.${g.attribute}.${k}` : `${id}.${g.attribute}`;
+  });
+}
+
+function subgraphsCard(id, subgraphs) {
   if (subgraphs.length === 0) return null;
-  return card(`Subgraphs (${subgraphs.length})`, { 'data-testid': 'node-subgraphs' }, subgraphs.map((g) => {
+  const paths = subgraphPaths(id, subgraphs);
+  return card(`Subgraphs (${subgraphs.length})`, { 'data-testid': 'node-subgraphs' }, subgraphs.map((g, i) => {
     const ops = g.ops ?? [];
     const rows = ops.map((op) => el('tr', null, el('td', { class: 'mono' }, op.op_type), el('td', { class: 'mono' }, op.name ?? ''),
       el('td', { class: 'mono muted' }, (op.inputs ?? []).join(', ')), el('td', { class: 'mono muted' }, (op.outputs ?? []).join(', '))));
     const note = ops.length < g.nodes ? ` (first ${formatInt(ops.length)} shown)` : '';
     return el('details', { class: 'subgraph', open: subgraphs.length <= 2 },
       el('summary', null, el('span', { class: 'mono' }, `${g.attribute}: ${g.name || '(unnamed)'}`),
-        el('span', { class: 'muted' }, ` ${formatInt(g.nodes)} nodes${note}`)),
+        el('span', { class: 'muted' }, ` ${formatInt(g.nodes)} nodes${note} · `),
+        el('a', { href: `#/graph${queryString({ graph: paths[i] })}`, 'data-testid': 'draw-subgraph' }, 'draw it')),
       el('div', { class: 'scroll-box' }, el('table', { class: 'data compact' },
         el('thead', null, el('tr', null, el('th', null, 'op type'), el('th', null, 'name'), el('th', null, 'inputs'), el('th', null, 'outputs'))),
         el('tbody', null, rows))));

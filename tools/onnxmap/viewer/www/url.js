@@ -15,6 +15,6 @@ export function queryString(params) {
 export const href = {
   tensor: (name) => `#/tensor/${encodeURIComponent(name)}`,
   node: (id) => `#/node/${encodeURIComponent(id)}`,
-  graph: (prefix) => `#/graph${queryString({ prefix })}`,
+  graphNode: (id) => `#/graph${queryString({ node: id })}`,
   nodes: (q) => `#/nodes${queryString({ q })}`,
 };

@@ -1,0 +1,204 @@
+// Repeated blocks and ranges of a level (graph_repeats.hpp).
+
+#include "graph_repeats.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <span>
+
+namespace onnxmap::cli::viewer {
+
+namespace {
+
+constexpr std::size_t kMaxPeriod = 512;  // units in a block: a transformer layer is far fewer
+constexpr std::size_t kMaxRuns = 64;     // runs looked for in one level
+constexpr std::size_t kCandidates = 4;   // periodic stretches checked for wiring, best first
+
+struct Run {
+  std::size_t start = 0, period = 0, count = 0;
+  [[nodiscard]] std::size_t saved() const { return count < 2 ? 0 : period * (count - 1); }
+};
+
+// A level's units relative to its first: their tokens and outgoing edges (those of unit a:
+// targets[begin[a] .. begin[a + 1])).
+struct Units {
+  std::vector<std::uint64_t> tokens;
+  std::vector<std::uint32_t> begin, targets;
+
+  [[nodiscard]] std::span<const std::uint32_t> out(std::size_t a) const {
+    return {targets.data() + begin[a], begin[a + 1] - begin[a]};
+  }
+
+  // The edges inside the block at `base` of `period` units, relative to `base`.
+  [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> inside(std::size_t base,
+                                                                        std::size_t period) const {
+    std::vector<std::pair<std::size_t, std::size_t>> edges;
+    for (std::size_t a = base; a < base + period; ++a) {
+      for (const std::uint32_t b : out(a)) {
+        if (b >= base && b < base + period) edges.emplace_back(a - base, b - base);
+      }
+    }
+    return edges;
+  }
+  // Whether the block at `base` feeds the one after it.
+  [[nodiscard]] bool feeds_next(std::size_t base, std::size_t period) const {
+    for (std::size_t a = base; a < base + period; ++a) {
+      for (const std::uint32_t b : out(a)) {
+        if (b >= base + period && b < base + 2 * period) return true;
+      }
+    }
+    return false;
+  }
+  // How many blocks of `run`, from its first, are wired like the first and feed the next.
+  [[nodiscard]] std::size_t wired_alike(const Run& run) const {
+    const auto first = inside(run.start, run.period);
+    std::size_t n = 1;
+    while (n < run.count && feeds_next(run.start + (n - 1) * run.period, run.period) &&
+           inside(run.start + n * run.period, run.period) == first) {
+      ++n;
+    }
+    return n;
+  }
+};
+
+// The best stretches of [lo, hi) whose tokens repeat with some period, largest saving first.
+std::array<Run, kCandidates> periodic_stretches(const Units& units, std::size_t lo,
+                                                std::size_t hi) {
+  std::array<Run, kCandidates> best{};
+  const auto consider = [&](Run run) {
+    for (Run& slot : best) {
+      if (run.saved() > slot.saved()) std::swap(run, slot);
+    }
+  };
+  const std::size_t max_period = std::min(kMaxPeriod, (hi - lo) / 2);
+  for (std::size_t p = 1; p <= max_period; ++p) {
+    std::size_t length = 0;  // matches t[i] == t[i + p] ending at i
+    for (std::size_t i = lo; i + p < hi; ++i) {
+      const bool match = units.tokens[i] == units.tokens[i + p];
+      if (match) ++length;
+      if ((!match || i + p + 1 == hi) && length >= p) {
+        const std::size_t start = (match ? i + 1 : i) - length;
+        consider({start, p, (length + p) / p});
+      }
+      if (!match) length = 0;
+    }
+  }
+  return best;
+}
+
+// The run to fold in [lo, hi), if any.
+std::optional<Run> best_run(const Units& units, std::size_t lo, std::size_t hi) {
+  if (hi - lo < 3) return std::nullopt;
+  std::optional<Run> chosen;
+  for (Run run : periodic_stretches(units, lo, hi)) {
+    if (run.count < 2) continue;
+    run.count = units.wired_alike(run);
+    if (run.saved() >= 2 && (!chosen || run.saved() > chosen->saved())) chosen = run;
+  }
+  return chosen;
+}
+
+Item unit_item(const Level& level, std::size_t u) {
+  Item item;
+  item.kind = level.list.units[u].node ? ItemKind::node : ItemKind::group;
+  item.begin = u;
+  item.end = u + 1;
+  return item;
+}
+
+}  // namespace
+
+std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges) {
+  const std::size_t m = level.end - level.begin;
+  Units units;
+  units.tokens.reserve(m);
+  for (std::size_t u = level.begin; u < level.end; ++u) {
+    units.tokens.push_back(level.list.units[u].token);
+  }
+  // `edges` are sorted by their source: one pass makes the offsets.
+  units.begin.assign(m + 1, 0);
+  for (const auto& [from, to] : edges) {
+    ++units.begin[from - level.begin + 1];
+    units.targets.push_back(static_cast<std::uint32_t>(to - level.begin));
+  }
+  for (std::size_t a = 0; a < m; ++a) units.begin[a + 1] += units.begin[a];
+  std::vector<Run> runs;
+  std::vector<std::pair<std::size_t, std::size_t>> todo{{0, m}};
+  while (!todo.empty() && runs.size() < kMaxRuns) {
+    const auto [lo, hi] = todo.back();
+    todo.pop_back();
+    const std::optional<Run> run = best_run(units, lo, hi);
+    if (!run) continue;
+    runs.push_back(*run);
+    todo.emplace_back(lo, run->start);
+    todo.emplace_back(run->start + run->period * run->count, hi);
+  }
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.start < b.start; });
+  std::vector<Item> items;
+  std::size_t u = 0;
+  for (const Run& run : runs) {
+    for (; u < run.start; ++u) items.push_back(unit_item(level, level.begin + u));
+    Item item;
+    item.kind = ItemKind::repeat;
+    item.begin = level.begin + run.start;
+    item.period = run.period;
+    item.count = run.count;
+    item.end = item.begin + run.period * run.count;
+    items.push_back(item);
+    u = run.start + run.period * run.count;
+  }
+  for (; u < m; ++u) items.push_back(unit_item(level, level.begin + u));
+  return items;
+}
+
+std::vector<Item> cut_into_ranges(const Level& level, const UnitEdges& edges,
+                                  std::vector<Item> items) {
+  const std::size_t n = items.size();
+  if (n <= kMaxBoxes) return items;
+  std::size_t size = kMaxBoxes;
+  while ((n + size - 1) / size > kMaxBoxes) size *= kMaxBoxes;
+  const std::size_t ranges = (n + size - 1) / size;
+  // crossing[t]: the edges between items <= t and items > t.
+  std::vector<std::uint32_t> item_of(level.end - level.begin);
+  for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t u = items[t].begin; u < items[t].end; ++u) {
+      item_of[u - level.begin] = static_cast<std::uint32_t>(t);
+    }
+  }
+  std::vector<std::int64_t> crossing(n + 1, 0);
+  for (const auto& [from, to] : edges) {
+    const auto [a, b] = std::minmax(item_of[from - level.begin], item_of[to - level.begin]);
+    ++crossing[a];
+    --crossing[b];
+  }
+  for (std::size_t t = 1; t <= n; ++t) crossing[t] += crossing[t - 1];
+  std::vector<Item> out;
+  std::size_t first = 0;
+  for (std::size_t r = 1; r <= ranges; ++r) {
+    std::size_t cut = n;  // the range ends after item cut - 1
+    if (r < ranges) {
+      const std::size_t ideal = r * n / ranges;
+      const std::size_t slack = std::max<std::size_t>(1, (n / ranges) * 15 / 100);
+      const std::size_t lo = std::max(first + 1, ideal > slack ? ideal - slack : 1);
+      const std::size_t hi = std::min(n - 1, ideal + slack);
+      cut = std::clamp(ideal, lo, std::max(lo, hi));
+      for (std::size_t c = lo; c <= hi; ++c) {
+        if (crossing[c - 1] < crossing[cut - 1]) cut = c;
+      }
+    }
+    if (cut - first == 1) {
+      out.push_back(items[first]);
+    } else {
+      Item range;
+      range.kind = ItemKind::range;
+      range.begin = items[first].begin;
+      range.end = items[cut - 1].end;
+      out.push_back(range);
+    }
+    first = cut;
+  }
+  return out;
+}
+
+}  // namespace onnxmap::cli::viewer

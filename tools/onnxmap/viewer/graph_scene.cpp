@@ -1,0 +1,182 @@
+// One drawing of the graph page (graph_scene.hpp); what each box says is in graph_boxes.cpp.
+
+#include "graph_scene.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "graph_boxes.hpp"
+#include "graph_layout.hpp"
+#include "graph_level.hpp"
+#include "stats_jobs.hpp"
+
+namespace onnxmap::cli::viewer {
+
+namespace {
+
+constexpr std::size_t kMaxGraphIo = 32;  // graph inputs (and outputs) drawn as boxes
+constexpr std::size_t kMaxEdges = 4000;
+
+// A repeat's id without the block it shows: unfolding the run shows whichever block is asked.
+std::string run_key(const std::string& id) {
+  if (!id.starts_with("r:")) return id;
+  std::size_t at = 2;
+  for (int field = 0; field < 3; ++field) at = id.find(':', at) + 1;
+  const std::size_t end = id.find(':', at);
+  return id.substr(0, at) + "0" + id.substr(end);
+}
+
+struct Scene {
+  const NodeGraph& graph;
+  std::unordered_map<std::string, std::string> open;  // run_key -> the id asked for
+  std::vector<SceneBox> boxes;
+  std::vector<SceneCluster> clusters;
+  std::vector<std::string> opened, refused;
+
+  void add_box(Item item, const std::shared_ptr<const Level>& level, int cluster) {
+    SceneBox box;
+    box.item = std::move(item);
+    box.level = level;
+    box.cluster = cluster;
+    boxes.push_back(std::move(box));
+  }
+
+  // Adds the boxes of `id`'s level into `cluster`, unfolding those asked for.
+  void add_level(const std::string& id, int cluster, int depth) {
+    auto level = std::make_shared<const Level>(unfold(graph, id));
+    std::vector<Item> items = items_of(graph, *level);
+    std::size_t remaining = items.size();
+    for (Item& item : items) {
+      --remaining;
+      const auto asked = open.find(run_key(item.id));
+      if (asked == open.end() || !unfolds(item.id) || depth > 64) {
+        add_box(std::move(item), level, cluster);
+        continue;
+      }
+      // Room for this level's other boxes, and the unfolded box's own (a level has at most
+      // kMaxBoxes, more where a run of one group stands for it).
+      if (boxes.size() + remaining + kMaxBoxes + 1 > kMaxSceneBoxes) {
+        refused.push_back(asked->second);
+        add_box(std::move(item), level, cluster);
+        continue;
+      }
+      const std::string shown = asked->second;
+      opened.push_back(shown);
+      clusters.push_back({std::move(item), shown, cluster, block_names(graph, shown)});
+      add_level(shown, static_cast<int>(clusters.size()) - 1, depth + 1);
+    }
+  }
+};
+
+// Each drawn node to its box's index, -1 where it is in none.
+std::vector<std::int32_t> box_of_nodes(const NodeGraph& graph, const std::vector<SceneBox>& boxes) {
+  std::vector<std::int32_t> box_of(graph.size(), -1);
+  for (std::size_t b = 0; b < boxes.size(); ++b) {
+    const SceneBox& box = boxes[b];
+    for (std::size_t u = box.item.begin; u < box.item.end; ++u) {
+      for_each_node(graph, box.level->list.units[u],
+                    [&](std::uint32_t id) { box_of[id] = static_cast<std::int32_t>(b); });
+    }
+  }
+  return box_of;
+}
+
+struct EdgeKey {
+  std::size_t from, to;
+  bool operator==(const EdgeKey&) const = default;
+};
+struct EdgeKeyHash {
+  std::size_t operator()(const EdgeKey& k) const { return k.from * 1000003U ^ k.to; }
+};
+
+// The edges between boxes, each pair once with its values; graph inputs and outputs added as
+// boxes where a box reads or makes them.
+std::vector<SceneEdge> connect(const NodeGraph& graph, std::vector<SceneBox>& boxes) {
+  const std::vector<std::int32_t> box_of = box_of_nodes(graph, boxes);
+  const std::size_t leaves = boxes.size();
+  std::unordered_map<EdgeKey, std::size_t, EdgeKeyHash> index;
+  std::vector<SceneEdge> edges;
+  const auto add = [&](std::size_t from, std::size_t to, std::string_view value) {
+    if (from == to) return;
+    const auto [at, fresh] = index.try_emplace({from, to}, edges.size());
+    if (fresh) {
+      if (edges.size() >= kMaxEdges) return;
+      edges.push_back({from, to, 0, {}});
+    }
+    edges[at->second].add(value);
+  };
+  for (const std::string_view input : graph.graph_inputs()) {
+    if (boxes.size() - leaves >= kMaxGraphIo) break;
+    std::vector<std::size_t> readers;
+    for (const std::uint32_t r : graph.readers(input)) {
+      if (box_of[graph.host(r)] >= 0) readers.push_back(box_of[graph.host(r)]);
+    }
+    if (readers.empty()) continue;
+    boxes.push_back(io_box(input, true));
+    for (const std::size_t r : readers) add(boxes.size() - 1, r, input);
+  }
+  const std::size_t inputs_end = boxes.size();
+  for (const std::string_view output : graph.graph_outputs()) {
+    if (boxes.size() - inputs_end >= kMaxGraphIo) break;
+    const auto p = graph.producer(output);
+    if (!p || box_of[graph.host(*p)] < 0) continue;
+    boxes.push_back(io_box(output, false));
+    add(box_of[graph.host(*p)], boxes.size() - 1, output);
+  }
+  for (std::size_t b = 0; b < leaves; ++b) {
+    const SceneBox& box = boxes[b];
+    for (std::size_t u = box.item.begin; u < box.item.end; ++u) {
+      for_each_node(graph, box.level->list.units[u], [&](std::uint32_t id) {
+        graph.for_each_input(id, [&](std::uint32_t producer, std::string_view value) {
+          const std::int32_t from = box_of[graph.host(producer)];
+          if (from >= 0) add(static_cast<std::size_t>(from), b, value);
+        });
+      });
+    }
+  }
+  return edges;
+}
+
+LayoutInput layout_input(const std::vector<SceneBox>& boxes,
+                         const std::vector<SceneCluster>& clusters,
+                         const std::vector<SceneEdge>& edges) {
+  LayoutInput in;
+  for (const SceneCluster& c : clusters) in.clusters.push_back({c.parent, c.label()});
+  for (const SceneBox& b : boxes) in.boxes.push_back({b.width, b.height, b.cluster});
+  for (const SceneEdge& e : edges) in.edges.push_back({e.from, e.to});
+  return in;
+}
+
+}  // namespace
+
+nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request) {
+  Scene scene{graph, {}, {}, {}, {}, {}};
+  std::string found;
+  if (request.node) {
+    if (*request.node >= graph.size()) {
+      throw ApiError{404, "no node " + std::to_string(*request.node) + " in this graph"};
+    }
+    std::vector<std::string> path = path_to_node(graph, request.level, *request.node);
+    found = path.back();
+    path.pop_back();
+    for (const std::string& id : path) scene.open[run_key(id)] = id;
+  }
+  for (const std::string& id : request.open) scene.open[run_key(id)] = id;
+  if (!request.open_given && !request.node) {
+    const std::vector<Item> top = items_of(graph, unfold(graph, request.level));
+    if (!top.empty() && top.front().kind == ItemKind::range) {
+      scene.open[top.front().id] = top.front().id;
+    }
+  }
+  scene.add_level(request.level, -1, 0);
+  const std::vector<SceneEdge> edges = connect(graph, scene.boxes);
+  describe_boxes(graph, request.graph, scene.boxes);
+  const LayoutResult layout = layout_graph(layout_input(scene.boxes, scene.clusters, edges));
+  return scene_json(graph, scene.boxes, scene.clusters, edges, layout,
+                    {{"graph", request.graph}, {"level", request.level}, {"open", scene.opened},
+                     {"refused", scene.refused}, {"found", found}});
+}
+
+}  // namespace onnxmap::cli::viewer

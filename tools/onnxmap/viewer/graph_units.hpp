@@ -1,0 +1,56 @@
+#pragma once
+// What the graph page folds: the children of a name prefix ("units"), each a group of nodes
+// whose names continue the prefix to the next `.` or `/`, or one node; nodes drawn inside
+// another (NodeGraph::host) are not units. Units come in graph order (of their first node) and
+// carry a token that is equal for units of the same ops and wiring, from which repeated
+// structure is found (graph_level.hpp).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "node_graph.hpp"
+
+namespace onnxmap::cli::viewer {
+
+struct Unit {
+  std::string prefix;  // a group's prefix (its nodes' keys start with it); a node's key
+  std::string name;    // the part after the level's prefix
+  std::size_t key_begin = 0, key_end = 0;  // its nodes: NodeGraph::by_key(k) for k in here
+  std::uint32_t first = 0;                 // its first drawn node in graph order
+  std::uint32_t nodes = 0;                 // its drawn nodes
+  std::optional<std::uint32_t> node;       // the node, when it is one
+  std::uint64_t token = 0;                 // equal for units of the same ops and wiring
+  // A group's (op, count), most common first; empty for a node (its op is NodeGraph::op).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ops;
+};
+
+struct UnitList {
+  std::string prefix;  // the prefix asked for, lengthened past levels of a single group
+  std::vector<Unit> units;
+};
+
+// The units under `prefix`. A prefix whose only child is a group is passed through to that
+// group's children, so a chain of one-child levels costs no clicks.
+[[nodiscard]] UnitList units_at(const NodeGraph& graph, std::string prefix);
+
+// Calls f(id) for each drawn node of `unit`.
+template <typename F>
+void for_each_node(const NodeGraph& graph, const Unit& unit, F&& f) {
+  if (unit.node) {
+    f(*unit.node);
+    return;
+  }
+  for (std::size_t k = unit.key_begin; k < unit.key_end; ++k) {
+    const std::uint32_t id = graph.by_key(k);
+    if (graph.drawn(id)) f(id);
+  }
+}
+
+// Edges between units [begin, end) of `list`: (from, to) unit indices, each pair once, sorted.
+[[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> unit_edges(
+    const NodeGraph& graph, const UnitList& list, std::size_t begin, std::size_t end);
+
+}  // namespace onnxmap::cli::viewer
