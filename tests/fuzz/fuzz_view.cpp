@@ -1,7 +1,7 @@
 // Fuzz target: any bytes as a model shown by `onnxmap view`. Opens them (payload errors
 // collected, as the viewer does) and asks the viewer's API for every page a person could open:
-// the summary and warnings, tensor pages in each order, the treemap and the fold unfolded a few
-// levels, each tensor's page, values and heat map, each node's page, statistics of one tensor;
+// the summary and warnings, tensor pages in each order, the treemap, the graph drawn with its
+// boxes unfolded a few levels (each level alone, and all unfolded in place), each tensor's page, values and heat map, each node's page, statistics of one tensor;
 // and the input's last 64 bytes as one more request target. Every answer must be JSON with a
 // status the API defines: a malformed model is a 4xx/5xx answer naming it, never a crash.
 
@@ -45,11 +45,17 @@ std::string encoded(std::string_view text) {
   return out;
 }
 
-void unfold(viewer::ViewApi& api, const std::string& prefix, int depth) {
-  const nlohmann::json fold = ask(api, "/api/fold?prefix=" + encoded(prefix));
-  if (depth == 0 || !fold.contains("children")) return;
-  for (const auto& child : fold["children"]) {
-    if (!child.contains("node")) unfold(api, child["prefix"].get<std::string>(), depth - 1);
+// Draws the level of `id`, then each of its boxes' levels, `depth` deep; gathers the ids
+// unfolded so that the last request draws them all in place, with a node located in it.
+void unfold(viewer::ViewApi& api, const std::string& id, int depth, std::string& all_open) {
+  const nlohmann::json drawing = ask(api, "/api/graph?level=" + encoded(id));
+  if (depth == 0 || !drawing.contains("boxes")) return;
+  for (const auto& box : drawing["boxes"]) {
+    const std::string kind = box["kind"].get<std::string>();
+    if (kind != "group" && kind != "repeat" && kind != "range") continue;
+    const std::string child = box["id"].get<std::string>();
+    all_open += (all_open.empty() ? "" : "\n") + child;
+    unfold(api, child, depth - 1, all_open);
   }
 }
 
@@ -88,7 +94,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         "/api/tensors?sort=dtype&filter=*a*", "/api/treemap", "/api/nodes?q=a", "/", "/app.js"}) {
     (void)ask(api, target);
   }
-  unfold(api, "", 3);
+  std::string all_open;
+  unfold(api, "g:", 3, all_open);
+  (void)ask(api, "/api/graph?node=3&open=" + encoded(all_open));
   ask_tensor_pages(api, *model);
   for (int id = 0; id < 16; ++id) (void)ask(api, "/api/node?id=" + std::to_string(id));
   const std::size_t tail = std::min<std::size_t>(size, 64);

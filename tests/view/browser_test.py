@@ -1,7 +1,9 @@
-"""The viewer's pages in a real browser: makes three models (a small one, a 320 GB sparse one,
-one of 360,003 nodes), starts `onnxmap view` on each and runs browser_test.mjs (puppeteer-core
-driving the system's Chromium) against them. Screenshots of every page land in
-WORK/view-screenshots/, WORK being ONNXMAP_BROWSER_WORK (tests/meson.build: the build's tests/).
+"""The viewer's pages in a real browser: makes seven models (a small one, a 320 GB sparse one,
+one of 360,003 nodes, and graph_models.py's PaddleOCR-shaped, torch-exported, 300,001-node
+flat-named and If/Loop/Scan ones), starts `onnxmap view` on each and runs browser_test.mjs
+(puppeteer-core driving the system's Chromium) against them. Screenshots of every page land in
+WORK/view-screenshots/, WORK being ONNXMAP_BROWSER_WORK (tests/meson.build: the build's tests/),
+with figures.txt: the graph page's figures (times, box and edge counts) the script printed.
 
 Skipped when Chromium is absent or cannot start; fails when node or npm is absent.
 puppeteer-core (pinned in browser/package.json and package-lock.json) is installed with `npm ci`
@@ -15,16 +17,21 @@ import subprocess
 
 import pytest
 
+import graph_models
 from viewer import Viewer
 
 HERE = pathlib.Path(__file__).resolve().parent
 
-# label, file, the arguments of `onnxmap synth`
+# label, file, the arguments of `onnxmap synth` (or a graph_models.py kind)
 MODELS = [
     ("small", "model.onnx", ["--layers", "2", "--hidden", "64"]),
     ("llm-320g", "llm-320g.onnx", ["--layers", "80", "--hidden", "8192", "--ffn", "28672",
                                    "--vocab", "128256", "--dtype", "float32", "--sparse"]),
     ("graph-heavy", "graph-heavy.onnx", ["--layers", "20000", "--hidden", "4", "--vocab", "16"]),
+    ("paddle", "paddle.onnx", "paddle"),
+    ("torch", "torch.onnx", "torch"),
+    ("flat", "flat.onnx", "flat"),
+    ("subgraphs", "subgraphs.onnx", "subgraphs"),
 ]
 
 
@@ -96,18 +103,27 @@ def test_pages_in_chromium(onnxmap, chromium, node_and_npm, modules, work, tmp_p
     try:
         for label, name, args in MODELS:
             path = tmp_path / name
-            subprocess.run([onnxmap.path, "synth", path, *args], check=True, capture_output=True)
+            if isinstance(args, str):
+                graph_models.write(args, path)
+            else:
+                subprocess.run([onnxmap.path, "synth", path, *args], check=True,
+                               capture_output=True)
             viewers.append((label, Viewer(onnxmap.path, path).__enter__()))
         command = [node_and_npm[0], str(HERE / "browser_test.mjs"), chromium, str(shots)]
         command += [f"{label}={v.url}" for label, v in viewers]
         # Run from the modules' folder: the script requires puppeteer-core from there.
         try:
-            status = subprocess.run(command, cwd=modules, timeout=400).returncode
+            run = subprocess.run(command, cwd=modules, timeout=800, capture_output=True,
+                                 text=True)
+            print(run.stdout, run.stderr)
+            figures = [line for line in run.stdout.splitlines() if line.startswith("FIGURE ")]
+            (shots / "figures.txt").write_text("".join(f"{line[7:]}\n" for line in figures))
+            status = run.returncode
             if status != 0:
                 failures.append(f"browser_test.mjs exited with status {status} (its output "
                                 f"names the failing checks; screenshots: {shots}/)")
         except subprocess.TimeoutExpired:
-            failures.append("browser_test.mjs did not end within 400 s")
+            failures.append("browser_test.mjs did not end within 800 s")
     finally:
         for label, v in viewers:
             code = v.stop()

@@ -14,7 +14,7 @@ constexpr std::size_t kValuesPerEdge = 4;
 constexpr std::size_t kWeightsShown = 4;
 constexpr std::size_t kConstantsShown = 3;
 constexpr std::size_t kOpsShown = 3;
-constexpr double kWidth = 230;
+constexpr double kWidth = 270;
 constexpr double kIoWidth = 190;
 constexpr double kLine = 16;
 constexpr double kPadding = 12;
@@ -121,8 +121,13 @@ nlohmann::json item_content(const NodeGraph& graph, const SceneBox& box) {
 }  // namespace
 
 std::string SceneCluster::label() const {
-  if (item.kind == ItemKind::repeat) return item.title + " x " + std::to_string(item.count);
-  return item.title;
+  if (item.kind != ItemKind::repeat) return item.title;
+  std::size_t at = 2;  // "r:BEGIN:PERIOD:COUNT:SHOWN:PREFIX": the block shown is field 4
+  for (int field = 0; field < 3; ++field) at = id.find(':', at) + 1;
+  const std::string shown = id.substr(at, id.find(':', at) - at);
+  const std::size_t block = std::stoul(shown);
+  const std::string name = block < blocks.size() ? " " + blocks[block] : "";
+  return item.title + " x " + std::to_string(item.count) + " · block " + shown + name;
 }
 
 void SceneEdge::add(std::string_view value) {
@@ -147,7 +152,7 @@ void describe_boxes(const NodeGraph& graph, const std::string& graph_path,
       lines = 2;
     } else if (box.item.kind == ItemKind::node) {
       box.content = node_content(graph, graph_path,
-                                 *box.level->list.units[box.item.begin].node, lines);
+                                 *box.level->units()[box.item.begin].node, lines);
     } else {
       box.content = item_content(graph, box);
     }

@@ -15,6 +15,20 @@ namespace {
 
 constexpr int kMaxDepth = 256;  // unfolds on the way to a node: names nest less deep than this
 
+// The units of `prefix`, computed once (a 300,000-node level takes a few hundred ms).
+std::shared_ptr<const UnitList> cached_units(const NodeGraph& graph, const std::string& prefix) {
+  return graph.memo<UnitList>("u:" + prefix, [&] { return units_at(graph, prefix); });
+}
+
+std::shared_ptr<const UnitList> units_or_404(const NodeGraph& graph, const std::string& prefix) {
+  std::shared_ptr<const UnitList> list = cached_units(graph, prefix);
+  if (list->units.empty() && !prefix.empty()) {
+    throw ApiError{404, "no node under '" + prefix + "'"};
+  }
+  return list;
+}
+
+
 std::string repeat_id(const std::string& prefix, std::size_t begin, std::size_t period,
                       std::size_t count, std::size_t shown) {
   return "r:" + std::to_string(begin) + ":" + std::to_string(period) + ":" +
@@ -37,7 +51,7 @@ void add_ops(std::vector<std::pair<std::uint32_t, std::uint32_t>>& into, const N
 
 // An item's names, node count and op counts, from its units.
 void describe(const NodeGraph& graph, const Level& level, Item& item) {
-  const auto& units = level.list.units;
+  const auto& units = level.units();
   item.first = units[item.begin].name;
   item.last = units[item.kind == ItemKind::repeat ? item.end - item.period : item.end - 1].name;
   for (std::size_t u = item.begin; u < item.end; ++u) {
@@ -49,8 +63,8 @@ void describe(const NodeGraph& graph, const Level& level, Item& item) {
 }
 
 void name_item(const Level& level, Item& item) {
-  const std::string& prefix = level.list.prefix;
-  const Unit& unit = level.list.units[item.begin];
+  const std::string& prefix = level.prefix();
+  const Unit& unit = level.units()[item.begin];
   item.title = item.kind == ItemKind::range ? item.first + " … " + item.last : unit.name;
   switch (item.kind) {
     case ItemKind::node: item.id = "n:" + std::to_string(*unit.node); break;
@@ -68,15 +82,15 @@ void name_item(const Level& level, Item& item) {
 // group's units (so that one click shows a block, not a box with the run in it).
 void present_group(const NodeGraph& graph, Item& item) {
   Level inner;
-  inner.list = units_at(graph, item.id.substr(2));
-  inner.end = inner.list.units.size();
+  inner.list = cached_units(graph, item.id.substr(2));
+  inner.end = inner.units().size();
   const std::vector<Item> inside =
-      fold_repeats(inner, unit_edges(graph, inner.list, inner.begin, inner.end));
+      fold_repeats(inner, unit_edges(graph, *inner.list, inner.begin, inner.end));
   if (inside.size() != 1 || inside.front().kind != ItemKind::repeat) return;
   Item run = inside.front();
   describe(graph, inner, run);
-  run.id = repeat_id(inner.list.prefix, run.begin, run.period, run.count, 0);
-  run.title = item.title + inner.list.prefix.substr(item.id.size() - 2);  // past one-group levels
+  run.id = repeat_id(inner.prefix(), run.begin, run.period, run.count, 0);
+  run.title = item.title + inner.prefix().substr(item.id.size() - 2);  // past one-group levels
   run.begin = item.begin;
   run.end = item.end;
   item = std::move(run);
@@ -92,12 +106,6 @@ std::size_t number(std::string_view& rest, const std::string& id) {
   return value;
 }
 
-UnitList units_or_404(const NodeGraph& graph, const std::string& prefix) {
-  UnitList list = units_at(graph, prefix);
-  if (list.units.empty() && !prefix.empty()) throw ApiError{404, "no node under '" + prefix + "'"};
-  return list;
-}
-
 // The unit of [begin, end) of `list` that holds drawn node `id`; `end` where none does.
 std::size_t unit_holding(const NodeGraph& graph, const UnitList& list, std::size_t begin,
                          std::size_t end, std::uint32_t id) {
@@ -111,27 +119,42 @@ std::size_t unit_holding(const NodeGraph& graph, const UnitList& list, std::size
 
 }  // namespace
 
-std::vector<Item> items_of(const NodeGraph& graph, const Level& level) {
-  const UnitEdges edges = unit_edges(graph, level.list, level.begin, level.end);
-  std::vector<Item> items = cut_into_ranges(level, edges, fold_repeats(level, edges));
-  for (Item& item : items) {
-    describe(graph, level, item);
-    name_item(level, item);
-    if (item.kind == ItemKind::group) present_group(graph, item);
-  }
-  return items;
+std::shared_ptr<const std::vector<Item>> items_of(const NodeGraph& graph, const Level& level) {
+  const std::string key = "i:" + std::to_string(level.begin) + ":" + std::to_string(level.end) +
+                          ":" + level.prefix();
+  return graph.memo<std::vector<Item>>(key, [&] {
+    const UnitEdges edges = unit_edges(graph, *level.list, level.begin, level.end);
+    std::vector<Item> items = cut_into_ranges(level, edges, fold_repeats(level, edges));
+    for (Item& item : items) {
+      describe(graph, level, item);
+      name_item(level, item);
+      if (item.kind == ItemKind::group) present_group(graph, item);
+    }
+    return items;
+  });
+}
+
+Run parse_run(const NodeGraph& graph, const std::string& id) {
+  if (!id.starts_with("r:")) throw ApiError{400, "box id '" + id + "' is not a run of blocks"};
+  const Level block = parse(graph, id);  // checks the fields
+  std::string_view rest = std::string_view(id).substr(2);
+  Run run;
+  run.list = block.list;
+  run.begin = number(rest, id);
+  run.period = number(rest, id);
+  run.count = number(rest, id);
+  run.shown = number(rest, id);
+  return run;
 }
 
 std::vector<std::string> block_names(const NodeGraph& graph, const std::string& id) {
   if (!id.starts_with("r:")) return {};
-  std::string_view rest = std::string_view(id).substr(2);
-  const std::size_t begin = number(rest, id);
-  const std::size_t period = number(rest, id);
-  const std::size_t count = number(rest, id);
-  if (count > kMaxBoxes) return {};
-  const Level level = parse(graph, id);  // checks the fields
+  const Run run = parse_run(graph, id);
+  if (run.count > kMaxBoxes) return {};
   std::vector<std::string> names;
-  for (std::size_t b = 0; b < count; ++b) names.push_back(level.list.units[begin + b * period].name);
+  for (std::size_t b = 0; b < run.count; ++b) {
+    names.push_back(run.list->units[run.begin + b * run.period].name);
+  }
   return names;
 }
 
@@ -142,7 +165,7 @@ Level parse(const NodeGraph& graph, const std::string& id) {
   std::string_view rest(id);
   if (rest.starts_with("g:")) {
     level.list = units_or_404(graph, id.substr(2));
-    level.end = level.list.units.size();
+    level.end = level.units().size();
     return level;
   }
   if (!rest.starts_with("r:") && !rest.starts_with("k:")) {
@@ -155,13 +178,13 @@ Level parse(const NodeGraph& graph, const std::string& id) {
   const std::size_t count = repeat ? number(rest, id) : 1;
   const std::size_t shown = repeat ? number(rest, id) : 0;
   level.list = units_or_404(graph, std::string(rest));
-  const std::size_t units = level.list.units.size();
+  const std::size_t units = level.units().size();
   const bool fits = repeat ? second > 0 && count <= units && second <= units / count &&
                                  begin <= units - second * count && shown < count
                            : begin < second && second <= units;
   if (!fits) {
     throw ApiError{400, "box id '" + id + "' is outside the " + std::to_string(units) +
-                            " units of '" + level.list.prefix + "'"};
+                            " units of '" + level.prefix() + "'"};
   }
   level.begin = repeat ? begin + shown * second : begin;
   level.end = repeat ? level.begin + second : second;
@@ -170,9 +193,9 @@ Level parse(const NodeGraph& graph, const std::string& id) {
 
 Level unfold(const NodeGraph& graph, const std::string& id) {
   const Level level = parse(graph, id);
-  const bool one_group = level.end - level.begin == 1 && !level.list.units[level.begin].node;
+  const bool one_group = level.end - level.begin == 1 && !level.units()[level.begin].node;
   if (one_group && !id.starts_with("g:")) {
-    return unfold(graph, "g:" + level.list.units[level.begin].prefix);
+    return unfold(graph, "g:" + level.units()[level.begin].prefix);
   }
   return level;
 }
@@ -184,9 +207,9 @@ std::vector<std::string> path_to_node(const NodeGraph& graph, const std::string&
   std::string at = root;
   for (int depth = 0; depth < kMaxDepth; ++depth) {
     const Level level = unfold(graph, at);
-    const std::size_t u = unit_holding(graph, level.list, level.begin, level.end, id);
+    const std::size_t u = unit_holding(graph, *level.list, level.begin, level.end, id);
     if (u == level.end) break;
-    const std::vector<Item> items = items_of(graph, level);
+    const std::vector<Item>& items = *items_of(graph, level);
     const auto item = std::find_if(items.begin(), items.end(),
                                    [u](const Item& i) { return u >= i.begin && u < i.end; });
     if (item->kind == ItemKind::node) {
@@ -197,9 +220,9 @@ std::vector<std::string> path_to_node(const NodeGraph& graph, const std::string&
     if (item->kind == ItemKind::repeat) {  // the block that holds the node
       const Level run = parse(graph, item->id);
       const std::size_t end = run.begin + item->period * item->count;
-      const std::size_t v = unit_holding(graph, run.list, run.begin, end, id);
+      const std::size_t v = unit_holding(graph, *run.list, run.begin, end, id);
       if (v == end) break;
-      at = repeat_id(run.list.prefix, run.begin, item->period, item->count,
+      at = repeat_id(run.prefix(), run.begin, item->period, item->count,
                      (v - run.begin) / item->period);
     }
     path.push_back(at);

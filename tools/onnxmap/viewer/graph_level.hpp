@@ -10,6 +10,7 @@
 // "k:BEGIN:END:PREFIX" the units [BEGIN, END) of PREFIX.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,15 +34,18 @@ struct Item {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ops;  // (op, count), most common first
 };
 
-// A level: the units [begin, end) of `list`.
+// A level: the units [begin, end) of `list` (shared: the units of a prefix are kept).
 struct Level {
-  UnitList list;
+  std::shared_ptr<const UnitList> list;
   std::size_t begin = 0, end = 0;
+  [[nodiscard]] const std::vector<Unit>& units() const { return list->units; }
+  [[nodiscard]] const std::string& prefix() const { return list->prefix; }
 };
 
 // The boxes of `level`, in graph order. A group whose own level is one run of repeated blocks
-// is that run's box (its id names the group's units).
-[[nodiscard]] std::vector<Item> items_of(const NodeGraph& graph, const Level& level);
+// is that run's box (its id names the group's units). Kept (NodeGraph::memo) per level.
+[[nodiscard]] std::shared_ptr<const std::vector<Item>> items_of(const NodeGraph& graph,
+                                                                const Level& level);
 
 // What the box `id` unfolds to; "g:" is the whole graph. Throws ApiError (400) for an id that
 // is malformed or out of range, and (404) for a node or prefix that is not there.
@@ -49,6 +53,15 @@ struct Level {
 
 // What `id` names, without passing through a level of one group as unfold() does.
 [[nodiscard]] Level parse(const NodeGraph& graph, const std::string& id);
+
+// A run of repeated blocks as an id "r:..." names it: the blocks are the units
+// [begin + k * period, begin + (k + 1) * period) of `list` for k < count.
+struct Run {
+  std::shared_ptr<const UnitList> list;
+  std::size_t begin = 0, period = 0, count = 0, shown = 0;
+};
+// Throws ApiError (400) where `id` is not a run's id or is out of range.
+[[nodiscard]] Run parse_run(const NodeGraph& graph, const std::string& id);
 
 // The blocks of the run `id` ("r:..."), each by the name of its first unit; none where it has
 // more than kMaxBoxes blocks (or `id` is not a run).

@@ -15,7 +15,7 @@ constexpr std::size_t kMaxPeriod = 512;  // units in a block: a transformer laye
 constexpr std::size_t kMaxRuns = 64;     // runs looked for in one level
 constexpr std::size_t kCandidates = 4;   // periodic stretches checked for wiring, best first
 
-struct Run {
+struct Stretch {
   std::size_t start = 0, period = 0, count = 0;
   [[nodiscard]] std::size_t saved() const { return count < 2 ? 0 : period * (count - 1); }
 };
@@ -51,7 +51,7 @@ struct Units {
     return false;
   }
   // How many blocks of `run`, from its first, are wired like the first and feed the next.
-  [[nodiscard]] std::size_t wired_alike(const Run& run) const {
+  [[nodiscard]] std::size_t wired_alike(const Stretch& run) const {
     const auto first = inside(run.start, run.period);
     std::size_t n = 1;
     while (n < run.count && feeds_next(run.start + (n - 1) * run.period, run.period) &&
@@ -63,11 +63,11 @@ struct Units {
 };
 
 // The best stretches of [lo, hi) whose tokens repeat with some period, largest saving first.
-std::array<Run, kCandidates> periodic_stretches(const Units& units, std::size_t lo,
+std::array<Stretch, kCandidates> periodic_stretches(const Units& units, std::size_t lo,
                                                 std::size_t hi) {
-  std::array<Run, kCandidates> best{};
-  const auto consider = [&](Run run) {
-    for (Run& slot : best) {
+  std::array<Stretch, kCandidates> best{};
+  const auto consider = [&](Stretch run) {
+    for (Stretch& slot : best) {
       if (run.saved() > slot.saved()) std::swap(run, slot);
     }
   };
@@ -88,10 +88,10 @@ std::array<Run, kCandidates> periodic_stretches(const Units& units, std::size_t 
 }
 
 // The run to fold in [lo, hi), if any.
-std::optional<Run> best_run(const Units& units, std::size_t lo, std::size_t hi) {
+std::optional<Stretch> best_run(const Units& units, std::size_t lo, std::size_t hi) {
   if (hi - lo < 3) return std::nullopt;
-  std::optional<Run> chosen;
-  for (Run run : periodic_stretches(units, lo, hi)) {
+  std::optional<Stretch> chosen;
+  for (Stretch run : periodic_stretches(units, lo, hi)) {
     if (run.count < 2) continue;
     run.count = units.wired_alike(run);
     if (run.saved() >= 2 && (!chosen || run.saved() > chosen->saved())) chosen = run;
@@ -101,7 +101,7 @@ std::optional<Run> best_run(const Units& units, std::size_t lo, std::size_t hi) 
 
 Item unit_item(const Level& level, std::size_t u) {
   Item item;
-  item.kind = level.list.units[u].node ? ItemKind::node : ItemKind::group;
+  item.kind = level.units()[u].node ? ItemKind::node : ItemKind::group;
   item.begin = u;
   item.end = u + 1;
   return item;
@@ -114,7 +114,7 @@ std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges) {
   Units units;
   units.tokens.reserve(m);
   for (std::size_t u = level.begin; u < level.end; ++u) {
-    units.tokens.push_back(level.list.units[u].token);
+    units.tokens.push_back(level.units()[u].token);
   }
   // `edges` are sorted by their source: one pass makes the offsets.
   units.begin.assign(m + 1, 0);
@@ -123,21 +123,21 @@ std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges) {
     units.targets.push_back(static_cast<std::uint32_t>(to - level.begin));
   }
   for (std::size_t a = 0; a < m; ++a) units.begin[a + 1] += units.begin[a];
-  std::vector<Run> runs;
+  std::vector<Stretch> runs;
   std::vector<std::pair<std::size_t, std::size_t>> todo{{0, m}};
   while (!todo.empty() && runs.size() < kMaxRuns) {
     const auto [lo, hi] = todo.back();
     todo.pop_back();
-    const std::optional<Run> run = best_run(units, lo, hi);
+    const std::optional<Stretch> run = best_run(units, lo, hi);
     if (!run) continue;
     runs.push_back(*run);
     todo.emplace_back(lo, run->start);
     todo.emplace_back(run->start + run->period * run->count, hi);
   }
-  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.start < b.start; });
+  std::sort(runs.begin(), runs.end(), [](const Stretch& a, const Stretch& b) { return a.start < b.start; });
   std::vector<Item> items;
   std::size_t u = 0;
-  for (const Run& run : runs) {
+  for (const Stretch& run : runs) {
     for (; u < run.start; ++u) items.push_back(unit_item(level, level.begin + u));
     Item item;
     item.kind = ItemKind::repeat;

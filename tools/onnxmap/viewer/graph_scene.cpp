@@ -34,6 +34,7 @@ struct Scene {
   std::vector<SceneBox> boxes;
   std::vector<SceneCluster> clusters;
   std::vector<std::string> opened, refused;
+  std::vector<std::string> runs;  // the runs of blocks unfolded
 
   void add_box(Item item, const std::shared_ptr<const Level>& level, int cluster) {
     SceneBox box;
@@ -46,7 +47,7 @@ struct Scene {
   // Adds the boxes of `id`'s level into `cluster`, unfolding those asked for.
   void add_level(const std::string& id, int cluster, int depth) {
     auto level = std::make_shared<const Level>(unfold(graph, id));
-    std::vector<Item> items = items_of(graph, *level);
+    std::vector<Item> items = *items_of(graph, *level);
     std::size_t remaining = items.size();
     for (Item& item : items) {
       --remaining;
@@ -64,23 +65,61 @@ struct Scene {
       }
       const std::string shown = asked->second;
       opened.push_back(shown);
+      if (item.kind == ItemKind::repeat) runs.push_back(shown);
       clusters.push_back({std::move(item), shown, cluster, block_names(graph, shown)});
       add_level(shown, static_cast<int>(clusters.size()) - 1, depth + 1);
     }
   }
 };
 
-// Each drawn node to its box's index, -1 where it is in none.
-std::vector<std::int32_t> box_of_nodes(const NodeGraph& graph, const std::vector<SceneBox>& boxes) {
-  std::vector<std::int32_t> box_of(graph.size(), -1);
+// Where each drawn node is drawn: its box (-1: none), and for the nodes of an unfolded run of
+// blocks, the run and the block. The nodes of the blocks not shown are drawn as their like in
+// the block shown (the k-th node of a block in graph order as the k-th of the shown one), so
+// that what the run reads and makes connects to the block; the edges between blocks are not
+// drawn (run and block tell them apart).
+struct NodePlaces {
+  std::vector<std::int32_t> box, run;
+  std::vector<std::uint32_t> block;
+
+  [[nodiscard]] bool between_blocks(std::uint32_t a, std::uint32_t b) const {
+    return run[a] >= 0 && run[a] == run[b] && block[a] != block[b];
+  }
+};
+
+std::vector<std::uint32_t> block_nodes(const NodeGraph& graph, const Run& run, std::size_t b) {
+  std::vector<std::uint32_t> ids;
+  for (std::size_t u = run.begin + b * run.period; u < run.begin + (b + 1) * run.period; ++u) {
+    for_each_node(graph, run.list->units[u], [&](std::uint32_t id) { ids.push_back(id); });
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+NodePlaces place_nodes(const NodeGraph& graph, const std::vector<SceneBox>& boxes,
+                       const std::vector<std::string>& runs) {
+  NodePlaces at{std::vector<std::int32_t>(graph.size(), -1),
+                std::vector<std::int32_t>(graph.size(), -1),
+                std::vector<std::uint32_t>(graph.size(), 0)};
   for (std::size_t b = 0; b < boxes.size(); ++b) {
     const SceneBox& box = boxes[b];
     for (std::size_t u = box.item.begin; u < box.item.end; ++u) {
-      for_each_node(graph, box.level->list.units[u],
-                    [&](std::uint32_t id) { box_of[id] = static_cast<std::int32_t>(b); });
+      for_each_node(graph, box.level->units()[u],
+                    [&](std::uint32_t id) { at.box[id] = static_cast<std::int32_t>(b); });
     }
   }
-  return box_of;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const Run run = parse_run(graph, runs[r]);
+    const std::vector<std::uint32_t> shown = block_nodes(graph, run, run.shown);
+    for (std::size_t b = 0; b < run.count; ++b) {
+      const std::vector<std::uint32_t> ids = b == run.shown ? shown : block_nodes(graph, run, b);
+      for (std::size_t k = 0; k < ids.size(); ++k) {
+        if (b != run.shown && ids.size() == shown.size()) at.box[ids[k]] = at.box[shown[k]];
+        at.run[ids[k]] = static_cast<std::int32_t>(r);
+        at.block[ids[k]] = static_cast<std::uint32_t>(b);
+      }
+    }
+  }
+  return at;
 }
 
 struct EdgeKey {
@@ -93,8 +132,10 @@ struct EdgeKeyHash {
 
 // The edges between boxes, each pair once with its values; graph inputs and outputs added as
 // boxes where a box reads or makes them.
-std::vector<SceneEdge> connect(const NodeGraph& graph, std::vector<SceneBox>& boxes) {
-  const std::vector<std::int32_t> box_of = box_of_nodes(graph, boxes);
+std::vector<SceneEdge> connect(const NodeGraph& graph, std::vector<SceneBox>& boxes,
+                               const std::vector<std::string>& runs) {
+  const NodePlaces at = place_nodes(graph, boxes, runs);
+  const std::vector<std::int32_t>& box_of = at.box;
   const std::size_t leaves = boxes.size();
   std::unordered_map<EdgeKey, std::size_t, EdgeKeyHash> index;
   std::vector<SceneEdge> edges;
@@ -128,10 +169,13 @@ std::vector<SceneEdge> connect(const NodeGraph& graph, std::vector<SceneBox>& bo
   for (std::size_t b = 0; b < leaves; ++b) {
     const SceneBox& box = boxes[b];
     for (std::size_t u = box.item.begin; u < box.item.end; ++u) {
-      for_each_node(graph, box.level->list.units[u], [&](std::uint32_t id) {
+      for_each_node(graph, box.level->units()[u], [&](std::uint32_t id) {
         graph.for_each_input(id, [&](std::uint32_t producer, std::string_view value) {
-          const std::int32_t from = box_of[graph.host(producer)];
-          if (from >= 0) add(static_cast<std::size_t>(from), b, value);
+          const std::uint32_t source = graph.host(producer);
+          const std::int32_t from = box_of[source];
+          if (from >= 0 && !at.between_blocks(source, id)) {
+            add(static_cast<std::size_t>(from), b, value);
+          }
         });
       });
     }
@@ -152,7 +196,7 @@ LayoutInput layout_input(const std::vector<SceneBox>& boxes,
 }  // namespace
 
 nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request) {
-  Scene scene{graph, {}, {}, {}, {}, {}};
+  Scene scene{graph, {}, {}, {}, {}, {}, {}};
   std::string found;
   if (request.node) {
     if (*request.node >= graph.size()) {
@@ -165,13 +209,13 @@ nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request) 
   }
   for (const std::string& id : request.open) scene.open[run_key(id)] = id;
   if (!request.open_given && !request.node) {
-    const std::vector<Item> top = items_of(graph, unfold(graph, request.level));
+    const std::vector<Item>& top = *items_of(graph, unfold(graph, request.level));
     if (!top.empty() && top.front().kind == ItemKind::range) {
       scene.open[top.front().id] = top.front().id;
     }
   }
   scene.add_level(request.level, -1, 0);
-  const std::vector<SceneEdge> edges = connect(graph, scene.boxes);
+  const std::vector<SceneEdge> edges = connect(graph, scene.boxes, scene.runs);
   describe_boxes(graph, request.graph, scene.boxes);
   const LayoutResult layout = layout_graph(layout_input(scene.boxes, scene.clusters, edges));
   return scene_json(graph, scene.boxes, scene.clusters, edges, layout,

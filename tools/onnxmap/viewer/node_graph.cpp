@@ -159,6 +159,28 @@ void NodeGraph::index_hosts() {
   }
 }
 
+namespace {
+constexpr std::size_t kMemoEntries = 32;
+}  // namespace
+
+std::shared_ptr<const void> NodeGraph::memo_find(const std::string& key) const {
+  const std::lock_guard lock(memo_mutex_);
+  for (auto at = memo_.begin(); at != memo_.end(); ++at) {
+    if (at->first != key) continue;
+    auto entry = std::move(*at);
+    memo_.erase(at);
+    memo_.push_back(std::move(entry));  // the most recently used last
+    return memo_.back().second;
+  }
+  return nullptr;
+}
+
+void NodeGraph::memo_keep(const std::string& key, std::shared_ptr<const void> value) const {
+  const std::lock_guard lock(memo_mutex_);
+  memo_.emplace_back(key, std::move(value));
+  if (memo_.size() > kMemoEntries) memo_.pop_front();
+}
+
 std::optional<std::uint32_t> NodeGraph::producer(std::string_view value) const {
   const auto found = producer_.find(value);
   if (found == producer_.end()) return std::nullopt;

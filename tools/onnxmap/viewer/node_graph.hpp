@@ -78,6 +78,17 @@ class NodeGraph {
   [[nodiscard]] std::span<const std::uint32_t> readers(std::string_view value) const;
   // The initializer named `value` of this graph, if any.
   [[nodiscard]] std::optional<Tensor> initializer(std::string_view value) const;
+  // A value computed once per `key` and kept (the most recent kMemoEntries): the folding's
+  // units and levels (graph_level.cpp). `make` runs outside the lock; two threads asking at
+  // once may both make it, and one is kept.
+  template <typename T, typename F>
+  [[nodiscard]] std::shared_ptr<const T> memo(const std::string& key, F&& make) const {
+    if (auto found = memo_find(key)) return std::static_pointer_cast<const T>(found);
+    auto made = std::make_shared<const T>(make());
+    memo_keep(key, made);
+    return made;
+  }
+
   // "FLOAT[batch, 2]" where the graph declares the value's type (inputs, outputs, value_info,
   // initializers), else "".
   [[nodiscard]] std::string value_type(std::string_view value) const;
@@ -88,6 +99,8 @@ class NodeGraph {
   void index_hosts();
   void index_values();
   [[nodiscard]] nlohmann::json node_ref(std::uint32_t id) const;
+  [[nodiscard]] std::shared_ptr<const void> memo_find(const std::string& key) const;
+  void memo_keep(const std::string& key, std::shared_ptr<const void> value) const;
   [[nodiscard]] nlohmann::json neighbourhood(std::uint32_t id) const;
 
   Model model_;
@@ -112,6 +125,9 @@ class NodeGraph {
   std::unordered_set<std::string_view> graph_input_set_, graph_output_set_;
   std::vector<std::string_view> inputs_, outputs_;
   std::unordered_map<std::string_view, Type> declared_types_;
+
+  mutable std::mutex memo_mutex_;
+  mutable std::deque<std::pair<std::string, std::shared_ptr<const void>>> memo_;  // newest last
 
   // The last search's matches: the pages of one search do not search again.
   mutable std::mutex search_mutex_;

@@ -75,7 +75,7 @@ ViewApi::ViewApi(Model model, std::string source)
   warm_up_ = std::thread([this] {
     try {
       (void)summary();
-      (void)graph();
+      (void)graph_scene(graph(), SceneRequest{});  // the graph page's first drawing, kept
       for (const char* sort : {"name", "bytes"}) tensors_.sort_ahead(sort);
       (void)warnings();
     } catch (const std::exception&) {

@@ -210,6 +210,6 @@ function nodeRow(n) {
     el('span', { class: 'c-id num' }, n.id),
     el('span', { class: 'c-op mono', title: n.domain ? `${n.domain}.${n.op_type}` : n.op_type }, n.op_type),
     el('span', { class: 'c-node' }, el('a', { href: href.node(n.id), class: 'mono', title: nodeLabel(n) }, nodeLabel(n)),
-      ' ', el('a', { href: href.graphNode(n.id), class: 'small', 'data-testid': 'show-in-graph', title: 'show this node in the drawing' }, '⌖')),
+      ' ', el('a', { href: href.graphNode(n.id), class: 'small', 'data-testid': 'show-in-graph', title: 'show this node in the drawing' }, '◎ show')),
     el('span', { class: 'c-io mono muted', title: io }, io));
 }
