@@ -2,6 +2,7 @@
 
 #include "graph_boxes.hpp"
 
+#include <charconv>
 #include <cmath>
 
 #include "shared/value_text.hpp"
@@ -122,10 +123,12 @@ nlohmann::json item_content(const NodeGraph& graph, const SceneBox& box) {
 
 std::string SceneCluster::label() const {
   if (item.kind != ItemKind::repeat) return item.title;
-  std::size_t at = 2;  // "r:BEGIN:PERIOD:COUNT:SHOWN:PREFIX": the block shown is field 4
+  // "r:BEGIN:PERIOD:COUNT:SHOWN:PREFIX" (parsed already: well formed): SHOWN is field 4.
+  std::size_t at = 2;
   for (int field = 0; field < 3; ++field) at = id.find(':', at) + 1;
   const std::string shown = id.substr(at, id.find(':', at) - at);
-  const std::size_t block = std::stoul(shown);
+  std::size_t block = 0;
+  std::from_chars(shown.data(), shown.data() + shown.size(), block);
   const std::string name = block < blocks.size() ? " " + blocks[block] : "";
   return item.title + " x " + std::to_string(item.count) + " · block " + shown + name;
 }

@@ -28,7 +28,6 @@ std::shared_ptr<const UnitList> units_or_404(const NodeGraph& graph, const std::
   return list;
 }
 
-
 std::string repeat_id(const std::string& prefix, std::size_t begin, std::size_t period,
                       std::size_t count, std::size_t shown) {
   return "r:" + std::to_string(begin) + ":" + std::to_string(period) + ":" +
@@ -156,6 +155,15 @@ std::vector<std::string> block_names(const NodeGraph& graph, const std::string& 
     names.push_back(run.list->units[run.begin + b * run.period].name);
   }
   return names;
+}
+
+std::size_t memo_bytes(const std::vector<Item>& items) {
+  std::size_t bytes = items.capacity() * sizeof(Item);
+  for (const Item& item : items) {
+    bytes += item.id.capacity() + item.title.capacity() + item.first.capacity() +
+             item.last.capacity() + item.ops.capacity() * sizeof(item.ops[0]);
+  }
+  return bytes;
 }
 
 bool unfolds(const std::string& id) { return !id.starts_with("n:"); }

@@ -47,6 +47,9 @@ struct Level {
 [[nodiscard]] std::shared_ptr<const std::vector<Item>> items_of(const NodeGraph& graph,
                                                                 const Level& level);
 
+// About the memory `items` holds (NodeGraph::memo).
+[[nodiscard]] std::size_t memo_bytes(const std::vector<Item>& items);
+
 // What the box `id` unfolds to; "g:" is the whole graph. Throws ApiError (400) for an id that
 // is malformed or out of range, and (404) for a node or prefix that is not there.
 [[nodiscard]] Level unfold(const NodeGraph& graph, const std::string& id);

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <memory>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "graph_boxes.hpp"
 #include "graph_layout.hpp"
@@ -20,11 +19,13 @@ constexpr std::size_t kMaxGraphIo = 32;  // graph inputs (and outputs) drawn as 
 constexpr std::size_t kMaxEdges = 4000;
 
 // A repeat's id without the block it shows: unfolding the run shows whichever block is asked.
+// (A malformed id is its own key: unfolding it answers 400.)
 std::string run_key(const std::string& id) {
   if (!id.starts_with("r:")) return id;
   std::size_t at = 2;
-  for (int field = 0; field < 3; ++field) at = id.find(':', at) + 1;
-  const std::size_t end = id.find(':', at);
+  for (int field = 0; field < 3 && at != 0; ++field) at = id.find(':', at) + 1;  // npos + 1 == 0
+  const std::size_t end = at == 0 ? std::string::npos : id.find(':', at);
+  if (end == std::string::npos) return id;
   return id.substr(0, at) + "0" + id.substr(end);
 }
 

@@ -83,6 +83,15 @@ std::vector<Unit> group_by_segment(const NodeGraph& graph, const std::string& pr
 
 }  // namespace
 
+std::size_t memo_bytes(const UnitList& list) {
+  std::size_t bytes = sizeof(UnitList) + list.prefix.size();
+  for (const Unit& unit : list.units) {
+    bytes += sizeof(Unit) + unit.prefix.capacity() + unit.name.capacity() +
+             unit.ops.capacity() * sizeof(unit.ops[0]);
+  }
+  return bytes;
+}
+
 UnitList units_at(const NodeGraph& graph, std::string prefix) {
   std::vector<Unit> units = group_by_segment(graph, prefix);
   while (units.size() == 1 && !units.front().node && units.front().prefix != prefix) {

@@ -32,6 +32,9 @@ struct UnitList {
   std::vector<Unit> units;
 };
 
+// About the memory `list` holds (NodeGraph::memo).
+[[nodiscard]] std::size_t memo_bytes(const UnitList& list);
+
 // The units under `prefix`. A prefix whose only child is a group is passed through to that
 // group's children, so a chain of one-child levels costs no clicks.
 [[nodiscard]] UnitList units_at(const NodeGraph& graph, std::string prefix);

@@ -161,24 +161,31 @@ void NodeGraph::index_hosts() {
 
 namespace {
 constexpr std::size_t kMemoEntries = 32;
+constexpr std::size_t kMemoBytes = std::size_t{256} << 20;
 }  // namespace
 
 std::shared_ptr<const void> NodeGraph::memo_find(const std::string& key) const {
   const std::lock_guard lock(memo_mutex_);
   for (auto at = memo_.begin(); at != memo_.end(); ++at) {
-    if (at->first != key) continue;
-    auto entry = std::move(*at);
+    if (at->key != key) continue;
+    MemoEntry entry = std::move(*at);
     memo_.erase(at);
-    memo_.push_back(std::move(entry));  // the most recently used last
-    return memo_.back().second;
+    memo_.push_back(std::move(entry));
+    return memo_.back().value;
   }
   return nullptr;
 }
 
-void NodeGraph::memo_keep(const std::string& key, std::shared_ptr<const void> value) const {
+// The newest is kept even alone past the budget: the request that made it uses it.
+void NodeGraph::memo_keep(const std::string& key, std::shared_ptr<const void> value,
+                          std::size_t bytes) const {
   const std::lock_guard lock(memo_mutex_);
-  memo_.emplace_back(key, std::move(value));
-  if (memo_.size() > kMemoEntries) memo_.pop_front();
+  memo_.push_back({key, std::move(value), bytes});
+  memo_bytes_ += bytes;
+  while (memo_.size() > 1 && (memo_.size() > kMemoEntries || memo_bytes_ > kMemoBytes)) {
+    memo_bytes_ -= memo_.front().bytes;
+    memo_.pop_front();
+  }
 }
 
 std::optional<std::uint32_t> NodeGraph::producer(std::string_view value) const {

@@ -78,14 +78,15 @@ class NodeGraph {
   [[nodiscard]] std::span<const std::uint32_t> readers(std::string_view value) const;
   // The initializer named `value` of this graph, if any.
   [[nodiscard]] std::optional<Tensor> initializer(std::string_view value) const;
-  // A value computed once per `key` and kept (the most recent kMemoEntries): the folding's
-  // units and levels (graph_level.cpp). `make` runs outside the lock; two threads asking at
-  // once may both make it, and one is kept.
+  // A value computed once per `key` and kept: the folding's units and levels (graph_level.cpp),
+  // the most recently used first, at most 32 of them and about 256 MiB by memo_bytes(value)
+  // (an overload for T found by argument-dependent lookup). `make` runs outside the lock; two
+  // threads asking at once may both make it, and one is kept.
   template <typename T, typename F>
   [[nodiscard]] std::shared_ptr<const T> memo(const std::string& key, F&& make) const {
     if (auto found = memo_find(key)) return std::static_pointer_cast<const T>(found);
     auto made = std::make_shared<const T>(make());
-    memo_keep(key, made);
+    memo_keep(key, made, memo_bytes(*made));
     return made;
   }
 
@@ -100,7 +101,8 @@ class NodeGraph {
   void index_values();
   [[nodiscard]] nlohmann::json node_ref(std::uint32_t id) const;
   [[nodiscard]] std::shared_ptr<const void> memo_find(const std::string& key) const;
-  void memo_keep(const std::string& key, std::shared_ptr<const void> value) const;
+  void memo_keep(const std::string& key, std::shared_ptr<const void> value,
+                 std::size_t bytes) const;
   [[nodiscard]] nlohmann::json neighbourhood(std::uint32_t id) const;
 
   Model model_;
@@ -127,7 +129,13 @@ class NodeGraph {
   std::unordered_map<std::string_view, Type> declared_types_;
 
   mutable std::mutex memo_mutex_;
-  mutable std::deque<std::pair<std::string, std::shared_ptr<const void>>> memo_;  // newest last
+  struct MemoEntry {
+    std::string key;
+    std::shared_ptr<const void> value;
+    std::size_t bytes = 0;
+  };
+  mutable std::deque<MemoEntry> memo_;  // the most recently used last
+  mutable std::size_t memo_bytes_ = 0;
 
   // The last search's matches: the pages of one search do not search again.
   mutable std::mutex search_mutex_;

@@ -1,5 +1,6 @@
 #include "view_api.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "assets.hpp"
@@ -16,6 +17,7 @@ constexpr std::uint64_t kMaxBins = 1024;
 constexpr std::uint64_t kMaxHeatmapSide = 512;
 constexpr std::size_t kMaxSubgraphs = 16;  // indexes of subgraphs kept
 constexpr std::size_t kMaxOpen = 256;
+constexpr long kMaxGraphDepth = 64;  // subgraphs nested in a graph path
 
 // The query's `key` as a number in [0, max], `fallback` when absent; ApiError 400 otherwise.
 std::uint64_t number_param(const HttpRequest& r, const std::string& key, std::uint64_t fallback,
@@ -100,6 +102,9 @@ std::shared_ptr<const NodeGraph> ViewApi::subgraph(const std::string& path) {
   {
     const std::lock_guard lock(subgraphs_mutex_);
     if (const auto found = subgraphs_.find(path); found != subgraphs_.end()) return found->second;
+  }
+  if (std::count(path.begin(), path.end(), '/') >= kMaxGraphDepth) {
+    throw ApiError{400, "graph: a path deeper than " + std::to_string(kMaxGraphDepth) + " graphs"};
   }
   const auto slash = path.rfind('/');
   const std::shared_ptr<const NodeGraph> outer =
