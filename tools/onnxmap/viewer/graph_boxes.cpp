@@ -41,8 +41,8 @@ std::string constant_type(const Node& node) {
 }
 
 // A node's box: its op, name, the initializers it reads, what is drawn inside it, subgraphs.
-nlohmann::json node_content(const NodeGraph& graph, const std::string& graph_path,
-                            std::uint32_t id, std::size_t& lines) {
+nlohmann::json node_content(const NodeGraph& graph, const std::string& graph_path, std::uint32_t id,
+                            std::size_t& lines) {
   const Node& node = graph.node_at(id);
   nlohmann::json weights = nlohmann::json::array();
   std::size_t more_weights = 0;
@@ -88,17 +88,21 @@ nlohmann::json node_content(const NodeGraph& graph, const std::string& graph_pat
   }
   lines = 2 + weights.size() + (more_weights > 0) + constants.size() + (more_constants > 0) +
           (subgraphs.empty() ? 0 : 1);
-  return {{"kind", "node"},          {"node", id},
+  return {{"kind", "node"},
+          {"node", id},
           {"op", graph.op_name(graph.op(id))},
           {"name", std::string(node.name())},
-          {"weights", weights},      {"more_weights", more_weights},
-          {"constants", constants},  {"more_constants", more_constants},
+          {"weights", weights},
+          {"more_weights", more_weights},
+          {"constants", constants},
+          {"more_constants", more_constants},
           {"subgraphs", subgraphs}};
 }
 
 nlohmann::json item_content(const NodeGraph& graph, const SceneBox& box) {
   const Item& item = box.item;
-  nlohmann::json out = {{"title", item.title}, {"nodes", item.nodes}, {"ops", ops_json(graph, item)}};
+  nlohmann::json out = {
+      {"title", item.title}, {"nodes", item.nodes}, {"ops", ops_json(graph, item)}};
   switch (item.kind) {
     case ItemKind::group:
       out["kind"] = "group";
@@ -154,8 +158,8 @@ void describe_boxes(const NodeGraph& graph, const std::string& graph_path,
       box.content["kind"] = box.graph_input ? "input" : "output";
       lines = 2;
     } else if (box.item.kind == ItemKind::node) {
-      box.content = node_content(graph, graph_path,
-                                 *box.level->units()[box.item.begin].node, lines);
+      box.content =
+          node_content(graph, graph_path, *box.level->units()[box.item.begin].node, lines);
     } else {
       box.content = item_content(graph, box);
     }
@@ -186,8 +190,10 @@ nlohmann::json scene_json(const NodeGraph& graph, const std::vector<SceneBox>& b
   nlohmann::json out_clusters = nlohmann::json::array();
   for (std::size_t c = 0; c < clusters.size(); ++c) {
     const SceneCluster& cluster = clusters[c];
-    nlohmann::json json = {{"id", cluster.id}, {"label", cluster.label()},
-                           {"parent", cluster.parent}, {"nodes", cluster.item.nodes}};
+    nlohmann::json json = {{"id", cluster.id},
+                           {"label", cluster.label()},
+                           {"parent", cluster.parent},
+                           {"nodes", cluster.item.nodes}};
     if (cluster.item.kind == ItemKind::repeat) {
       json["count"] = cluster.item.count;
       json["first"] = cluster.item.first;
@@ -203,8 +209,11 @@ nlohmann::json scene_json(const NodeGraph& graph, const std::vector<SceneBox>& b
     for (const std::string& v : edges[e].values) values.push_back(value_json(graph, v));
     nlohmann::json points = nlohmann::json::array();
     for (const Point& p : layout.edges[e]) points.push_back({rounded(p.x), rounded(p.y)});
-    out_edges.push_back({{"from", edges[e].from}, {"to", edges[e].to}, {"count", edges[e].count},
-                         {"values", std::move(values)}, {"points", std::move(points)}});
+    out_edges.push_back({{"from", edges[e].from},
+                         {"to", edges[e].to},
+                         {"count", edges[e].count},
+                         {"values", std::move(values)},
+                         {"points", std::move(points)}});
   }
   extra["width"] = rounded(layout.width);
   extra["height"] = rounded(layout.height);

@@ -19,8 +19,8 @@ struct SceneBox {
   int cluster = -1;                    // the cluster it is drawn in, -1: none
   std::string value;                   // a graph input or output: its name
   bool graph_input = false;
-  nlohmann::json content;              // what it says (api.md), from describe_boxes()
-  double width = 0, height = 0;        // pixels, from describe_boxes()
+  nlohmann::json content;        // what it says (api.md), from describe_boxes()
+  double width = 0, height = 0;  // pixels, from describe_boxes()
 };
 
 struct SceneCluster {
@@ -32,8 +32,8 @@ struct SceneCluster {
 };
 
 struct SceneEdge {
-  std::size_t from = 0, to = 0;  // box indices
-  std::uint64_t count = 0;       // values from one to the other
+  std::size_t from = 0, to = 0;     // box indices
+  std::uint64_t count = 0;          // values from one to the other
   std::vector<std::string> values;  // the first few of them
   void add(std::string_view value);
 };

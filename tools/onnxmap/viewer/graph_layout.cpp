@@ -4,6 +4,7 @@
 
 #include <graphviz/gvc.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 
@@ -43,7 +44,9 @@ void set(void* object, const char* name, const std::string& value) {
             const_cast<char*>(""));
 }
 
-std::string inches(double pixels) { return std::to_string(pixels / 72.0); }
+std::string inches(double pixels) {
+  return std::to_string(pixels / 72.0);
+}
 
 struct GraphDeleter {
   void operator()(Agraph_t* g) const {
@@ -86,7 +89,10 @@ GraphPtr build(const LayoutInput& in, std::vector<Agraph_t*>& clusters,
     Agraph_t* parent = in.clusters[c].parent < 0 ? g.get() : clusters[in.clusters[c].parent];
     std::string sub = "cluster_" + std::to_string(c);
     clusters.push_back(agsubg(parent, sub.data(), 1));
-    set(clusters.back(), "label", in.clusters[c].label);
+    // Room for the label only (the page draws it): model text never reaches Graphviz, whose
+    // labels parse escapes ("\\N") and HTML ("<...>").
+    set(clusters.back(), "label",
+        std::string(std::min<std::size_t>(in.clusters[c].label.size(), 80), 'n'));
     set(clusters.back(), "labeljust", "l");
     set(clusters.back(), "margin", "10");
   }
@@ -124,8 +130,10 @@ LayoutResult layout_graph(const LayoutInput& in) {
   GraphPtr g = build(in, clusters, nodes, edges);
   char dot[] = "dot";
   if (gvLayout(graphviz(), g.get(), dot) != 0) {
-    throw Error(ErrorKind::io, "graph layout failed (is Graphviz's dot plugin installed? "
-                               "Debian: libgvc6): " + graphviz_messages());
+    throw Error(ErrorKind::io,
+                "graph layout failed (is Graphviz's dot plugin installed? "
+                "Debian: libgvc6): " +
+                    graphviz_messages());
   }
   const boxf bounds = GD_bb(g.get());
   const double top = bounds.UR.y;

@@ -19,7 +19,7 @@ struct LayoutBox {
 
 struct LayoutCluster {
   int parent = -1;    // index of the enclosing cluster, -1: none; parents come first
-  std::string label;  // drawn by the page; given so that dot leaves room for it
+  std::string label;  // drawn by the page; dot leaves room for as many characters
 };
 
 struct LayoutEdge {

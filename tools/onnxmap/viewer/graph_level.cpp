@@ -30,8 +30,8 @@ std::shared_ptr<const UnitList> units_or_404(const NodeGraph& graph, const std::
 
 std::string repeat_id(const std::string& prefix, std::size_t begin, std::size_t period,
                       std::size_t count, std::size_t shown) {
-  return "r:" + std::to_string(begin) + ":" + std::to_string(period) + ":" +
-         std::to_string(count) + ":" + std::to_string(shown) + ":" + prefix;
+  return "r:" + std::to_string(begin) + ":" + std::to_string(period) + ":" + std::to_string(count) +
+         ":" + std::to_string(shown) + ":" + prefix;
 }
 
 void add_ops(std::vector<std::pair<std::uint32_t, std::uint32_t>>& into, const NodeGraph& graph,
@@ -119,8 +119,8 @@ std::size_t unit_holding(const NodeGraph& graph, const UnitList& list, std::size
 }  // namespace
 
 std::shared_ptr<const std::vector<Item>> items_of(const NodeGraph& graph, const Level& level) {
-  const std::string key = "i:" + std::to_string(level.begin) + ":" + std::to_string(level.end) +
-                          ":" + level.prefix();
+  const std::string key =
+      "i:" + std::to_string(level.begin) + ":" + std::to_string(level.end) + ":" + level.prefix();
   return graph.memo<std::vector<Item>>(key, [&] {
     const UnitEdges edges = unit_edges(graph, *level.list, level.begin, level.end);
     std::vector<Item> items = cut_into_ranges(level, edges, fold_repeats(level, edges));
@@ -166,7 +166,9 @@ std::size_t memo_bytes(const std::vector<Item>& items) {
   return bytes;
 }
 
-bool unfolds(const std::string& id) { return !id.starts_with("n:"); }
+bool unfolds(const std::string& id) {
+  return !id.starts_with("n:");
+}
 
 Level parse(const NodeGraph& graph, const std::string& id) {
   Level level;

@@ -24,13 +24,13 @@ enum class ItemKind { node, group, repeat, range };
 
 struct Item {
   ItemKind kind = ItemKind::node;
-  std::string id;                   // its box id
-  std::size_t begin = 0, end = 0;   // its units in the level
-  std::size_t period = 0;           // repeat: units per block
-  std::size_t count = 0;            // repeat: blocks
-  std::string title;                // what its box is called
-  std::string first, last;          // the names of its first and last unit (repeat: block)
-  std::uint32_t nodes = 0;          // drawn nodes in it
+  std::string id;                  // its box id
+  std::size_t begin = 0, end = 0;  // its units in the level
+  std::size_t period = 0;          // repeat: units per block
+  std::size_t count = 0;           // repeat: blocks
+  std::string title;               // what its box is called
+  std::string first, last;         // the names of its first and last unit (repeat: block)
+  std::uint32_t nodes = 0;         // drawn nodes in it
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ops;  // (op, count), most common first
 };
 
@@ -75,7 +75,7 @@ struct Run {
 
 // The ids to unfold, from `root` down, to show node `id` (or the node it is drawn inside) as a
 // box of its own; the last is the node's box id.
-[[nodiscard]] std::vector<std::string> path_to_node(const NodeGraph& graph,
-                                                    const std::string& root, std::uint32_t id);
+[[nodiscard]] std::vector<std::string> path_to_node(const NodeGraph& graph, const std::string& root,
+                                                    std::uint32_t id);
 
 }  // namespace onnxmap::cli::viewer

@@ -64,7 +64,7 @@ struct Units {
 
 // The best stretches of [lo, hi) whose tokens repeat with some period, largest saving first.
 std::array<Stretch, kCandidates> periodic_stretches(const Units& units, std::size_t lo,
-                                                std::size_t hi) {
+                                                    std::size_t hi) {
   std::array<Stretch, kCandidates> best{};
   const auto consider = [&](Stretch run) {
     for (Stretch& slot : best) {
@@ -134,7 +134,8 @@ std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges) {
     todo.emplace_back(lo, run->start);
     todo.emplace_back(run->start + run->period * run->count, hi);
   }
-  std::sort(runs.begin(), runs.end(), [](const Stretch& a, const Stretch& b) { return a.start < b.start; });
+  std::sort(runs.begin(), runs.end(),
+            [](const Stretch& a, const Stretch& b) { return a.start < b.start; });
   std::vector<Item> items;
   std::size_t u = 0;
   for (const Stretch& run : runs) {

@@ -220,8 +220,11 @@ nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request) 
   describe_boxes(graph, request.graph, scene.boxes);
   const LayoutResult layout = layout_graph(layout_input(scene.boxes, scene.clusters, edges));
   return scene_json(graph, scene.boxes, scene.clusters, edges, layout,
-                    {{"graph", request.graph}, {"level", request.level}, {"open", scene.opened},
-                     {"refused", scene.refused}, {"found", found}});
+                    {{"graph", request.graph},
+                     {"level", request.level},
+                     {"open", scene.opened},
+                     {"refused", scene.refused},
+                     {"found", found}});
 }
 
 }  // namespace onnxmap::cli::viewer

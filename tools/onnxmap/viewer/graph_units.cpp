@@ -105,9 +105,9 @@ UnitList units_at(const NodeGraph& graph, std::string prefix) {
 }
 
 std::vector<std::pair<std::uint32_t, std::uint32_t>> unit_edges(const NodeGraph& graph,
-                                                                 const UnitList& list,
-                                                                 std::size_t begin,
-                                                                 std::size_t end) {
+                                                                const UnitList& list,
+                                                                std::size_t begin,
+                                                                std::size_t end) {
   std::vector<std::int32_t> unit_of(graph.size(), -1);
   for (std::size_t u = begin; u < end; ++u) {
     for_each_node(graph, list.units[u],

@@ -265,7 +265,8 @@ nlohmann::json NodeGraph::search(const std::string& text, std::uint64_t offset,
 }
 
 nlohmann::json NodeGraph::node_ref(std::uint32_t id) const {
-  return {{"id", id}, {"name", std::string(nodes_[id].name())}, {"op_type", qualified_op(nodes_[id])}};
+  return {
+      {"id", id}, {"name", std::string(nodes_[id].name())}, {"op_type", qualified_op(nodes_[id])}};
 }
 
 nlohmann::json NodeGraph::consumers(std::string_view value, std::size_t limit) const {

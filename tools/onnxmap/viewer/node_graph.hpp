@@ -108,12 +108,12 @@ class NodeGraph {
   Model model_;
   std::optional<Graph> graph_;
   std::vector<Node> nodes_;
-  std::vector<std::string_view> keys_;  // the name, or "OpType#id" when empty or taken
-  std::deque<std::string> made_keys_;   // the "OpType#id" keys keys_ points into
-  std::vector<std::uint32_t> by_key_;   // node ids sorted by key
-  std::vector<std::string> op_names_;   // "MatMul", "com.microsoft.Attention"
-  std::vector<std::uint32_t> op_of_;    // each node's index in op_names_
-  std::vector<std::uint32_t> host_;     // see host()
+  std::vector<std::string_view> keys_;               // the name, or "OpType#id" when empty or taken
+  std::deque<std::string> made_keys_;                // the "OpType#id" keys keys_ points into
+  std::vector<std::uint32_t> by_key_;                // node ids sorted by key
+  std::vector<std::string> op_names_;                // "MatMul", "com.microsoft.Attention"
+  std::vector<std::uint32_t> op_of_;                 // each node's index in op_names_
+  std::vector<std::uint32_t> host_;                  // see host()
   std::vector<std::uint32_t> guest_begin_, guests_;  // guests(i): guests_[guest_begin_[i]...]
   std::unordered_map<std::string_view, std::uint32_t> producer_;
   std::unordered_map<std::string_view, std::vector<std::uint32_t>> consumers_;

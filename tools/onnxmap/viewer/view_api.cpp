@@ -133,7 +133,8 @@ std::shared_ptr<const NodeGraph> ViewApi::subgraph(const std::string& path) {
       }
     }
   }
-  if (!found) throw ApiError{404, "graph: node " + std::to_string(id) + " has no graph " + attribute};
+  if (!found)
+    throw ApiError{404, "graph: node " + std::to_string(id) + " has no graph " + attribute};
   auto made = std::make_shared<const NodeGraph>(model_, found);
   const std::lock_guard lock(subgraphs_mutex_);
   if (subgraphs_.size() >= kMaxSubgraphs) subgraphs_.clear();
@@ -157,7 +158,8 @@ nlohmann::json ViewApi::graph_drawing(const HttpRequest& r) {
   if (r.query.contains("node")) {
     request.node = static_cast<std::uint32_t>(number_param(r, "node", 0, UINT32_MAX));
   }
-  const std::shared_ptr<const NodeGraph> sub = request.graph.empty() ? nullptr : subgraph(request.graph);
+  const std::shared_ptr<const NodeGraph> sub =
+      request.graph.empty() ? nullptr : subgraph(request.graph);
   return graph_scene(sub ? *sub : graph(), request);
 }
 
