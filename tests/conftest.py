@@ -52,6 +52,8 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "corpus: a case over the onnx backend corpus (skipped, "
                             "with the reason, where the corpus is absent)")
+    config.addinivalue_line("markers", "slow: a case over a model of hundreds of thousands of "
+                            "nodes (deselect with -m 'not slow' for a quick run)")
 
 
 def pytest_report_header(config):

@@ -16,6 +16,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 import golden_model
+import graph_judge
 import numpy_stats
 from viewer import HttpError, Viewer
 
@@ -91,19 +92,19 @@ def check_tensors(onnxmap, v, model):
         f"the treemap holds every tensor's bytes once: {(leaves, total)}"
 
 
-def fold_ids(v, prefix, depth=0):
-    """Every node id reached by unfolding the graph from `prefix`."""
-    ids, offset = [], 0
-    while True:
-        f = v.get("/api/fold", prefix=prefix, offset=offset, limit=1000)
-        for child in f["children"]:
-            if "node" in child:
-                ids.append(child["node"])
-            elif depth < 64:
-                ids += fold_ids(v, child["prefix"], depth + 1)
-        offset += len(f["children"])
-        if offset >= f["total_children"]:
-            return ids
+def graph_node_ids(v, level="g:", depth=0):
+    """The node of each node box reached by drawing every level of /api/graph from `level`
+    (each block of a repeat as its own level)."""
+    ids = []
+    for box in v.get("/api/graph", level=level, open="")["boxes"]:
+        if box["kind"] == "node":
+            ids.append(box["node"])
+        elif box["kind"] == "repeat" and depth < 64:
+            for shown in range(box["count"]):
+                ids += graph_node_ids(v, graph_judge.with_shown(box["id"], shown), depth + 1)
+        elif box["kind"] in ("group", "range") and depth < 64:
+            ids += graph_node_ids(v, box["id"], depth + 1)
+    return ids
 
 
 def check_graph(v, model_proto):
@@ -118,15 +119,13 @@ def check_graph(v, model_proto):
     want = [(n.name, n.op_type, list(n.input), list(n.output)) for n in nodes]
     got = [(r["name"], r["op_type"].split(".")[-1], r["inputs"], r["outputs"]) for r in rows]
     assert got == want, f"/api/nodes lists the graph's nodes: {got[:2]} against {want[:2]}"
-    assert sorted(fold_ids(v, "")) == list(range(len(nodes))), "unfolding reaches every node once"
-    whole = v.get("/api/fold", limit=1000)
-    if 2 <= whole["total_children"] <= 50:
-        paged = [e for k in range(whole["total_children"])
-                 for e in v.get("/api/fold", offset=k, limit=1)["edges"]]
-        key = lambda e: (e["from"], e["to"])  # noqa: E731
-        assert sorted(paged, key=key) == sorted(whole["edges"], key=key), \
-            f"fold edges of pages of one child add up to the whole page's: {paged} against " \
-            f"{whole['edges']}"
+    drawn = graph_judge.GraphJudge(model_proto.graph).drawn
+    assert sorted(graph_node_ids(v)) == drawn, \
+        "unfolding /api/graph reaches every node once (but Constant/Identity drawn inside another)"
+    by_id = {r["id"]: r for r in rows}
+    boxes = [b for b in v.get("/api/graph", level="g:", open="")["boxes"] if b["kind"] == "node"]
+    assert all((b["name"], b["op"]) == (by_id[b["node"]]["name"], by_id[b["node"]]["op_type"])
+               for b in boxes), "node boxes name their nodes as /api/nodes does"
     initializers = {t.name for t in model_proto.graph.initializer}
     for i, n in enumerate(nodes[:40]):
         page = v.get("/api/node", id=i)
@@ -404,8 +403,9 @@ def test_by_url_a_page_fetches_what_it_shows(onnxmap, server, ext_folder):
     file."""
     url, port, log = server
     with Viewer(onnxmap.path, url) as v:
-        for path in ("/api/summary", "/api/warnings", "/api/tensors?limit=1000", "/api/fold",
-                     "/api/nodes", "/api/node?id=3", "/api/tensor?name=lm_head.weight"):
+        for path in ("/api/summary", "/api/warnings", "/api/tensors?limit=1000", "/api/graph",
+                     "/api/graph?node=20", "/api/nodes", "/api/node?id=3",
+                     "/api/tensor?name=lm_head.weight"):
             v.get(path)
         metadata = data_bytes_fetched(port, log)
         assert metadata == 0, \
@@ -433,7 +433,8 @@ def local_and_remote(onnxmap, ext_folder, tmp_path_factory):
         yield local, by_url
 
 
-@pytest.mark.parametrize("path", ["/api/summary", "/api/tensors?limit=1000", "/api/fold",
+@pytest.mark.parametrize("path", ["/api/summary", "/api/tensors?limit=1000", "/api/graph",
+                                  "/api/graph?node=20", "/api/graph?level=g:model.&open=",
                                   "/api/values?name=lm_head.weight&count=100",
                                   "/api/heatmap?name=lm_head.weight&width=32&height=32"])
 def test_by_url_as_local(local_and_remote, path):

@@ -1,11 +1,14 @@
 """`onnxmap view` against hostile and clumsy clients: paths out of its files, bad parameters,
-oversized requests, slow and vanishing clients, a flood of idle connections, a foreign Host
+oversized requests, malformed box ids, paths and nodes on the graph page's /api/graph, slow and
+vanishing clients, a flood of idle connections, a foreign Host
 header, a second viewer on the same port, a network bind. The server must answer each with a
 clear refusal and keep serving: one viewer serves every case of this file up to the last, which
 checks that it still serves and stops cleanly (the cases run in file order)."""
+import json
 import socket
 import subprocess
 import threading
+import urllib.parse
 
 import pytest
 
@@ -73,6 +76,82 @@ def test_the_page_itself(v):
 def test_bad_parameter(v, path, status):
     got, body = v.request("GET", path)
     assert got == status, (got, body[:120])
+
+
+def answers_json_error(v, query, statuses=(400, 404)):
+    """GET /api/graph?QUERY is refused with one of `statuses` and a JSON {"error"}; the viewer
+    answers the next request."""
+    got, body = v.request("GET", "/api/graph?" + query)
+    assert got in statuses and set(json.loads(body)) == {"error"}, (got, body[:160])
+    assert v.get("/api/graph")["boxes"], "still drawing after the refusal"
+
+
+# Box ids of synth's model (units n:0, model., n:37, n:38 at the top; model.layers. has two):
+# malformed ones, and well-formed ones naming nothing (out of range, no such prefix or node).
+MALFORMED_IDS = ["r:", "r:1:2", "r:1:2:3:4", "r:0:1:2:0", "r:99999999999999999999999:1:2:0:",
+                 "r:-1:1:2:0:", "r:0:1:2:x:", "k:0:1", "k:0:2", "k:-1:2:", "k:1e3:2:", "x:1",
+                 "zz", ":", "g", "G:", " g:", "n:", "n:x", "n:-1", "\x00"]
+NAMING_NOTHING = ["r:0:0:5:0:x", "r:0:0:2:0:model.layers.", "r:0:1:0:0:model.layers.",
+                  "r:0:1:2:2:model.layers.", "r:1:1:2:0:model.layers.", "r:0:1:2:0:\x00",
+                  "r:18446744073709551615:1:2:0:model.layers.", "k:5:2:", "k:0:0:", "k:0:99:",
+                  "g:nonexistent.", "g:\x00", "g:model.\n", "g:%zz", "g:" + "a" * 7000,
+                  "n:3", "n:99999", ""]
+
+
+@pytest.mark.parametrize("box", MALFORMED_IDS + NAMING_NOTHING, ids=lambda x: repr(x[:24]))
+def test_graph_level_bad_id(v, box):
+    """`level` naming a malformed id (400) or no box (400 out of range, 404 no such prefix)."""
+    answers_json_error(v, urllib.parse.urlencode({"level": box}))
+
+
+@pytest.mark.parametrize("box", MALFORMED_IDS, ids=lambda x: repr(x[:24]))
+def test_graph_open_malformed_id_400(v, box):
+    """`open` naming a malformed id is a bad request (api.md: 400 for a malformed id)."""
+    answers_json_error(v, urllib.parse.urlencode({"open": "g:model.\n" + box}), (400,))
+
+
+@pytest.mark.parametrize("box", NAMING_NOTHING[:-1] + ["n:0", "g:model.layers.0.q"],
+                         ids=lambda x: repr(x[:24]))
+def test_graph_open_id_naming_no_box_is_left_out(v, box):
+    """An id of `open` that is no box of the drawing (a stale URL's) unfolds nothing."""
+    d = v.get("/api/graph", open="g:model.\n" + box)
+    assert d["open"] == ["g:model."] and len(d["clusters"]) == 1, d["open"]
+
+
+def test_graph_id_past_the_header_limit_431(v):
+    """An id of 10,000 characters takes the request line past the server's 8 KiB of headers."""
+    got, _ = v.request("GET", "/api/graph?level=g:" + "a" * 10000)
+    assert got == 431 and v.get("/api/graph")["boxes"]
+
+
+def test_graph_open_257_ids_400_256_drawn(v):
+    """At most 256 ids in `open`: 257 are refused, 256 (repeated ones) drawn."""
+    ids = [f"g:model.layers.{k % 2}." for k in range(256)]
+    answers_json_error(v, urllib.parse.urlencode({"open": "\n".join(ids + ["g:model."])}),
+                       (400,))
+    d = v.get("/api/graph", open="\n".join(ids[:255] + ["g:model."]))
+    assert d["open"] == ["g:model.", "g:model.layers.0.", "g:model.layers.1."], d["open"]
+
+
+def test_graph_open_repeated_id_unfolds_once(v):
+    """An id named three times (and an empty line) in `open` unfolds one cluster."""
+    d = v.get("/api/graph", open="g:model.\ng:model.\n\ng:model.")
+    assert d["open"] == ["g:model."] and len(d["clusters"]) == 1, d["open"]
+
+
+@pytest.mark.parametrize("node", ["99999", "-1", "abc", "4294967296", "1e3", "0x10", " 1",
+                                  "99999999999999999999999"])
+def test_graph_node_bad(v, node):
+    """`node` past the graph's nodes (404) or not a number in [0, 2^32) (400)."""
+    answers_json_error(v, "node=" + urllib.parse.quote(node))
+
+
+@pytest.mark.parametrize("path", ["x", "0.", "99999.body", "0.nonexistent", "/", "0.body",
+                                  "0.a" + "/0.a" * 100, "-1.body", ".body", "0", "0.body.0",
+                                  "0.body.99999999999999999999", "0.body/", "%00.body"])
+def test_graph_bad_path(v, path):
+    """`graph` malformed (400) or naming no subgraph of this model, which has none (404)."""
+    answers_json_error(v, "graph=" + urllib.parse.quote(path, safe="%"))
 
 
 def test_post_summary_405(v):

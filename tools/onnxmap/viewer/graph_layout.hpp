@@ -53,6 +53,10 @@ struct LayoutResult {
   // Each edge a cubic Bezier spline: its start, then three points per segment (two control
   // points and the segment's end), from the edge's tail on its box's border to its head.
   std::vector<std::vector<Point>> edges;
+  // How: "spline" (dot's curves), "polyline" or "ortho" where curves passed through a box, or
+  // "flat" (no clusters in the layout; each cluster drawn around its boxes, and it may then
+  // hold boxes of others) where those did too.
+  std::string way = "spline";
 };
 
 // Lays `input` out top to bottom. Throws onnxmap::Error (invalid_argument) for an index out of

@@ -166,6 +166,21 @@ std::size_t memo_bytes(const std::vector<Item>& items) {
   return bytes;
 }
 
+void check_id(const std::string& id) {
+  std::string_view rest(id);
+  if (rest.starts_with("g:")) return;
+  if (rest.starts_with("n:")) {
+    std::uint32_t node = 0;
+    const auto [end, error] = std::from_chars(rest.data() + 2, rest.data() + rest.size(), node);
+    if (error == std::errc() && end == rest.data() + rest.size() && rest.size() > 2) return;
+    throw ApiError{400, "malformed box id '" + id + "'"};
+  }
+  const int fields = rest.starts_with("r:") ? 4 : rest.starts_with("k:") ? 2 : 0;
+  if (fields == 0) throw ApiError{400, "box id '" + id + "': expected g:, n:, r: or k:"};
+  rest.remove_prefix(2);
+  for (int f = 0; f < fields; ++f) (void)number(rest, id);
+}
+
 bool unfolds(const std::string& id) {
   return !id.starts_with("n:");
 }
@@ -189,7 +204,7 @@ Level parse(const NodeGraph& graph, const std::string& id) {
   const std::size_t shown = repeat ? number(rest, id) : 0;
   level.list = units_or_404(graph, std::string(rest));
   const std::size_t units = level.units().size();
-  const bool fits = repeat ? second > 0 && count <= units && second <= units / count &&
+  const bool fits = repeat ? second > 0 && count > 0 && count <= units && second <= units / count &&
                                  begin <= units - second * count && shown < count
                            : begin < second && second <= units;
   if (!fits) {

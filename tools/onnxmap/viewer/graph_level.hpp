@@ -70,6 +70,9 @@ struct Run {
 // more than kMaxBoxes blocks (or `id` is not a run).
 [[nodiscard]] std::vector<std::string> block_names(const NodeGraph& graph, const std::string& id);
 
+// Throws ApiError (400) unless `id` is spelled as a box id (whether it names a box or not).
+void check_id(const std::string& id);
+
 // Whether `id` names a box that unfolds (not a node).
 [[nodiscard]] bool unfolds(const std::string& id);
 

@@ -11,9 +11,10 @@ namespace onnxmap::cli::viewer {
 
 namespace {
 
-constexpr std::size_t kMaxPeriod = 512;  // units in a block: a transformer layer is far fewer
-constexpr std::size_t kMaxRuns = 64;     // runs looked for in one level
-constexpr std::size_t kCandidates = 4;   // periodic stretches checked for wiring, best first
+constexpr std::size_t kMaxPeriod = 512;   // units in a block: a transformer layer is far fewer
+constexpr std::size_t kMaxRuns = 64;      // runs looked for in one level
+constexpr std::size_t kCandidates = 4;    // periodic stretches checked for wiring, best first
+constexpr std::uint64_t kMaxSpan = 4000;  // items passed by a level's edges, for dot (below)
 
 struct Stretch {
   std::size_t start = 0, period = 0, count = 0;
@@ -107,6 +108,26 @@ Item unit_item(const Level& level, std::size_t u) {
   return item;
 }
 
+// The items a range holds: n (no ranges) when n <= kMaxBoxes and the wiring is not too dense
+// for dot; else kMaxBoxes (or a power of it, for at most kMaxBoxes ranges), halved while the
+// edges inside ranges span more than kMaxSpan items in all (each item an edge passes makes
+// dot a virtual node: a level where each box reads every earlier one takes it minutes).
+std::size_t range_size(std::size_t n, const UnitEdges& edges, std::size_t first_unit,
+                       const std::vector<std::uint32_t>& item_of) {
+  const auto span_inside = [&](std::size_t size) {
+    std::uint64_t span = 0;
+    for (const auto& [from, to] : edges) {
+      const std::uint32_t a = item_of[from - first_unit], b = item_of[to - first_unit];
+      if (a / size == b / size) span += a < b ? b - a : a - b;
+    }
+    return span;
+  };
+  std::size_t size = n <= kMaxBoxes ? n : kMaxBoxes;
+  while ((n + size - 1) / size > kMaxBoxes) size *= kMaxBoxes;
+  while (size > 8 && span_inside(size) > kMaxSpan) size /= 2;
+  return size;
+}
+
 }  // namespace
 
 std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges) {
@@ -156,17 +177,17 @@ std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges) {
 std::vector<Item> cut_into_ranges(const Level& level, const UnitEdges& edges,
                                   std::vector<Item> items) {
   const std::size_t n = items.size();
-  if (n <= kMaxBoxes) return items;
-  std::size_t size = kMaxBoxes;
-  while ((n + size - 1) / size > kMaxBoxes) size *= kMaxBoxes;
-  const std::size_t ranges = (n + size - 1) / size;
-  // crossing[t]: the edges between items <= t and items > t.
+  if (n <= 1) return items;
   std::vector<std::uint32_t> item_of(level.end - level.begin);
   for (std::size_t t = 0; t < n; ++t) {
     for (std::size_t u = items[t].begin; u < items[t].end; ++u) {
       item_of[u - level.begin] = static_cast<std::uint32_t>(t);
     }
   }
+  const std::size_t size = range_size(n, edges, level.begin, item_of);
+  if (size >= n) return items;
+  const std::size_t ranges = (n + size - 1) / size;
+  // crossing[t]: the edges between items <= t and items > t.
   std::vector<std::int64_t> crossing(n + 1, 0);
   for (const auto& [from, to] : edges) {
     const auto [a, b] = std::minmax(item_of[from - level.begin], item_of[to - level.begin]);

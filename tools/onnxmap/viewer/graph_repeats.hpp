@@ -18,9 +18,9 @@ using UnitEdges = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 // the other units one item each. `edges`: unit_edges() of the level.
 [[nodiscard]] std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges);
 
-// More than kMaxBoxes items gathered into at most kMaxBoxes consecutive ranges of about equal
-// size, each cut moved (by up to 15% of a range) to where the fewest edges cross it; at most
-// kMaxBoxes items returned as they are.
+// More than kMaxBoxes items, or items wired too densely to lay out quickly, gathered into at
+// most kMaxBoxes consecutive ranges of about equal size, each cut moved (by up to 15% of a
+// range) to where the fewest edges cross it; other items returned as they are.
 [[nodiscard]] std::vector<Item> cut_into_ranges(const Level& level, const UnitEdges& edges,
                                                 std::vector<Item> items);
 

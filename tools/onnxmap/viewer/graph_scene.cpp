@@ -81,6 +81,7 @@ struct Scene {
 struct NodePlaces {
   std::vector<std::int32_t> box, run;
   std::vector<std::uint32_t> block;
+  std::vector<std::uint32_t> hidden;  // the nodes of the blocks not shown
 
   [[nodiscard]] bool between_blocks(std::uint32_t a, std::uint32_t b) const {
     return run[a] >= 0 && run[a] == run[b] && block[a] != block[b];
@@ -98,9 +99,10 @@ std::vector<std::uint32_t> block_nodes(const NodeGraph& graph, const Run& run, s
 
 NodePlaces place_nodes(const NodeGraph& graph, const std::vector<SceneBox>& boxes,
                        const std::vector<std::string>& runs) {
-  NodePlaces at{std::vector<std::int32_t>(graph.size(), -1),
-                std::vector<std::int32_t>(graph.size(), -1),
-                std::vector<std::uint32_t>(graph.size(), 0)};
+  NodePlaces at;
+  at.box.assign(graph.size(), -1);
+  at.run.assign(graph.size(), -1);
+  at.block.assign(graph.size(), 0);
   for (std::size_t b = 0; b < boxes.size(); ++b) {
     const SceneBox& box = boxes[b];
     for (std::size_t u = box.item.begin; u < box.item.end; ++u) {
@@ -114,7 +116,10 @@ NodePlaces place_nodes(const NodeGraph& graph, const std::vector<SceneBox>& boxe
     for (std::size_t b = 0; b < run.count; ++b) {
       const std::vector<std::uint32_t> ids = b == run.shown ? shown : block_nodes(graph, run, b);
       for (std::size_t k = 0; k < ids.size(); ++k) {
-        if (b != run.shown && ids.size() == shown.size()) at.box[ids[k]] = at.box[shown[k]];
+        if (b != run.shown && ids.size() == shown.size()) {
+          at.box[ids[k]] = at.box[shown[k]];
+          at.hidden.push_back(ids[k]);
+        }
         at.run[ids[k]] = static_cast<std::int32_t>(r);
         at.block[ids[k]] = static_cast<std::uint32_t>(b);
       }
@@ -142,9 +147,10 @@ std::vector<SceneEdge> connect(const NodeGraph& graph, std::vector<SceneBox>& bo
   std::vector<SceneEdge> edges;
   const auto add = [&](std::size_t from, std::size_t to, std::string_view value) {
     if (from == to) return;
-    const auto [at, fresh] = index.try_emplace({from, to}, edges.size());
-    if (fresh) {
-      if (edges.size() >= kMaxEdges) return;
+    auto at = index.find({from, to});
+    if (at == index.end()) {
+      if (edges.size() >= kMaxEdges) return;  // past the budget: not drawn
+      at = index.emplace(EdgeKey{from, to}, edges.size()).first;
       edges.push_back({from, to, 0, {}});
     }
     edges[at->second].add(value);
@@ -180,6 +186,16 @@ std::vector<SceneEdge> connect(const NodeGraph& graph, std::vector<SceneBox>& bo
         });
       });
     }
+  }
+  // What the blocks not shown read from outside their run, drawn into their like.
+  for (const std::uint32_t id : at.hidden) {
+    graph.for_each_input(id, [&](std::uint32_t producer, std::string_view value) {
+      const std::uint32_t source = graph.host(producer);
+      const std::int32_t from = box_of[source];
+      if (from >= 0 && box_of[id] >= 0 && at.run[source] != at.run[id]) {
+        add(static_cast<std::size_t>(from), static_cast<std::size_t>(box_of[id]), value);
+      }
+    });
   }
   return edges;
 }
@@ -222,6 +238,7 @@ nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request) 
   return scene_json(graph, scene.boxes, scene.clusters, edges, layout,
                     {{"graph", request.graph},
                      {"level", request.level},
+                     {"layout", layout.way},
                      {"open", scene.opened},
                      {"refused", scene.refused},
                      {"found", found}});

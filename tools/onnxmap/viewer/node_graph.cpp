@@ -82,14 +82,20 @@ void NodeGraph::index_nodes() {
   op_of_.reserve(n);
   producer_.reserve(n);
   consumers_.reserve(n);
+  // Keys are unique: a node's name, the first time it is given; else "OpType#id", with "'"
+  // added while a name (of any node) or an earlier key is spelled so.
+  std::unordered_set<std::string_view> names(n);
+  for (const Node& node : nodes_) names.insert(node.name());
   for (std::uint32_t id = 0; id < n; ++id) {
     const Node& node = nodes_[id];
     const std::string_view name = node.name();
     if (!name.empty() && taken.insert(name).second) {
       keys_.push_back(name);
     } else {
-      keys_.push_back(
-          made_keys_.emplace_back(std::string(node.op_type()) + "#" + std::to_string(id)));
+      std::string made = std::string(node.op_type()) + "#" + std::to_string(id);
+      while (names.contains(made) || taken.contains(made)) made += "'";
+      keys_.push_back(made_keys_.emplace_back(std::move(made)));
+      taken.insert(keys_.back());
     }
     const auto [op, fresh] =
         op_index.try_emplace(qualified_op(node), static_cast<std::uint32_t>(op_names_.size()));

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "assets.hpp"
+#include "graph_level.hpp"
 #include "graph_scene.hpp"
 #include "tensor_detail.hpp"
 
@@ -155,6 +156,8 @@ nlohmann::json ViewApi::graph_drawing(const HttpRequest& r) {
     at = end + 1;
   }
   if (request.open.size() > kMaxOpen) throw ApiError{400, "open: more than 256 boxes"};
+  check_id(request.level);
+  for (const std::string& id : request.open) check_id(id);
   if (r.query.contains("node")) {
     request.node = static_cast<std::uint32_t>(number_param(r, "node", 0, UINT32_MAX));
   }

@@ -1,0 +1,217 @@
+"""The judge of /api/graph (tools/onnxmap/viewer/api.md, "GET /api/graph"), the model's side:
+what the boxes of a drawing stand for, worked out from the ONNX graph itself with python3-onnx,
+following the spec's rules, not the server's code (graph_checks.py compares a drawing with it).
+
+    judge = GraphJudge(graph_proto)      # the main graph, or a subgraph
+    judge.contents("g:model.layers.")    # the drawn nodes that box stands for
+
+Terms (the spec's):
+  - a node's *key* is its name, or OpType#INDEX when unnamed or its name is taken already;
+  - its *host* is itself, or, for a Constant or Identity whose one output (not a graph output)
+    feeds one node, that node's host: it is drawn inside that node. *Drawn* nodes are their own
+    hosts; the *guests* of a drawn node are the other nodes it hosts;
+  - the *units* of a prefix are its children: drawn nodes grouped by their key's next segment
+    (cut after `.` or `/`), in order of their first node; a prefix whose only child is a group
+    is passed through to that group's prefix;
+  - the *contents* of a box id are the drawn nodes it stands for: n:N itself, g:P every unit of
+    P, k:B:E:P units [B, E) of P, r:B:PER:C:S:P units [B, B + PER*C) as a folded box and the
+    block [B + S*PER, B + (S+1)*PER) as a level (unfolded, it shows block S only).
+"""
+import bisect
+import collections
+
+import onnx
+
+
+def dtype_name(code):
+    try:
+        return onnx.TensorProto.DataType.Name(code)
+    except ValueError:  # a type newer than this python3-onnx: not judged
+        return None
+
+
+def type_text(t):
+    """A TypeProto as onnxmap writes it: FLOAT[batch, 2], seq(INT64[3]), "?" for none."""
+    which = t.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        inner = getattr(t, which)
+        name = dtype_name(inner.elem_type)
+        if name is None:
+            return None
+        text = ("sparse " if which == "sparse_tensor_type" else "") + name
+        if not inner.HasField("shape"):
+            return text
+        dims = [str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")
+                for d in inner.shape.dim]
+        return text + "[" + ", ".join(dims) + "]"
+    if which in ("sequence_type", "optional_type"):
+        inner = type_text(getattr(t, which).elem_type)
+        return None if inner is None else f"{which[:-5].replace('sequence', 'seq')}({inner})"
+    if which == "map_type":
+        key, inner = dtype_name(t.map_type.key_type), type_text(t.map_type.value_type)
+        return None if None in (key, inner) else f"map({key}, {inner})"
+    return None if which else "?"
+
+
+def segment(key, start):
+    """The next segment of `key` after `start` characters: up to and with a `.` or `/`."""
+    rest = key[start:]
+    cuts = [i for i in (rest.find("."), rest.find("/")) if i >= 0]
+    return rest[:min(cuts) + 1] if cuts else rest
+
+
+def with_shown(repeat_id, shown):
+    """The id of block `shown` of the run `repeat_id` (r:BEGIN:PERIOD:COUNT:SHOWN:PREFIX)."""
+    fields = repeat_id.split(":", 5)
+    fields[4] = str(shown)
+    return ":".join(fields)
+
+
+Unit = collections.namedtuple("Unit", "prefix name nodes")  # nodes: drawn ids, ascending
+
+
+class GraphJudge:
+    """One graph's nodes, values and folding, as the spec defines them."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.nodes = list(graph.node)
+        n = len(self.nodes)
+        self.initializers = {t.name: t for t in graph.initializer}
+        self.outputs = [o.name for o in graph.output]
+        self.inputs = [i.name for i in graph.input if i.name not in self.initializers]
+        self.declared = {}
+        for v in list(graph.input) + list(graph.output) + list(graph.value_info):
+            self.declared.setdefault(v.name, v.type)
+        self.producer, self.readers = {}, collections.defaultdict(list)
+        for i, node in enumerate(self.nodes):
+            for x in node.input:
+                if x:
+                    self.readers[x].append(i)
+            for y in node.output:
+                if y:
+                    self.producer.setdefault(y, i)
+        taken, self.keys = set(), []
+        for i, node in enumerate(self.nodes):
+            fresh = node.name and node.name not in taken
+            taken.add(node.name)
+            self.keys.append(node.name if fresh else f"{node.op_type}#{i}")
+        self.host = [self._host_of(i) for i in range(n)]
+        self.guests = collections.defaultdict(list)
+        for i in range(n):
+            if self.host[i] != i:
+                self.guests[self.host[i]].append(i)
+        self.drawn = [i for i in range(n) if self.host[i] == i]
+        self.sorted_keys = sorted((self.keys[i], i) for i in self.drawn)
+        self._units = {}
+
+    def _reader(self, i):
+        """The one node that Constant/Identity node i feeds, or None."""
+        node = self.nodes[i]
+        if node.op_type not in ("Constant", "Identity") or node.domain or len(node.output) != 1:
+            return None
+        out = node.output[0]
+        readers = set(self.readers.get(out, ()))
+        return readers.pop() if len(readers) == 1 and out not in self.outputs else None
+
+    def _host_of(self, i):
+        at, seen = i, {i}
+        while (r := self._reader(at)) is not None and r not in seen:
+            at = r
+            seen.add(r)
+        return at
+
+    def op(self, i):
+        """The op as the API names it: domain.Op outside ai.onnx."""
+        node = self.nodes[i]
+        return (node.domain + "." if node.domain not in ("", "ai.onnx") else "") + node.op_type
+
+    def value_type(self, name):
+        """A value's type text: declared, else an initializer's; "" when neither; None where
+        this python3-onnx cannot name it (not judged)."""
+        if name in self.declared:
+            return type_text(self.declared[name])
+        t = self.initializers.get(name)
+        if t is None:
+            return ""
+        dtype = dtype_name(t.data_type)
+        return None if dtype is None else dtype + "[" + ", ".join(map(str, t.dims)) + "]"
+
+    def units(self, prefix):
+        """(the prefix passed through, its units)."""
+        asked = prefix
+        if asked not in self._units:
+            while True:
+                groups, keys = {}, self.sorted_keys
+                for k in range(bisect.bisect_left(keys, (prefix, -1)), len(keys)):
+                    if not keys[k][0].startswith(prefix):
+                        break
+                    groups.setdefault(segment(keys[k][0], len(prefix)), []).append(keys[k][1])
+                if len(groups) == 1:
+                    [(seg, ids)] = groups.items()
+                    if len(ids) > 1 and seg:
+                        prefix += seg
+                        continue
+                break
+            units = sorted((Unit(prefix + seg, seg or f"({prefix})", sorted(ids))
+                            for seg, ids in groups.items()), key=lambda u: u.nodes[0])
+            self._units[asked] = (prefix, units)
+        return self._units[asked]
+
+    def parse(self, box_id):
+        """(kind, units, [begin, end) as a folded box, [begin, end) as a level) of an id."""
+        kind, _, rest = box_id.partition(":")
+        if kind == "n":
+            return "n", None, None, None
+        if kind == "g":
+            units = self.units(rest)[1]
+            return "g", units, (0, len(units)), (0, len(units))
+        if kind == "k":
+            begin, end, prefix = rest.split(":", 2)
+            units = self.units(prefix)[1]
+            return "k", units, (int(begin), int(end)), (int(begin), int(end))
+        begin, period, count, shown, prefix = rest.split(":", 4)
+        b, p, c, s = map(int, (begin, period, count, shown))
+        units = self.units(prefix)[1]
+        return "r", units, (b, b + p * c), (b + s * p, b + (s + 1) * p)
+
+    def contents(self, box_id, as_level=False):
+        """The drawn nodes `box_id` stands for, as a folded box or (as_level) unfolded."""
+        kind, units, box, level = self.parse(box_id)
+        if kind == "n":
+            return [int(box_id[2:])]
+        begin, end = level if as_level else box
+        return [i for u in units[begin:end] for i in u.nodes]
+
+    def unit_names(self, box_id):
+        """The names of the units of the prefix of `box_id` (a k: or r: id)."""
+        return [u.name for u in self.parse(box_id)[1]]
+
+    def inside(self, i):
+        """Drawn node i and its guests."""
+        return [i] + self.guests.get(i, [])
+
+    def node_box(self, i, graph_path):
+        """What node box n:i says of weights, constants and subgraphs."""
+        reads = [x for j in self.inside(i) for x in self.nodes[j].input if x in self.initializers]
+        constants = []
+        for g in self.guests.get(i, []):
+            node, out = self.nodes[g], (list(self.nodes[g].output) or [""])[0]
+            attrs = {a.name: a for a in node.attribute}
+            t = attrs["value"].t if node.op_type == "Constant" and "value" in attrs else None
+            text = None
+            if t is not None:
+                name = dtype_name(t.data_type)
+                text = None if name is None else name + "[" + ", ".join(map(str, t.dims)) + "]"
+            constants.append({"op": node.op_type, "name": out,
+                              "type": text if t is not None else self.value_type(out)})
+        base = (graph_path + "/" if graph_path else "") + f"{i}."
+        subgraphs = []
+        for a in self.nodes[i].attribute:
+            if a.HasField("g"):
+                subgraphs.append({"attribute": a.name, "graph": base + a.name})
+            subgraphs += [{"attribute": f"{a.name}[{k}]", "graph": f"{base}{a.name}.{k}"}
+                          for k in range(len(a.graphs))]
+        return {"weights": [{"name": x, "type": self.value_type(x)} for x in reads[:4]],
+                "more_weights": max(0, len(reads) - 4), "constants": constants[:3],
+                "more_constants": max(0, len(constants) - 3), "subgraphs": subgraphs}
