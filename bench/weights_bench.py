@@ -1,12 +1,17 @@
 #!/usr/bin/python3
 """`onnxmap stats` and `onnxmap diff` of every tensor of a model, warm and cold, against the
-limits measured in the same run: one core's memory-read bandwidth (numpy summing an array in
-memory) warm, and the file's sequential read through the page cache (16 MiB reads, after
-eviction) cold. diff compares the model with a byte-for-byte copy of it. Prints a markdown
-table; tools/view_bench.sh puts it in bench/view.md.
+limits measured in the same run. Warm: the loader's own warm read of the same file(s) (the
+gb_per_s that `onnxmap load MODEL --json` reports; for diff, the loader reading the model and
+then its copy), and one core's memory-read bandwidth (numpy summing an array in memory); the
+commands and the loader take turns, round after round, so that a drift of the shared machine
+reaches them alike. Cold: the file's sequential read through the page cache (16 MiB reads, after
+eviction). diff compares the model with a byte-for-byte copy of it. stats and diff are timed as
+whole processes (start, open, output and exit included). Prints a markdown table;
+tools/view_bench.sh puts it in bench/view.md.
 
     weights_bench.py ONNXMAP MODEL RUNS
 """
+import json
 import os
 import shutil
 import statistics
@@ -61,30 +66,59 @@ def memory_read_gbs():
     return array.nbytes / statistics.median(times) / 1e9
 
 
+def loader_seconds(path):
+    """The seconds `onnxmap load PATH --json` reports (open and read, in the process)."""
+    out = subprocess.run([ONNXMAP, "load", path, "--json"], check=True, capture_output=True)
+    return json.loads(out.stdout)["seconds"]
+
+
+def warm_rows(model, copy, gb, memory):
+    """The warm rows: stats and diff against the loader's warm reads and the memory's."""
+    stats = [ONNXMAP, "stats", model, "--json"]
+    diff = [ONNXMAP, "diff", model, copy]
+    warm(model, copy)
+    times = {"stats": [], "diff": [], "load": [], "load both": []}
+    for _ in range(RUNS):
+        load_model = loader_seconds(model)
+        times["load"].append(load_model)
+        times["load both"].append(load_model + loader_seconds(copy))
+        times["stats"].append(seconds(stats))
+        times["diff"].append(seconds(diff))
+    speed = {k: (2 * gb if k in ("diff", "load both") else gb) / statistics.median(v)
+             for k, v in times.items()}
+    return [("`stats`, warm", speed["stats"], speed["load"],
+             "the loader's warm read (`onnxmap load --json`)"),
+            ("`stats`, warm", speed["stats"], memory, "one core's memory reads"),
+            ("`diff`, warm", speed["diff"], speed["load both"],
+             "the loader's warm reads of both"),
+            ("`diff`, warm", speed["diff"], memory, "one core's memory reads")]
+
+
+def cold_rows(model, copy, gb):
+    rows = []
+    stats = [ONNXMAP, "stats", model, "--json"]
+    diff = [ONNXMAP, "diff", model, copy]
+    for name, command, paths in (("stats", stats, [model]), ("diff", diff, [model, copy])):
+        got, limit = [], []
+        for _ in range(RUNS):
+            evict(*paths)
+            limit.append(read_seconds(*paths))
+            evict(*paths)
+            got.append(seconds(command))
+        volume = gb * len(paths)
+        rows.append((f"`{name}`, cold", volume / statistics.median(got),
+                     volume / statistics.median(limit), "16 MiB reads of the file(s), cold"))
+    return rows
+
+
 def main():
     copy = MODEL + ".copy"
     shutil.copyfile(MODEL, copy)
     size = os.path.getsize(MODEL)
     gb = size / 1e9
-    stats = [ONNXMAP, "stats", MODEL, "--json"]
-    diff = [ONNXMAP, "diff", MODEL, copy]
-    rows = []
     try:
         memory = memory_read_gbs()
-        warm(MODEL, copy)
-        for name, command, volume in (("stats", stats, gb), ("diff", diff, 2 * gb)):
-            t = statistics.median(seconds(command) for _ in range(RUNS))
-            rows.append((f"`{name}`, warm", volume / t, memory, "one core's memory reads"))
-        for name, command, paths in (("stats", stats, [MODEL]), ("diff", diff, [MODEL, copy])):
-            got, limit = [], []
-            for _ in range(RUNS):
-                evict(*paths)
-                limit.append(read_seconds(*paths))
-                evict(*paths)
-                got.append(seconds(command))
-            volume = gb * len(paths)
-            rows.append((f"`{name}`, cold", volume / statistics.median(got),
-                         volume / statistics.median(limit), "16 MiB reads of the file(s), cold"))
+        rows = warm_rows(MODEL, copy, gb, memory) + cold_rows(MODEL, copy, gb)
     finally:
         os.remove(copy)
     print(f"{os.path.basename(MODEL)}, {gb:.2f} GB; medians of {RUNS} runs; diff reads the model "

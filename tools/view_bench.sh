@@ -97,8 +97,10 @@ runs_of() { awk -v m="$2" '$1 == m { $1 = ""; print substr($0, 2) }' <<<"$1"; }
   echo "## Statistics and diff of every tensor"
   echo
   echo "\`bench/weights_bench.py\`: \`onnxmap stats MODEL --json\` and \`onnxmap diff MODEL COPY\`"
-  echo "against one core's memory-read bandwidth (warm) and the file's sequential read through the"
-  echo "page cache (cold, after eviction), measured in the same run."
+  echo "(whole processes) against the loader's warm read of the same file(s) (what \`onnxmap load"
+  echo "--json\` reports, taking turns with them), one core's memory-read bandwidth (warm) and"
+  echo "the file's sequential read through the page cache (cold, after eviction), measured in the"
+  echo "same run."
   echo
   echo "$weights_table"
 } >bench/view.md

@@ -63,10 +63,18 @@ struct LoadedTensor {
 
 using LoadCallback = std::function<void(const LoadedTensor&)>;
 
+// A run of an item's bytes that one read put in place (LoadOptions::on_piece).
+struct LoadedPiece {
+  std::size_t item = 0;
+  std::uint64_t offset = 0;          // where `bytes` begin in the item's bytes
+  std::span<const std::byte> bytes;  // valid until the item's callback returns
+};
+
 struct LoadOptions {
   // read: pread into buffers; direct: O_DIRECT into aligned buffers, leaving the page cache
   // alone (buffered where the file system refuses); map: the page cache is filled by large
-  // reads and the callback gets views into the map (zero-copy).
+  // reads (a request whose bytes are all there already is not read) and the callback gets
+  // views into the map (zero-copy).
   LoadMode mode = LoadMode::read;
   unsigned threads = 4;                                    // reading threads, besides the caller's
   std::uint64_t request_bytes = std::uint64_t{16} << 20U;  // the largest single read
@@ -84,6 +92,16 @@ struct LoadOptions {
   // Asked on the calling thread whenever progress is reported: true stops the load, which
   // then throws onnxmap::Error (cancelled) once the reads in progress have ended.
   std::function<bool()> cancelled;
+  // Work on the bytes done on the reading threads as they land (statistics, comparisons), so
+  // that the calling thread, which runs every callback, is not what a warm load waits on.
+  // on_piece is called for each piece of an item (the bytes one request read), pieces of one
+  // item possibly at once on several threads and in any order; on_landed once every piece of
+  // the item has passed on_piece, with all its bytes (owner null), before the item's callback.
+  // Items the loader does not read (bytes in memory, decoded typed fields) pass both, as one
+  // piece, on the calling thread. Both must be safe to call from several threads at once; what
+  // they throw stops the load and is thrown from it.
+  std::function<void(const LoadedPiece&)> on_piece;
+  LoadCallback on_landed;
 };
 
 struct LoadStats {

@@ -6,10 +6,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "onnxmap/export.hpp"
+#include "onnxmap/load.hpp"
 #include "onnxmap/schema.hpp"
 
 namespace onnxmap {
@@ -39,6 +41,16 @@ struct TensorStats {
 [[nodiscard]] ONNXMAP_API TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type,
                                                    std::uint64_t count, unsigned bins = 32);
 
+// The statistics of each item of `plan`, as tensor_stats gives them for the item's bytes (`bins`
+// bins), whatever the threads: the items read with the loader (`options`: mode, threads, bounds,
+// progress, cancel) and counted on its reading threads as the bytes land, so that a warm model
+// is counted at the speed of its memory. Types of at most 16 bits are counted piece by piece (by
+// bit pattern: integer counts, which add up exactly), the others once each item's bytes are all
+// in. Null for an item of a type has_stats refuses. The options' on_piece and on_landed are
+// replaced. Throws what load throws, and onnxmap::Error (invalid_argument) for 0 bins.
+[[nodiscard]] ONNXMAP_API std::vector<std::optional<TensorStats>> plan_stats(
+    std::span<const LoadItem> plan, unsigned bins = 32, const LoadOptions& options = {});
+
 // The first `count` elements of `type` in `bytes` (the raw_data layout) as numbers, as
 // tensor_stats reads them (64-bit integers past 2^53 rounded). For showing values, not for
 // computing with them: a double per element. Throws as tensor_stats does.
@@ -59,5 +71,18 @@ struct ValuesDiff {
 [[nodiscard]] ONNXMAP_API ValuesDiff compare_values(std::span<const std::byte> a,
                                                     std::span<const std::byte> b, DataType type,
                                                     std::uint64_t count, double tolerance = 0);
+
+// How the values of a[i] and b[i] differ, for each i, as compare_values gives it for the items'
+// bytes, whatever the threads: `a` read with the loader (`options`, as plan_stats), each piece
+// compared on the reading thread with the same bytes of b[i], which are read into the page cache
+// in large requests where they are not there (fetched, for a model opened by URL) and, when
+// options.release_after_callback, dropped from this process after. Throws onnxmap::Error
+// (invalid_argument) before any read for plans of different lengths, or a pair of items of
+// different data types or byte sizes, of a type has_stats refuses, or with b[i] a row range of
+// a tensor in typed fields; and what load throws.
+[[nodiscard]] ONNXMAP_API std::vector<ValuesDiff> compare_plans(std::span<const LoadItem> a,
+                                                                std::span<const LoadItem> b,
+                                                                double tolerance = 0,
+                                                                const LoadOptions& options = {});
 
 }  // namespace onnxmap

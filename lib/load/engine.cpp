@@ -48,8 +48,7 @@ LoadStats Engine::run() {
     complete_.pop_front();
     lock.unlock();
     try {
-      const auto& state = states_[item];
-      deliver(item, state.target.empty() ? plan_.items[item].view : state.target, state.owned);
+      deliver(item, bytes_of(item), states_[item].owned);
     } catch (...) {
       lock.lock();
       if (!failure_) failure_ = std::current_exception();
@@ -115,7 +114,14 @@ void Engine::deliver_in_memory(std::size_t i) {
     stats_.bytes_copied += bytes.size();
     bytes = target;
   }
+  if (options_.on_piece) options_.on_piece(LoadedPiece{i, 0, bytes});
+  if (options_.on_landed) options_.on_landed(LoadedTensor{i, bytes, nullptr});
   deliver(i, bytes);
+}
+
+std::span<const std::byte> Engine::bytes_of(std::size_t item) const {
+  const std::span<std::byte> target = states_[item].target;
+  return target.empty() ? plan_.items[item].view : target;
 }
 
 std::span<std::byte> Engine::caller_buffer(std::size_t item) const {
@@ -269,47 +275,80 @@ void Engine::read_own_buffer(const Request& r) {
       buffer.subspan(static_cast<std::size_t>(io::align_down(r.begin) - base)));
 }
 
-void Engine::read_request(const Request& r, io::AlignedBuffer& staging) {
-  const io::FileReader& reader = readers_[r.file];
-  std::uint64_t copied = 0;
+// Reads `r` and puts each piece in its item's buffer (map mode: in the page cache); returns the
+// bytes copied to get them there.
+std::uint64_t Engine::read_into_place(const Request& r, io::AlignedBuffer& staging) {
   if (r.own_buffer) {
     read_own_buffer(r);
-  } else {
-    if (staging.size() == 0 && plan_.largest_staged_request > 0) {
-      staging = io::AlignedBuffer(
-          static_cast<std::size_t>(plan_.largest_staged_request + 2 * io::kDirectAlign));
-    }
-    // Buffered reads go straight into the tensors' buffers; direct ones need aligned staging.
-    const bool in_place = read_in_place(r, staging.span());
-    const std::span<const std::byte> got =
-        in_place ? std::span<const std::byte>()
-                 : reader.read(r.begin, r.end - r.begin, staging.span());
-    for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-      const ReadPiece& piece = plan_.pieces[p];
-      const std::span<std::byte> target = states_[piece.item].target;
-      if (target.empty() || in_place) continue;  // map mode: the read filled the page cache
-      std::memcpy(target.data() + piece.item_offset, got.data() + (piece.offset - r.begin),
-                  static_cast<std::size_t>(piece.length));
-      copied += piece.length;
-    }
+    return 0;
   }
-  const std::lock_guard lock(lock_);
-  stats_.bytes_copied += copied;
-  stats_.bytes_read +=
-      reader.is_direct() ? io::FileReader::staging_size(r.begin, r.end - r.begin) : r.end - r.begin;
-  ++stats_.requests;
-  bool completed = false;
+  if (staging.size() == 0 && plan_.largest_staged_request > 0) {
+    staging = io::AlignedBuffer(
+        static_cast<std::size_t>(plan_.largest_staged_request + 2 * io::kDirectAlign));
+  }
+  // Buffered reads go straight into the tensors' buffers; direct ones need aligned staging.
+  if (read_in_place(r, staging.span())) return 0;
+  const std::span<const std::byte> got =
+      readers_[r.file].read(r.begin, r.end - r.begin, staging.span());
+  std::uint64_t copied = 0;
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
     const ReadPiece& piece = plan_.pieces[p];
-    states_[piece.item].remaining -= piece.length;
-    landed_ += piece.length;
-    if (states_[piece.item].remaining == 0) {
-      complete_.push_back(piece.item);
-      completed = true;
+    const std::span<std::byte> target = states_[piece.item].target;
+    if (target.empty()) continue;  // map mode: the read filled the page cache
+    std::memcpy(target.data() + piece.item_offset, got.data() + (piece.offset - r.begin),
+                static_cast<std::size_t>(piece.length));
+    copied += piece.length;
+  }
+  return copied;
+}
+
+void Engine::work_on_pieces(const Request& r) {
+  if (!options_.on_piece) return;
+  for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
+    const ReadPiece& piece = plan_.pieces[p];
+    options_.on_piece(LoadedPiece{piece.item, piece.item_offset,
+                                  bytes_of(piece.item)
+                                      .subspan(static_cast<std::size_t>(piece.item_offset),
+                                               static_cast<std::size_t>(piece.length))});
+  }
+}
+
+void Engine::complete(const std::vector<std::size_t>& landed) {
+  if (options_.on_landed) {
+    for (const std::size_t item : landed)
+      options_.on_landed(LoadedTensor{item, bytes_of(item), nullptr});
+  }
+  const std::lock_guard lock(lock_);
+  complete_.insert(complete_.end(), landed.begin(), landed.end());
+  // A request that completes no tensor still moves progress, which the caller may watch.
+  if (!landed.empty() || options_.progress || options_.cancelled) changed_.notify_all();
+}
+
+void Engine::read_request(const Request& r, io::AlignedBuffer& staging) {
+  const io::FileReader& reader = readers_[r.file];
+  // Map mode only fills the page cache: bytes all in it already need no read (one mincore).
+  const bool cached = options_.mode == LoadMode::map &&
+                      plan_.files[r.file].file->resident(r.begin, r.end - r.begin);
+  const std::uint64_t copied = cached ? 0 : read_into_place(r, staging);
+  work_on_pieces(r);
+  std::vector<std::size_t> landed;  // items whose last piece this was
+  {
+    const std::lock_guard lock(lock_);
+    stats_.bytes_copied += copied;
+    if (!cached) {
+      stats_.bytes_read += reader.is_direct()
+                               ? io::FileReader::staging_size(r.begin, r.end - r.begin)
+                               : r.end - r.begin;
+    }
+    ++stats_.requests;
+    for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
+      const ReadPiece& piece = plan_.pieces[p];
+      states_[piece.item].remaining -= piece.length;
+      landed_ += piece.length;
+      if (states_[piece.item].remaining == 0) landed.push_back(piece.item);
     }
   }
-  // A request that completes no tensor still moves progress, which the caller may watch.
-  if (completed || options_.progress || options_.cancelled) changed_.notify_all();
+  complete(landed);
 }
 
 }  // namespace onnxmap::detail

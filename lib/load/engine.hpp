@@ -1,7 +1,8 @@
 #pragma once
 // The loader's engine: reading threads take the plan's requests in file order, copy each
-// piece into its tensor's buffer, and queue a tensor once its last piece is in; the calling
-// thread runs the callbacks and frees what they are done with, which bounds the bytes in flight.
+// piece into its tensor's buffer, run the options' work on it (on_piece, on_landed), and queue
+// a tensor once its last piece is in; the calling thread runs the callbacks and frees what they
+// are done with, which bounds the bytes in flight.
 
 #include <condition_variable>
 #include <cstdint>
@@ -54,7 +55,14 @@ class Engine {
   void worker();
   std::optional<std::size_t> take_request(std::unique_lock<std::mutex>& lock);
   void read_request(const Request& request, io::AlignedBuffer& staging);
+  [[nodiscard]] std::uint64_t read_into_place(const Request& request, io::AlignedBuffer& staging);
   void read_own_buffer(const Request& request);
+  // Runs options.on_piece for each piece of `request`, on the thread that read it.
+  void work_on_pieces(const Request& request);
+  // Runs options.on_landed for each item of `landed`, then queues them for their callbacks.
+  void complete(const std::vector<std::size_t>& landed);
+  // The bytes of `item` as its callback gets them: its buffer, or its view of the map or memory.
+  [[nodiscard]] std::span<const std::byte> bytes_of(std::size_t item) const;
   [[nodiscard]] bool read_in_place(const Request& request, std::span<std::byte> staging);
   [[nodiscard]] bool must_wait(std::size_t request, std::uint64_t need);
   void finish(std::size_t item);

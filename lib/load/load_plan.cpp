@@ -96,7 +96,10 @@ void plan_requests(LoadPlan& plan, const LoadOptions& options) {
     bool first = true;
     while (at < end) {
       Request* r = plan.requests.empty() ? nullptr : &plan.requests.back();
-      const bool joins = r != nullptr && !r->own_buffer && r->file == item.file &&
+      // An item that overlaps an earlier one (a tensor and rows of it) may begin before the
+      // last request: it starts a request of its own, for its pieces lie after their request's
+      // start.
+      const bool joins = r != nullptr && !r->own_buffer && r->file == item.file && at >= r->begin &&
                          at <= r->end + options.max_gap_bytes && at < r->begin + cap;
       if (!joins) {
         plan.requests.push_back({item.file, at, at, plan.pieces.size(), 0});

@@ -276,4 +276,23 @@ std::span<const std::byte> rows_view(const Tensor& t, std::uint64_t begin, std::
   return payload_view(t).subspan(range.offset, range.length);
 }
 
+std::span<const std::byte> payload_range(const Tensor& t, std::uint64_t offset,
+                                         std::uint64_t length) {
+  const ModelIndex* index = ViewAccess::index(t);
+  const TensorRecord& r = record_of(index, ViewAccess::tensor(t));
+  const auto range =
+      payload_view(t).subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+  fetch_payload(index, r, offset, length);
+  advise_slice(index->payload_file(r), r.payload_offset + offset, length);
+  return range;
+}
+
+void release_payload_range(const Tensor& t, std::uint64_t offset, std::uint64_t length) {
+  const ModelIndex* index = ViewAccess::index(t);
+  const TensorRecord& r = record_of(index, ViewAccess::tensor(t));
+  if (const MappedFile* file = index->payload_file(r)) {
+    file->release_interior(r.payload_offset + offset, length);
+  }
+}
+
 }  // namespace onnxmap::detail

@@ -1,7 +1,7 @@
 // onnxmap diff A B: what differs between two models: metadata, opsets, the main graph's inputs
 // and outputs, its nodes (matched by name, then renamed ones by op type and edges), and every
 // tensor by lookup name (only in one, data type or dims changed, values compared with
-// onnxmap::compare_values). Exit 0 when equal, 1 when different, 2 on error, as diff(1).
+// onnxmap::compare_plans). Exit 0 when equal, 1 when different, 2 on error, as diff(1).
 
 #include <algorithm>
 #include <array>
@@ -10,6 +10,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "format.hpp"
@@ -165,40 +167,52 @@ std::map<std::string, Tensor> tensors(const Model& m) {
   return out;
 }
 
-// How the values of two tensors of one dtype and shape differ, in words; "" when equal. A
-// payload of 1 MiB or more is read ahead in large requests (Tensor::prefetch) and its pages
-// dropped after (release), so comparing two files of any size reads each once and keeps
-// little of them.
-std::string values_difference(const Tensor& ta, const Tensor& tb, double tolerance) {
+// How two tensors of a type without statistics (STRING, the complex types) differ, in words;
+// "" when equal.
+std::string other_difference(const Tensor& ta, const Tensor& tb) {
   if (ta.data_type() == DataType::string) {
     return ta.strings() == tb.strings() ? "" : "the strings differ";
   }
-  constexpr std::uint64_t kPrefetchBytes = std::uint64_t{1} << 20U;
-  const bool big = ta.byte_size() >= kPrefetchBytes;
-  if (big) {
-    prefetch(ta);
-    prefetch(tb);
+  return std::ranges::equal(ta.data().bytes(), tb.data().bytes()) ? "" : "the bytes differ";
+}
+
+using Pairs = std::vector<std::pair<const std::string*, const Tensor*>>;
+
+// How the values of each pair (in A's file order) differ from B's tensor of that name, in words
+// ("" when equal): compared on the loader's threads (compare_plans), A read front to back in
+// large requests, the same bytes of B read alongside, and the pages of both dropped from this
+// process once compared, so that comparing two files of any size reads each once and keeps
+// little of them.
+Texts values_differences(const Pairs& pairs, const std::map<std::string, Tensor>& in_b,
+                         double tolerance) {
+  Texts out;
+  std::vector<LoadItem> a_items;
+  std::vector<LoadItem> b_items;
+  std::vector<const std::string*> names;
+  for (const auto& [name, ta] : pairs) {
+    const Tensor& tb = in_b.at(*name);
+    if (!has_stats(ta->data_type())) {
+      out[*name] = other_difference(*ta, tb);
+      continue;
+    }
+    a_items.push_back({*ta});
+    b_items.push_back({tb});
+    names.push_back(name);
   }
-  const TensorData da = ta.data();
-  const TensorData db = tb.data();
-  std::string text;
-  if (!has_stats(ta.data_type())) {
-    if (!std::ranges::equal(da.bytes(), db.bytes())) text = "the bytes differ";
-  } else {
-    const ValuesDiff d =
-        compare_values(da.bytes(), db.bytes(), ta.data_type(), ta.element_count(), tolerance);
+  LoadOptions options;
+  options.mode = LoadMode::map;
+  options.threads = std::max(4U, std::thread::hardware_concurrency());
+  const std::vector<ValuesDiff> diffs = compare_plans(a_items, b_items, tolerance, options);
+  for (std::size_t i = 0; i < diffs.size(); ++i) {
+    const ValuesDiff& d = diffs[i];
     std::array<char, 128> line{};
-    std::snprintf(line.data(), line.size(),
-                  "%llu of %llu values differ, max abs %.6g, max rel %.6g",
-                  static_cast<unsigned long long>(d.differing),
-                  static_cast<unsigned long long>(ta.element_count()), d.max_abs, d.max_rel);
-    if (d.differing != 0) text = line.data();
+    std::snprintf(
+        line.data(), line.size(), "%llu of %llu values differ, max abs %.6g, max rel %.6g",
+        static_cast<unsigned long long>(d.differing),
+        static_cast<unsigned long long>(a_items[i].tensor.element_count()), d.max_abs, d.max_rel);
+    out[*names[i]] = d.differing == 0 ? "" : line.data();
   }
-  if (big) {
-    ta.release();
-    tb.release();
-  }
-  return text;
+  return out;
 }
 
 void add_tensors(Differences& out, const Model& a, const Model& b, double tolerance) {
@@ -211,7 +225,7 @@ void add_tensors(Differences& out, const Model& a, const Model& b, double tolera
   add_texts(out, "tensor ", a_shapes, b_shapes);
   // The pairs to compare, in A's file order (the model file, then each data file), so that the
   // files are read front to back; the differences are reported in name order.
-  std::vector<std::pair<const std::string*, const Tensor*>> pairs;
+  Pairs pairs;
   for (const auto& [name, ta] : in_a) {
     const auto found = in_b.find(name);
     if (found != in_b.end() && a_shapes[name] == b_shapes[name]) pairs.emplace_back(&name, &ta);
@@ -219,11 +233,9 @@ void add_tensors(Differences& out, const Model& a, const Model& b, double tolera
   std::stable_sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) {
     return file_order(*x.second) < file_order(*y.second);
   });
-  Texts values;
-  for (const auto& [name, ta] : pairs) {
-    values[*name] = values_difference(*ta, in_b.at(*name), tolerance);
+  for (const auto& [name, text] : values_differences(pairs, in_b, tolerance)) {
+    out.add("tensor " + name + ": values", "", text);
   }
-  for (const auto& [name, text] : values) out.add("tensor " + name + ": values", "", text);
 }
 
 void print_text(const nlohmann::json& list) {

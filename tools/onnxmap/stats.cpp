@@ -1,5 +1,6 @@
 // onnxmap stats MODEL [NAME...]: each numeric tensor's range, mean, spread, zeros, NaNs,
-// infinities and histogram (onnxmap::tensor_stats), read with the loader in file order.
+// infinities and histogram (onnxmap::plan_stats: read with the loader in file order and counted
+// on its threads).
 
 #include <algorithm>
 #include <array>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,7 +18,6 @@
 #include "remote_flags.hpp"
 #include "shared/model_json.hpp"
 #include "verbs.hpp"
-#include "work_queue.hpp"
 
 namespace onnxmap::cli {
 
@@ -27,7 +28,8 @@ struct StatsArgs {
   std::vector<std::string> names;  // tensors by name; empty: every tensor (or --filter's)
   std::string filter;
   unsigned bins = 32;
-  unsigned threads = 4;
+  // Reading and counting threads: counting a warm model keeps every core busy.
+  unsigned threads = std::max(4U, std::thread::hardware_concurrency());
   bool json = false;
   RemoteOptions remote;
 };
@@ -61,43 +63,17 @@ int run_stats(const StatsArgs& args) {
   PlanOptions picked = PlanOptions::matching(args.filter);
   picked.names = args.names;
   const std::vector<LoadItem> plan = onnxmap::plan(model, picked);
-  std::vector<nlohmann::json> rows(plan.size());
   LoadOptions options;
   options.threads = args.threads;
-  // The loader fills the page cache with large reads and hands out views of the map: nothing is
-  // copied, and a view stays valid while the model lives, so counting can run on every core:
-  // the queue's workers count each tensor, then drop its pages from this process.
+  // Views of the map, nothing copied: the loader fills the page cache with large reads where
+  // it must, its threads count the bytes as they land, and each tensor's pages are dropped from
+  // this process once counted.
   options.mode = LoadMode::map;
-  options.release_after_callback = false;
-  WorkQueue counting(std::max(1U, std::thread::hardware_concurrency()),
-                     options.max_in_flight_bytes);
-  const auto count = [&](std::size_t item, std::span<const std::byte> bytes) {
-    const Tensor& t = plan[item].tensor;
-    if (!has_stats(t.data_type())) {
-      rows[item] = tensor_stats_json(t, nullptr);
-      return;
-    }
-    const TensorStats s = tensor_stats(bytes, t.data_type(), t.element_count(), args.bins);
-    rows[item] = tensor_stats_json(t, &s);
-  };
-  (void)load(
-      plan,
-      [&](const LoadedTensor& loaded) {
-        const Tensor& t = plan[loaded.item].tensor;
-        // Decoded typed fields live only during the callback: counted here.
-        if (!t.has_stored_bytes()) {
-          return count(loaded.item, loaded.bytes);
-        }
-        counting.submit(
-            [&count, &t, loaded] {
-              count(loaded.item, loaded.bytes);
-              t.release();
-            },
-            loaded.bytes.size());
-      },
-      options);
-  counting.finish();
-  const nlohmann::json out(rows);
+  const std::vector<std::optional<TensorStats>> stats = plan_stats(plan, args.bins, options);
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    out.push_back(tensor_stats_json(plan[i].tensor, stats[i] ? &*stats[i] : nullptr));
+  }
   if (args.json) {
     print_json(std::cout, out);
   } else {
@@ -118,7 +94,8 @@ void add_stats_verb(CLI::App& app) {
   sub->add_option("--filter", args->filter, "only tensors whose name matches this glob");
   sub->add_option("--bins", args->bins, "histogram bins, in --json (default 32)")
       ->check(CLI::Range(1U, 4096U));
-  sub->add_option("--threads", args->threads, "reading threads (default 4)")
+  sub->add_option("--threads", args->threads,
+                  "reading and counting threads (default: the cores, at least 4)")
       ->check(CLI::Range(1U, 256U));
   sub->add_flag("--json", args->json,
                 "a JSON array, one object per tensor, with its histogram over [min, max]");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <span>
 
 #include "onnxmap/stats.hpp"
 #include "shared/model_json.hpp"
@@ -60,31 +62,24 @@ struct StatsJobs::Job {
     }
   }
 
+  // The tensor read with the loader's large requests (a URL's model fetches it) and counted on
+  // its threads as the bytes land (onnxmap::plan_stats), its progress shown and a cancel
+  // honoured as the reads land.
   TensorStats count() {
-    const DataType type = tensor.data_type();
-    if (tensor.storage() == TensorStorage::typed) {
-      const TensorData data = tensor.data();
-      bytes_read = data.bytes().size();
-      return tensor_stats(data.bytes(), type, tensor.element_count(), bins);
-    }
-    read_with_progress();
-    return tensor_stats(tensor.bytes(), type, tensor.element_count(), bins);
-  }
-
-  // The payload into memory with the loader's large reads (a URL's model fetches it), its
-  // progress shown and a cancel honoured as the reads land.
-  void read_with_progress() {
     LoadOptions options;
+    options.mode = LoadMode::map;
     options.progress = [this](std::uint64_t done, std::uint64_t) { bytes_read = done; };
     options.cancelled = [this] { return cancel.load(); };
     const LoadItem item{tensor};
+    std::optional<TensorStats> s;
     try {
-      prefetch(std::span(&item, 1), options);
+      s = std::move(plan_stats(std::span(&item, 1), bins, options).front());
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::cancelled) throw Cancelled{};
       throw;
     }
     if (cancel) throw Cancelled{};
+    return std::move(*s);  // start() took only types with statistics
   }
 
   nlohmann::json status() {

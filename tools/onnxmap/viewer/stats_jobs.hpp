@@ -1,7 +1,8 @@
 #pragma once
-// Statistics of one tensor as a background job the page polls: its bytes are read a chunk at a
-// time (progress, and a cancel between chunks), then counted with onnxmap::tensor_stats. At most
-// kRunningJobs run at once; finished jobs are kept for a while for the page to fetch.
+// Statistics of one tensor as a background job the page polls: its bytes are read with the
+// loader and counted on its threads as they land (onnxmap::plan_stats), with progress and a
+// cancel as the reads land. At most kRunningJobs run at once; finished jobs are kept for a while
+// for the page to fetch.
 
 #include <atomic>
 #include <cstdint>
