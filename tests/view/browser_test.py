@@ -104,7 +104,7 @@ def test_pages_in_chromium(onnxmap, chromium, node_and_npm, modules, work, tmp_p
         for label, name, args in MODELS:
             path = tmp_path / name
             if isinstance(args, str):
-                graph_models.write(args, path)
+                graph_models.write(args, str(path))
             else:
                 subprocess.run([onnxmap.path, "synth", path, *args], check=True,
                                capture_output=True)

@@ -14,7 +14,7 @@ constexpr int kSamples = 12;       // points sampled on each Bezier segment
 constexpr double kMargin = 10;     // between a cluster and what it holds
 constexpr double kLabelBand = 22;  // above a cluster's boxes, for its label
 
-Point bezier(const Point& a, const Point& b, const Point& c, const Point& d, double t) {
+Point point_on_curve(const Point& a, const Point& b, const Point& c, const Point& d, double t) {
   const double u = 1 - t;
   const double w0 = u * u * u, w1 = 3 * u * u * t, w2 = 3 * u * t * t, w3 = t * t * t;
   return {w0 * a.x + w1 * b.x + w2 * c.x + w3 * d.x, w0 * a.y + w1 * b.y + w2 * c.y + w3 * d.y};
@@ -41,7 +41,7 @@ std::optional<std::size_t> first_edge_through_box(const LayoutInput& in, const L
     std::vector<Point> points;
     for (std::size_t k = 0; k + 3 < curve.size(); k += 3) {
       for (int s = 0; s <= kSamples; ++s) {
-        points.push_back(bezier(curve[k], curve[k + 1], curve[k + 2], curve[k + 3],
+        points.push_back(point_on_curve(curve[k], curve[k + 1], curve[k + 2], curve[k + 3],
                                 static_cast<double>(s) / kSamples));
       }
     }
