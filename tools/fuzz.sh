@@ -74,6 +74,7 @@ fuzz() {
   # -rss_limit_mb: memory must grow with bytes, never with what a file claims.
   # shellcheck disable=SC2086  # FUZZ_FLAGS is a list of words on purpose
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
+    LSAN_OPTIONS=suppressions=$PWD/tools/lsan.supp \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$build/tests/fuzz/$target" "$corpus_dir" "$(seeds_of "$target")" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \

@@ -101,7 +101,8 @@ fi
 # ASan and TSan tests side by side: each runs its own process tree, output kept apart.
 echo "== meson test (build-asan) and (build-tsan)"
 (
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tools/lsan.supp \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     timed asan-tests run_tests build-asan >"$logs/asan-tests.log" 2>&1
 ) &
 asan=$!

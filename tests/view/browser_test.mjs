@@ -192,13 +192,20 @@ async function checkStatsDone(page, m, t) {
     heights.every((h, i) => Math.abs(h / tallest - s.histogram[i] / most) < 1e-3), { heights, counts: s.histogram });
 }
 
+// The statistics of a tensor of 1 GiB and more, cancelled from the page. Counted on the
+// loader's threads, the sparse 320 GB model's zero pages can be counted before the click lands
+// (on a loaded machine): then the job is run again, up to 5 times, and one must be cancelled.
 async function checkStatsCancel(page, m, name) {
   await checkTensor(page, m, name);
-  await page.click('[data-testid=stats-run]');
-  await page.waitForSelector('[data-testid=stats-cancel]:not([hidden])');
-  await page.click('[data-testid=stats-cancel]');
-  const state = await statsStateAfter(page, 'running', 30000);
-  check(`${m.label} tensor ${name}: statistics cancelled`, state === 'cancelled', state);
+  const states = [];
+  while (states.length < 5 && !states.includes('cancelled')) {
+    await page.click('[data-testid=stats-run]');
+    await page.waitForSelector('[data-testid=stats-cancel]:not([hidden])');
+    await page.click('[data-testid=stats-cancel]');
+    states.push(await statsStateAfter(page, 'running', 30000));
+  }
+  check(`${m.label} tensor ${name}: statistics cancelled`, states.includes('cancelled') &&
+    states.every((s) => s === 'cancelled' || s === 'done'), states);
   await screenshot(page, shots, m.label, 'tensor-cancelled');
 }
 

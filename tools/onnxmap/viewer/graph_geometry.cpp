@@ -42,7 +42,7 @@ std::optional<std::size_t> first_edge_through_box(const LayoutInput& in, const L
     for (std::size_t k = 0; k + 3 < curve.size(); k += 3) {
       for (int s = 0; s <= kSamples; ++s) {
         points.push_back(point_on_curve(curve[k], curve[k + 1], curve[k + 2], curve[k + 3],
-                                static_cast<double>(s) / kSamples));
+                                        static_cast<double>(s) / kSamples));
       }
     }
     if (points.empty()) continue;

@@ -102,12 +102,9 @@ GraphPtr build(const LayoutInput& in, const char* way, std::vector<Agraph_t*>& c
     Agraph_t* parent = in.clusters[c].parent < 0 ? g.get() : clusters[in.clusters[c].parent];
     std::string sub = "cluster_" + std::to_string(c);
     clusters.push_back(agsubg(parent, sub.data(), 1));
-    // Room for the label only (the page draws it): model text never reaches Graphviz, whose
-    // labels parse escapes ("\\N") and HTML ("<...>").
-    set(clusters.back(), "label",
-        std::string(std::min<std::size_t>(in.clusters[c].label.size(), 80), 'n'));
-    set(clusters.back(), "labeljust", "l");
-    set(clusters.back(), "margin", "10");
+    // No label: the page draws it in the margin. (Graphviz would lay text out through
+    // fontconfig, and parses escapes and HTML in labels: no model text reaches it.)
+    set(clusters.back(), "margin", "22");
   }
   for (std::size_t b = 0; b < in.boxes.size(); ++b) {
     const LayoutBox& box = in.boxes[b];

@@ -18,8 +18,7 @@ struct LayoutBox {
 };
 
 struct LayoutCluster {
-  int parent = -1;    // index of the enclosing cluster, -1: none; parents come first
-  std::string label;  // drawn by the page; dot leaves room for as many characters
+  int parent = -1;  // index of the enclosing cluster, -1: none; parents come first
 };
 
 struct LayoutEdge {

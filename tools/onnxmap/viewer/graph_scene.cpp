@@ -204,7 +204,7 @@ LayoutInput layout_input(const std::vector<SceneBox>& boxes,
                          const std::vector<SceneCluster>& clusters,
                          const std::vector<SceneEdge>& edges) {
   LayoutInput in;
-  for (const SceneCluster& c : clusters) in.clusters.push_back({c.parent, c.label()});
+  for (const SceneCluster& c : clusters) in.clusters.push_back({c.parent});
   for (const SceneBox& b : boxes) in.boxes.push_back({b.width, b.height, b.cluster});
   for (const SceneEdge& e : edges) in.edges.push_back({e.from, e.to});
   return in;
