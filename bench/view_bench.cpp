@@ -65,8 +65,7 @@ int main(int argc, char** argv) {
          {"/api/summary?", "/api/tensors?limit=200", "/api/tensors?limit=200&sort=name",
           "/api/tensors?limit=200&sort=bytes&order=desc", "/api/tensors?limit=200&filter=*.mlp.*",
           "/api/treemap?prefix=", "/api/graph?", "/api/graph?level=g:model.layers.0.",
-          "/api/graph?node=1000",
-          "/api/nodes?limit=100&q=mlp", "/api/node?id=1000"}) {
+          "/api/graph?node=1000", "/api/nodes?limit=100&q=mlp", "/api/node?id=1000"}) {
       const auto [first, median] = time_request(api, target, 21, rows);
       std::printf("| %s | `%s` | %.2f | %.3f |\n", path.stem().c_str(), target.c_str(), first,
                   median);

@@ -1,9 +1,10 @@
 // Fuzz target: any bytes as a model shown by `onnxmap view`. Opens them (payload errors
 // collected, as the viewer does) and asks the viewer's API for every page a person could open:
 // the summary and warnings, tensor pages in each order, the treemap, the graph drawn with its
-// boxes unfolded a few levels (each level alone, and all unfolded in place), each tensor's page, values and heat map, each node's page, statistics of one tensor;
-// and the input's last 64 bytes as one more request target. Every answer must be JSON with a
-// status the API defines: a malformed model is a 4xx/5xx answer naming it, never a crash.
+// boxes unfolded a few levels (each level alone, and all unfolded in place), each tensor's page,
+// values and heat map, each node's page, statistics of one tensor; and the input's last 64 bytes as
+// one more request target. Every answer must be JSON with a status the API defines: a malformed
+// model is a 4xx/5xx answer naming it, never a crash.
 
 #include <cstddef>
 #include <cstdint>

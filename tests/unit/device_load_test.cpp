@@ -89,13 +89,22 @@ class DeviceLoad : public test::TempFolder {
     return out;
   }
 
+  // A buffer of each item's size (0xEE bytes) and the pointers load_to_device takes.
+  struct Destinations {
+    std::vector<Bytes> buffers;
+    std::vector<void*> pointers;
+    explicit Destinations(std::span<const LoadItem> items) {
+      for (const LoadItem& item : items) buffers.emplace_back(item.byte_size(), std::byte{0xEE});
+      for (Bytes& b : buffers) pointers.push_back(b.empty() ? nullptr : b.data());
+    }
+  };
+
   // Loads `items` through a fresh host engine into buffers of their sizes; returns the buffers.
   std::vector<Bytes> load(std::span<const LoadItem> items, const DeviceLoadOptions& options,
                           DeviceLoadStats* stats = nullptr) {
-    std::vector<Bytes> buffers;
-    std::vector<void*> pointers;
-    for (const LoadItem& item : items) buffers.emplace_back(item.byte_size(), std::byte{0xEE});
-    for (Bytes& b : buffers) pointers.push_back(b.empty() ? nullptr : b.data());
+    Destinations to(items);
+    std::vector<Bytes>& buffers = to.buffers;
+    std::vector<void*>& pointers = to.pointers;
     detail::HostCopyEngine engine;
     const DeviceLoadStats got = detail::load_to_device(items, {pointers, nullptr}, options, engine);
     if (stats != nullptr) *stats = got;
@@ -170,10 +179,9 @@ TEST_F(DeviceLoad, ShardsAndEveryStorageKind) {
 TEST_F(DeviceLoad, RefusedRegistrationsAreStaged) {
   const Model model = Model::open(synth_model(true));
   const auto items = plan(model);
-  std::vector<Bytes> buffers;
-  std::vector<void*> pointers;
-  for (const LoadItem& item : items) buffers.emplace_back(item.byte_size());
-  for (Bytes& b : buffers) pointers.push_back(b.data());
+  Destinations to(items);
+  std::vector<Bytes>& buffers = to.buffers;
+  std::vector<void*>& pointers = to.pointers;
   detail::HostCopyEngine engine;
   engine.refuse_registration(true);
   const DeviceLoadStats stats = detail::load_to_device(
@@ -188,10 +196,8 @@ TEST_F(DeviceLoad, CancelledLeavesNothingPinnedOrRegistered) {
   const Model model = Model::open(synth_model(false));
   const auto items = plan(model);
   for (const DevicePath path : {DevicePath::registered, DevicePath::pinned}) {
-    std::vector<Bytes> buffers;
-    std::vector<void*> pointers;
-    for (const LoadItem& item : items) buffers.emplace_back(item.byte_size());
-    for (Bytes& b : buffers) pointers.push_back(b.data());
+    Destinations to(items);
+    std::vector<void*>& pointers = to.pointers;
     detail::HostCopyEngine engine;
     DeviceLoadOptions options = small(path, LoadMode::read);
     options.threads = 1;
@@ -217,10 +223,8 @@ TEST_F(DeviceLoad, CancelledLeavesNothingPinnedOrRegistered) {
 TEST_F(DeviceLoad, CopyFailureNamesTheDeviceAndTensor) {
   const Model model = Model::open(synth_model(true));
   const auto items = plan(model);
-  std::vector<Bytes> buffers;
-  std::vector<void*> pointers;
-  for (const LoadItem& item : items) buffers.emplace_back(item.byte_size());
-  for (Bytes& b : buffers) pointers.push_back(b.data());
+  Destinations to(items);
+  std::vector<void*>& pointers = to.pointers;
   for (const DevicePath path : {DevicePath::registered, DevicePath::pinned}) {
     detail::HostCopyEngine engine;
     engine.fail_copy_at(3);
@@ -267,10 +271,9 @@ TEST_F(DeviceLoad, BufferForAndTooLittleDeviceMemory) {
 TEST_F(DeviceLoad, PublicCallsAndBadArguments) {
   const Model model = Model::open(synth_model(false));
   const auto items = plan(model);
-  std::vector<Bytes> buffers;
-  std::vector<void*> pointers;
-  for (const LoadItem& item : items) buffers.emplace_back(item.byte_size());
-  for (Bytes& b : buffers) pointers.push_back(b.data());
+  Destinations to(items);
+  std::vector<Bytes>& buffers = to.buffers;
+  std::vector<void*>& pointers = to.pointers;
   DeviceLoadOptions options;
   options.device = "host";
   const DeviceLoadStats stats = load_to_device(items, pointers, options);
