@@ -2,7 +2,6 @@
 
 #include "graph_boxes.hpp"
 
-#include <charconv>
 #include <cmath>
 
 #include "shared/value_text.hpp"
@@ -127,14 +126,9 @@ nlohmann::json item_content(const NodeGraph& graph, const SceneBox& box) {
 
 std::string SceneCluster::label() const {
   if (item.kind != ItemKind::repeat) return item.title;
-  // "r:BEGIN:PERIOD:COUNT:SHOWN:PREFIX" (parsed already: well formed): SHOWN is field 4.
-  std::size_t at = 2;
-  for (int field = 0; field < 3; ++field) at = id.find(':', at) + 1;
-  const std::string shown = id.substr(at, id.find(':', at) - at);
-  std::size_t block = 0;
-  std::from_chars(shown.data(), shown.data() + shown.size(), block);
-  const std::string name = block < blocks.size() ? " " + blocks[block] : "";
-  return item.title + " x " + std::to_string(item.count) + " · block " + shown + name;
+  const std::string name = shown < blocks.size() ? " " + blocks[shown] : "";
+  return item.title + " x " + std::to_string(item.count) + " · block " + std::to_string(shown) +
+         name;
 }
 
 void SceneEdge::add(std::string_view value) {

@@ -27,6 +27,7 @@ struct SceneCluster {
   Item item;       // the unfolded box
   std::string id;  // its id as unfolded (a repeat's names the block shown)
   int parent = -1;
+  std::size_t shown = 0;            // a run's block shown
   std::vector<std::string> blocks;  // a run's blocks by name (graph_level.hpp: block_names)
   [[nodiscard]] std::string label() const;
 };

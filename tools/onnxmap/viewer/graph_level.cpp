@@ -146,9 +146,7 @@ Run parse_run(const NodeGraph& graph, const std::string& id) {
   return run;
 }
 
-std::vector<std::string> block_names(const NodeGraph& graph, const std::string& id) {
-  if (!id.starts_with("r:")) return {};
-  const Run run = parse_run(graph, id);
+std::vector<std::string> block_names(const Run& run) {
   if (run.count > kMaxBoxes) return {};
   std::vector<std::string> names;
   for (std::size_t b = 0; b < run.count; ++b) {

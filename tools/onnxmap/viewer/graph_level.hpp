@@ -66,9 +66,9 @@ struct Run {
 // Throws ApiError (400) where `id` is not a run's id or is out of range.
 [[nodiscard]] Run parse_run(const NodeGraph& graph, const std::string& id);
 
-// The blocks of the run `id` ("r:..."), each by the name of its first unit; none where it has
-// more than kMaxBoxes blocks (or `id` is not a run).
-[[nodiscard]] std::vector<std::string> block_names(const NodeGraph& graph, const std::string& id);
+// The blocks of `run`, each by the name of its first unit; none where it has more than
+// kMaxBoxes blocks.
+[[nodiscard]] std::vector<std::string> block_names(const Run& run);
 
 // Throws ApiError (400) unless `id` is spelled as a box id (whether it names a box or not).
 void check_id(const std::string& id);

@@ -66,8 +66,14 @@ struct Scene {
       }
       const std::string shown = asked->second;
       opened.push_back(shown);
-      if (item.kind == ItemKind::repeat) runs.push_back(shown);
-      clusters.push_back({std::move(item), shown, cluster, block_names(graph, shown)});
+      SceneCluster unfolded{std::move(item), shown, cluster, 0, {}};
+      if (unfolded.item.kind == ItemKind::repeat) {
+        runs.push_back(shown);
+        const Run run = parse_run(graph, shown);
+        unfolded.shown = run.shown;
+        unfolded.blocks = block_names(run);
+      }
+      clusters.push_back(std::move(unfolded));
       add_level(shown, static_cast<int>(clusters.size()) - 1, depth + 1);
     }
   }
