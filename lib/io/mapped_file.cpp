@@ -1,13 +1,17 @@
 #include "io/mapped_file.hpp"
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/iostreams/device/file_descriptor.hpp>
 #include <boost/iostreams/read.hpp>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -68,6 +72,28 @@ std::span<std::byte> page_range(std::span<const std::byte> map, std::uint64_t of
   const std::uintptr_t aligned = begin - begin % page;
   return {reinterpret_cast<std::byte*>(aligned),
           static_cast<std::size_t>(begin + length - aligned)};
+}
+
+// Whether every page of [offset, offset+length) of the file is in the page cache, counted by
+// the kernel with cachestat (Linux 6.5), which walks the cache's folios: 1 ms for a 1.8 GB
+// file, where mincore looks each page up (30 ms). Nullopt where the kernel has no cachestat.
+std::optional<bool> all_cached(int fd, std::uint64_t offset, std::uint64_t length) {
+  constexpr long kCachestat = 451;  // as on x86-64 and arm64 (glibc 2.36 names none)
+  struct Range {
+    std::uint64_t off, len;
+  } range{offset, length};
+  struct Counts {
+    std::uint64_t cache, dirty, writeback, evicted, recently_evicted;
+  } counts{};
+  static std::atomic<bool> missing{false};
+  if (length == 0) return true;
+  if (missing.load(std::memory_order_relaxed)) return std::nullopt;
+  if (::syscall(kCachestat, fd, &range, &counts, 0U) != 0) {
+    if (errno == ENOSYS) missing.store(true, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  const std::uint64_t page = MappedFile::page_size();
+  return counts.cache == (offset + length - 1) / page - offset / page + 1;
 }
 
 }  // namespace
@@ -135,7 +161,11 @@ MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
     file.read_ahead_reader_ = std::make_shared<io::LazyReopen>(reader);
     file.reader_ = std::move(reader);
     const auto granules = static_cast<std::size_t>((size + kAdviceGranule - 1) / kAdviceGranule);
-    file.advised_.reset(new std::atomic<std::uint8_t>[granules]());
+    // calloc, not new[](): a large table comes zeroed from the kernel and only the pages of
+    // granules ever advised are touched (a 263 GiB file's table is 132 KiB, mostly never used).
+    auto* flags = static_cast<std::uint8_t*>(std::calloc(granules, 1));
+    if (flags == nullptr) throw std::bad_alloc();
+    file.advised_ = std::shared_ptr<std::uint8_t[]>(flags, [](std::uint8_t* p) { std::free(p); });
     return file;
   } catch (const std::ios_base::failure& e) {
     throw io_error(path, std::string("cannot read: ") + e.what());
@@ -176,19 +206,23 @@ void MappedFile::advise_sequential(std::uint64_t offset, std::uint64_t length) c
   length = std::min<std::uint64_t>(length, bytes_.size() - offset);
   const std::uint64_t first = offset / kAdviceGranule;
   const std::uint64_t last = (offset + length - 1) / kAdviceGranule;
-  if (advised_[first].load(std::memory_order_relaxed) != 0 &&
-      advised_[last].load(std::memory_order_relaxed) != 0) {
+  const auto flag = [this](std::uint64_t g) { return std::atomic_ref<std::uint8_t>(advised_[g]); };
+  if (flag(first).load(std::memory_order_relaxed) != 0 &&
+      flag(last).load(std::memory_order_relaxed) != 0) {
     return;
   }
   const auto range = page_range(bytes_, offset, length);
   (void)::madvise(range.data(), range.size(), MADV_SEQUENTIAL);
   // Granules shared with a neighbour are marked too: a neighbour whose both ends are marked
   // already is skipped (left to random-access faults), a rare and harmless loss.
-  for (std::uint64_t g = first; g <= last; ++g) advised_[g].store(1, std::memory_order_relaxed);
+  for (std::uint64_t g = first; g <= last; ++g) flag(g).store(1, std::memory_order_relaxed);
 }
 
 bool MappedFile::resident(std::uint64_t offset, std::uint64_t length) const {
   if (!mapped_) return true;
+  if (const std::optional<bool> counted = all_cached(reader_->fd(), offset, length)) {
+    return *counted;
+  }
   const auto range = page_range(bytes_, offset, length);
   std::vector<unsigned char> pages((range.size() + page_size() - 1) / page_size());
   if (pages.empty()) return true;

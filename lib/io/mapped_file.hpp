@@ -68,8 +68,9 @@ class MappedFile {
   std::shared_ptr<const io::FileReader> reader_;
   // The descriptor read_ahead reads through, opened on its first call.
   std::shared_ptr<const io::LazyReopen> read_ahead_reader_;
-  // One flag per 2 MiB of a mapped file: advised sequential already.
-  std::shared_ptr<std::atomic<std::uint8_t>[]> advised_;
+  // One flag per 2 MiB of a mapped file: advised sequential already (read and set through
+  // std::atomic_ref: any number of threads advise at once).
+  std::shared_ptr<std::uint8_t[]> advised_;
 };
 
 }  // namespace onnxmap

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "load/engine.hpp"
+#include "load/resident_plan.hpp"
 
 namespace onnxmap {
 
@@ -64,6 +65,8 @@ void prefetch(const Tensor& tensor, const LoadOptions& options) {
 }
 
 void prefetch(std::span<const LoadItem> plan, const LoadOptions& options) {
+  // Warm: nothing to read, no threads to start (a cancelled load still says it was cancelled).
+  if (detail::plan_resident(plan) && !(options.cancelled && options.cancelled())) return;
   LoadOptions advice = options;
   advice.mode = LoadMode::map;
   advice.release_after_callback = false;

@@ -1,4 +1,5 @@
-// Opening maps metadata, not payloads. A kernel that maps whole page-cache folios on a fault
+// Opening maps metadata, not payloads, and a prefetch of what is cached reads nothing.
+// A kernel that maps whole page-cache folios on a fault
 // (Linux 6.18 and later, for files cached in large folios, as a file just written is) makes
 // payload pages around every tensor header resident unless the pass unmaps them again: these
 // tests measure the model mapping's resident size in /proc/self/smaps after open.
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "load/resident_plan.hpp"
 #include "onnxmap/builder.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "onnxmap/save.hpp"
@@ -116,6 +118,41 @@ TEST_F(Resident, OpeningLeavesTypedPayloadsUnmapped) {
   model.field_bytes(s::ModelProto::kGraph, graph.bytes());
   write(at("typed.onnx"), model.bytes());
   expect_payloads_not_resident(at("typed.onnx"));
+}
+
+// A prefetch of bytes all in the page cache reads nothing: plan_resident says so with one kernel
+// count per window of payloads, and says no as soon as one page of one item is not cached.
+TEST_F(Resident, WarmPlansAreKnownResidentAndColdOnesAreNot) {
+  ModelBuilder m;
+  m.ir_version(8).opset("", 17);
+  GraphBuilder& g = m.graph("g");
+  for (std::size_t i = 0; i < kTensors; ++i) {
+    g.initializer(TensorBuilder("w" + std::to_string(i), DataType::uint8,
+                                {static_cast<std::int64_t>(kTensorBytes)},
+                                filled(kTensorBytes, i)));
+  }
+  // External data: no page of the data file is mapped, so all of it can be dropped below.
+  SaveOptions options;
+  options.external_data = ExternalData::external;
+  options.location = "plan.data";
+  save(m, at("plan.onnx"), options);
+  const Model model = Model::open(at("plan.onnx"));
+  std::vector<LoadItem> plan;
+  for (std::size_t i = 0; i < kTensors; ++i) plan.push_back({model.tensor_at(i)});
+  recache_by_readahead(at("plan.data"));
+  EXPECT_TRUE(detail::plan_resident(plan));
+  EXPECT_TRUE(detail::plan_resident({}));
+  // Rows of a tensor are planned the slow way, whose errors a bad row range must get.
+  EXPECT_FALSE(detail::plan_resident(std::vector<LoadItem>{{model.tensor_at(0), 0, 8}}));
+
+  // Dropped from the page cache: cold.
+  const int fd = ::open(at("plan.data").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  ::close(fd);
+  EXPECT_FALSE(detail::plan_resident(plan));
+  prefetch(plan);
+  EXPECT_TRUE(detail::plan_resident(plan)) << "prefetch read the plan into the page cache";
 }
 
 }  // namespace
