@@ -213,9 +213,19 @@ void MappedFile::advise_sequential(std::uint64_t offset, std::uint64_t length) c
   }
   const auto range = page_range(bytes_, offset, length);
   (void)::madvise(range.data(), range.size(), MADV_SEQUENTIAL);
+  allow_huge_pages(offset, length);
   // Granules shared with a neighbour are marked too: a neighbour whose both ends are marked
   // already is skipped (left to random-access faults), a rare and harmless loss.
   for (std::uint64_t g = first; g <= last; ++g) flag(g).store(1, std::memory_order_relaxed);
+}
+
+void MappedFile::allow_huge_pages(std::uint64_t offset, std::uint64_t length) const noexcept {
+  if (!mapped_ || offset >= bytes_.size()) return;
+  length = std::min<std::uint64_t>(length, bytes_.size() - offset);
+  const auto begin = reinterpret_cast<std::uintptr_t>(bytes_.data()) + offset;
+  const std::uintptr_t first = (begin + kAdviceGranule - 1) & ~(kAdviceGranule - 1);
+  const std::uintptr_t last = (begin + length) & ~(kAdviceGranule - 1);
+  if (first < last) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 }
 
 bool MappedFile::resident(std::uint64_t offset, std::uint64_t length) const {

@@ -52,6 +52,7 @@ constexpr std::uint64_t kSliceReadAheadBytes = std::uint64_t{64} << 10U;
 void advise_slice(const MappedFile* file, std::uint64_t offset, std::uint64_t length) {
   if (file == nullptr || !file->is_mapped() || length < kSliceReadAheadBytes) return;
   if (!file->resident(offset, length)) file->read_ahead(offset, length);  // a warm slice: no read
+  file->allow_huge_pages(offset, length);
 }
 
 // Raw and external payloads as they lie in the mapped files; empty for other storage.

@@ -155,5 +155,44 @@ TEST_F(Resident, WarmPlansAreKnownResidentAndColdOnesAreNot) {
   EXPECT_TRUE(detail::plan_resident(plan)) << "prefetch read the plan into the page cache";
 }
 
+// Whether some mapping of `path` is advised for huge pages ("hg" among its VmFlags in smaps).
+bool mapped_with_huge_page_advice(const std::filesystem::path& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  const std::string name = std::filesystem::canonical(path).string();
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    // A mapping's header line holds its address range; a file mapping's ends in the file's name.
+    if (line.find('-') < line.find(' ') && line.find(' ') != std::string::npos &&
+        !line.starts_with("VmFlags")) {
+      inside = line.ends_with(name);
+    }
+    if (inside && line.starts_with("VmFlags:") && line.find(" hg") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A large payload read through the map may be mapped in 2 MiB pages: its blocks that hold
+// payload bytes only are advised so, and nothing is before a payload is read (the open's trimmer
+// needs small pages around the metadata).
+TEST_F(Resident, ReadPayloadsMayBeMappedInHugePages) {
+  constexpr std::size_t kLarge = std::size_t{8} << 20U;
+  ModelBuilder m;
+  m.ir_version(8).opset("", 17);
+  m.graph("g").initializer(TensorBuilder("big", DataType::uint8,
+                                         {static_cast<std::int64_t>(kLarge)}, filled(kLarge, 3)));
+  save(m, at("big.onnx"));
+  const Model model = Model::open(at("big.onnx"));
+  EXPECT_FALSE(mapped_with_huge_page_advice(at("big.onnx")));
+  const Tensor big = model.tensor("big");
+  EXPECT_TRUE(std::ranges::equal(big.bytes(), filled(kLarge, 3)));
+  EXPECT_TRUE(mapped_with_huge_page_advice(at("big.onnx")));
+  // Released and read again: the same bytes.
+  big.release();
+  EXPECT_TRUE(std::ranges::equal(big.bytes(), filled(kLarge, 3)));
+}
+
 }  // namespace
 }  // namespace onnxmap::test
