@@ -5,12 +5,18 @@ and each round gives one new/base ratio per benchmark. A ratio is of medians mea
 apart on the same machine state, so the spread over rounds says what the noise is.
 
     bench/paired.py BASE_READER_BENCH NEW_READER_BENCH MODELS_DIR [--rounds N] [--filter RE]
+                    [--evict] [--out FILE --title TEXT --base-label L --new-label L]
 
 MODELS_DIR holds the models tools/bench.sh makes (llm-320g, llm-7b-ext, llm-2g, graph-heavy).
 Prints a markdown table: each benchmark's base and new median, the median of the per-round
 ratios (below 1: the new build is faster), their range, and in how many rounds new was faster.
+--evict drops every model file from the page cache (posix_fadvise) before each run, so that each
+build fills the page cache its own way (a build that reads in large folios would otherwise lend
+them to the other). --out appends the table to FILE under a heading with the date, the labels
+of both builds (which commit each is) and the options.
 """
 import argparse
+import datetime
 import json
 import os
 import statistics
@@ -19,6 +25,16 @@ import sys
 import tempfile
 
 DEFAULT_FILTER = r"^onnxmap_(open|lookup|walk_nodes|fetch_warm|fetch_cold)/"
+
+
+def evict(models):
+    """Drops the models' pages from the page cache (pages mapped by a process stay)."""
+    for name in os.listdir(models):
+        fd = os.open(os.path.join(models, name), os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
 
 
 def run(binary, models, pattern):
@@ -46,22 +62,37 @@ def main():
     parser.add_argument("models")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--filter", default=DEFAULT_FILTER)
+    parser.add_argument("--evict", action="store_true")
+    parser.add_argument("--out")
+    parser.add_argument("--title", default="Paired runs")
+    parser.add_argument("--base-label", default="BASE")
+    parser.add_argument("--new-label", default="NEW")
     args = parser.parse_args()
     base, new = {}, {}
     for r in range(args.rounds):
         order = [(args.base, base), (args.new, new)]
         for binary, into in order if r % 2 == 0 else reversed(order):
+            if args.evict:
+                evict(args.models)
             for name, ns in run(binary, args.models, args.filter).items():
                 into.setdefault(name, []).append(ns)
         print(f"round {r + 1} of {args.rounds} done", file=sys.stderr)
-    print("| benchmark | base | new | new / base (median of rounds) | range | new faster |")
-    print("|---|---|---|---|---|---|")
+    lines = ["| benchmark | base | new | new / base (median of rounds) | range | new faster |",
+             "|---|---|---|---|---|---|"]
     for name in sorted(base.keys() & new.keys()):
         ratios = [n / b for b, n in zip(base[name], new[name])]
-        print(f"| {name} | {text(statistics.median(base[name]))} | "
-              f"{text(statistics.median(new[name]))} | {statistics.median(ratios):.3f} | "
-              f"{min(ratios):.2f}-{max(ratios):.2f} | "
-              f"{sum(r < 1 for r in ratios)} of {len(ratios)} |")
+        lines.append(f"| {name} | {text(statistics.median(base[name]))} | "
+                     f"{text(statistics.median(new[name]))} | {statistics.median(ratios):.3f} | "
+                     f"{min(ratios):.2f}-{max(ratios):.2f} | "
+                     f"{sum(r < 1 for r in ratios)} of {len(ratios)} |")
+    print("\n".join(lines))
+    if args.out:
+        heading = [f"## {args.title}", "",
+                   f"Written by `bench/paired.py` on {datetime.date.today()}: {args.rounds} rounds, "
+                   f"filter `{args.filter}`{', page cache dropped before each run' if args.evict else ''}. "
+                   f"base: {args.base_label}, new: {args.new_label}.", ""]
+        with open(args.out, "a") as out:
+            out.write("\n".join(heading + lines) + "\n\n")
 
 
 if __name__ == "__main__":
