@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <tuple>
-#include <vector>
 
 #include "index/model_index.hpp"
 #include "view/view_access.hpp"
@@ -13,55 +11,59 @@ namespace onnxmap::detail {
 namespace {
 
 struct Piece {
-  const MappedFile* file;
-  std::uint64_t begin;
-  std::uint64_t end;
-  friend bool operator<(const Piece& a, const Piece& b) {
-    return std::tie(a.file, a.begin) < std::tie(b.file, b.begin);
-  }
+  const MappedFile* file = nullptr;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
 };
 
-// Pieces this close share one mincore call: the pages between are checked too, which is cheaper
+// Pieces this close share one kernel count: the pages between are counted too, which is cheaper
 // than another system call, and an index pass has touched most of them anyway.
 constexpr std::uint64_t kJoinGap = std::uint64_t{64} << 10U;
-// One call covers at most this much, so its page vector stays small (64 Ki entries).
+// One count covers at most this much (where the kernel has no cachestat, mincore fills a vector
+// of a byte per page: 64 Ki).
 constexpr std::uint64_t kMaxWindow = std::uint64_t{256} << 20U;
 
-// The plan's bytes as pieces of mapped files, in file order; empty when an item is not a whole
-// tensor stored in a local mapped file.
-std::vector<Piece> pieces_of(std::span<const LoadItem> plan) {
-  std::vector<Piece> pieces;
-  pieces.reserve(plan.size());
-  for (const LoadItem& item : plan) {
-    const ModelIndex* index = ViewAccess::index(item.tensor);
-    const TensorRecord& r = index->tensors[ViewAccess::tensor(item.tensor)];
-    const MappedFile* file = index->payload_file(r);
-    if (item.row_end != kAllRows || file == nullptr || !file->is_mapped() ||
-        index->fetcher != nullptr) {
-      return {};
-    }
-    if (r.payload_length != 0) {
-      pieces.push_back({file, r.payload_offset, r.payload_offset + r.payload_length});
-    }
+// The payload of a whole-tensor item stored in a local mapped file; a piece without a file for
+// anything else (rows of a tensor, other storage, a model opened by URL).
+Piece piece_of(const LoadItem& item) noexcept {
+  const ModelIndex* index = ViewAccess::index(item.tensor);
+  const TensorRecord& r = index->tensors[ViewAccess::tensor(item.tensor)];
+  const MappedFile* file = index->payload_file(r);
+  if (item.row_end != kAllRows || file == nullptr || !file->is_mapped() ||
+      index->fetcher != nullptr) {
+    return {};
   }
-  if (!std::is_sorted(pieces.begin(), pieces.end())) std::sort(pieces.begin(), pieces.end());
-  return pieces;
+  return {file, r.payload_offset, r.payload_offset + r.payload_length};
 }
 
 }  // namespace
 
+// One pass over the plan, without a copy: a piece that starts in or just after the window
+// grows it, any other closes it (one kernel count) and opens the next. Every piece lies in one
+// window that is counted; a plan out of file order only makes more, smaller windows.
 bool plan_resident(std::span<const LoadItem> plan) {
-  const std::vector<Piece> pieces = pieces_of(plan);
-  if (pieces.empty()) return plan.empty();
-  for (std::size_t i = 0; i < pieces.size();) {
-    Piece window = pieces[i++];
-    while (i < pieces.size() && pieces[i].file == window.file &&
-           pieces[i].begin <= window.end + kJoinGap && pieces[i].end - window.begin <= kMaxWindow) {
-      window.end = std::max(window.end, pieces[i++].end);
+  Piece window{};
+  bool counted_all = true;
+  const auto close = [&] {
+    if (window.file != nullptr && !window.file->resident(window.begin, window.end - window.begin)) {
+      counted_all = false;
     }
-    if (!window.file->resident(window.begin, window.end - window.begin)) return false;
+  };
+  for (const LoadItem& item : plan) {
+    const Piece p = piece_of(item);
+    if (p.file == nullptr) return false;
+    if (p.begin == p.end) continue;
+    if (p.file == window.file && p.begin >= window.begin && p.begin <= window.end + kJoinGap &&
+        p.end - window.begin <= kMaxWindow) {
+      window.end = std::max(window.end, p.end);
+      continue;
+    }
+    close();
+    if (!counted_all) return false;
+    window = p;
   }
-  return true;
+  close();
+  return counted_all;
 }
 
 }  // namespace onnxmap::detail
