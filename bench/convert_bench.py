@@ -12,10 +12,13 @@ table: time, throughput, ratio to cp, peak RSS.
 With --vs, BASE_ONNXMAP (another build, say main's) runs each conversion too, in turn with
 ONNXMAP and cp within each round (cp, base, new, cp, base, new, ...), so that drift of a shared
 machine falls on all alike; its rows are marked "(base)", and a second table gives the median of
-the round-by-round ratios base time / new time.
+the round-by-round ratios base time / new time, of wall time and of CPU time (user + sys: the
+copies are CPU-bound in the kernel, and CPU time is steadier than wall time on a busy machine),
+and the ratios of cp's median CPU time to each build's.
 """
 import os
 import pathlib
+import resource
 import shutil
 import statistics
 import subprocess
@@ -25,10 +28,14 @@ PEAK_RSS = "peak_rss"
 
 
 def run_measured(command):
-    """Seconds and peak RSS (MiB) of one fresh process, through bench/peak_rss."""
+    """Seconds, peak RSS (MiB) and CPU seconds (user + sys, from the kernel's accounting of the
+    children) of one fresh process, through bench/peak_rss."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run([PEAK_RSS, *map(str, command)], check=True, capture_output=True,
                          text=True).stdout.split()
-    return float(out[0]), float(out[1])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return float(out[0]), float(out[1]), cpu
 
 
 def medians_of(commands, cleanups, runs):
@@ -111,19 +118,24 @@ def main():
             rows.append(f"| {name} | {gib:.2f} GiB ({on_disk / 2**30:.2f} on disk) | {what} | "
                         f"{seconds * 1000:.0f} | {size / 2**20 / seconds:.0f} | "
                         f"{ratio:.2f}x | {rss:.1f} |")
+        cp_cpu = median(measured["cp"], 2)
         for layout in ("external", "inline") if base else ():
             new = measured[f"onnxmap convert -> {layout}"]
             old = measured[f"onnxmap convert -> {layout} (base)"]
             ratios = [o[0] / n[0] for o, n in zip(old, new)]
+            cpu_ratios = [o[2] / n[2] for o, n in zip(old, new)]
             pairs.append(f"| {name} | -> {layout} | {statistics.median(ratios):.2f}x | "
-                         f"{min(ratios):.2f}x | {max(ratios):.2f}x |")
+                         f"{min(ratios):.2f}x | {max(ratios):.2f}x | "
+                         f"{statistics.median(cpu_ratios):.2f}x | "
+                         f"{cp_cpu / median(new, 2):.2f}x | {cp_cpu / median(old, 2):.2f}x |")
     print("| model | file | command | ms | MiB/s (apparent size) | throughput vs cp | peak RSS MiB |")
     print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     if pairs:
         print(f"\nRound by round, base time / new time ({runs} rounds):\n")
-        print("| model | conversion | median | min | max |")
-        print("|---|---|---|---|---|")
+        print("| model | conversion | wall: median | min | max | CPU: median | cp/new | "
+              "cp/base |")
+        print("|---|---|---|---|---|---|---|---|")
         print("\n".join(pairs))
     return 0
 
