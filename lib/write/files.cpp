@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
@@ -128,6 +129,7 @@ OutputFile::~OutputFile() {
     } catch (...) {  // the file is being abandoned; its write error was already reported
     }
   }
+  close_source();
   if (fd_ >= 0) ::close(fd_);
   if (!finished_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
 }
@@ -158,36 +160,73 @@ void OutputFile::write(std::span<const std::byte> bytes) {
   progress_.advance(bytes.size());
 }
 
+int OutputFile::source_fd(const SourceFile& source) {
+  if (copy_source_.source != &source) {
+    close_source();
+    copy_source_.source = &source;
+    copy_source_.fd = source.open_for_copy();  // -1 is kept too: not opened again for each copy
+  }
+  return copy_source_.fd;
+}
+
+void OutputFile::close_source() {
+  if (copy_source_.fd >= 0) ::close(copy_source_.fd);
+  copy_source_ = CopySource{};
+}
+
+std::pair<std::uint64_t, std::uint64_t> OutputFile::next_data(std::uint64_t at, std::uint64_t end) {
+  CopySource& s = copy_source_;
+  // Payloads are copied in file order, so the extent the last walk ended in usually answers
+  // this one: a sparse model with hundreds of tensors needs no lseek for most of them.
+  const bool known = at >= s.hole_from && at < s.data_to;
+  if (!known) {
+    const off_t data = ::lseek(s.fd, static_cast<off_t>(at), SEEK_DATA);
+    if (data < 0 && errno != ENXIO) return {at, end};  // no hole queries: copy it all
+    s.hole_from = at;
+    s.data_from = data < 0 ? UINT64_MAX : static_cast<std::uint64_t>(data);
+    s.data_to = UINT64_MAX;
+    if (data >= 0) {  // asked even where the data starts past `end`: the next copy starts there
+      const off_t hole = ::lseek(s.fd, data, SEEK_HOLE);
+      if (hole >= 0) s.data_to = static_cast<std::uint64_t>(hole);
+    }
+  }
+  const std::uint64_t begin = std::clamp(s.data_from, at, end);
+  return {begin, std::clamp(s.data_to, begin, end)};
+}
+
 void OutputFile::copy(const SourceFile& source, std::uint64_t offset, std::uint64_t length) {
-  const int source_fd = length < kKernelCopyMin ? -1 : source.open_for_copy();
-  if (source_fd < 0) {
+  const int fd = length < kKernelCopyMin ? -1 : source_fd(source);
+  if (fd < 0) {
     write(source.bytes().subspan(offset, length));
     return;
   }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{source_fd};
   flush();  // the stream is empty from here on, so the descriptor's position is position_
   std::uint64_t at = offset;
   const std::uint64_t end = offset + length;
   while (at < end) {
     // Holes in the source stay holes: a sparse 300 GB model converts without writing zeros.
-    off_t data = ::lseek(source_fd, static_cast<off_t>(at), SEEK_DATA);
-    if (data < 0) data = errno == ENXIO ? static_cast<off_t>(end) : static_cast<off_t>(at);
-    const std::uint64_t data_begin = std::min<std::uint64_t>(static_cast<std::uint64_t>(data), end);
+    const auto [data_begin, data_end] = next_data(at, end);
     if (data_begin > at && ::lseek(fd_, static_cast<off_t>(data_begin - at), SEEK_CUR) < 0) {
       fail("seek failed");
     }
     if (data_begin == end) break;
-    const off_t hole = ::lseek(source_fd, static_cast<off_t>(data_begin), SEEK_HOLE);
-    const std::uint64_t data_end =
-        hole < 0 ? end : std::min<std::uint64_t>(static_cast<std::uint64_t>(hole), end);
-    copy_in_kernel(source_fd, data_begin, data_end - data_begin);
+    copy_in_kernel(fd, data_begin, data_end - data_begin);
     at = data_end;
   }
   position_ += length;
   progress_.advance(length);
+}
+
+void OutputFile::write_fd(const char* bytes, std::size_t length) {
+  for (std::size_t put = 0; put < length;) {
+    const ssize_t w = ::write(fd_, bytes + put, length - put);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (w == 0) errno = EIO;
+      fail("write failed");
+    }
+    put += static_cast<std::size_t>(w);
+  }
 }
 
 void OutputFile::copy_in_kernel(int source_fd, std::uint64_t offset, std::uint64_t length) {
@@ -214,12 +253,7 @@ void OutputFile::copy_in_kernel(int source_fd, std::uint64_t offset, std::uint64
         if (got == 0) errno = EIO;
         fail("read failed");
       }
-      for (ssize_t put = 0; put < got;) {
-        const ssize_t w = ::write(fd_, buffer.data() + put, static_cast<std::size_t>(got - put));
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) fail("write failed");
-        put += w;
-      }
+      write_fd(buffer.data(), static_cast<std::size_t>(got));
       in += got;
       length -= static_cast<std::uint64_t>(got);
     }
@@ -235,6 +269,7 @@ void OutputFile::skip_to(std::uint64_t position) {
 }
 
 FinishedFile OutputFile::finish(bool durable) {
+  close_source();
   flush();
   if (::ftruncate(fd_, static_cast<off_t>(position_)) != 0) fail("cannot size");
   if (durable && ::fsync(fd_) != 0) fail("fsync failed");

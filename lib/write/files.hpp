@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <span>
+#include <utility>
 
 #include "onnxmap/options.hpp"
 
@@ -27,9 +28,10 @@ class SourceFile {
       : bytes_(bytes), path_(std::move(path)) {}
 
   [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
-  // A descriptor of the file for one copy (the caller closes it), or -1 when there is no file or
-  // it is no longer the size that was mapped; the bytes are then copied from memory. Opened per
-  // copy, so converting a model with thousands of data files never runs out of descriptors.
+  // A descriptor of the file for copying (the caller closes it), or -1 when there is no file or
+  // it is no longer the size that was mapped; the bytes are then copied from memory. An
+  // OutputFile keeps one open at a time, so a model with thousands of data files never runs out
+  // of descriptors.
   [[nodiscard]] int open_for_copy() const;
 
  private:
@@ -86,7 +88,8 @@ class OutputFile {
 
   void write(std::span<const std::byte> bytes);
   // Copies [offset, offset + length) of `source`: by the kernel for large ranges of a file,
-  // leaving the source's holes as holes; from memory otherwise.
+  // leaving the source's holes as holes; from memory otherwise. The source's descriptor stays
+  // open for the next copy from it (until another source is copied, or finish()).
   void copy(const SourceFile& source, std::uint64_t offset, std::uint64_t length);
   // Moves forward to `position`, leaving a hole (padding reads as zeros).
   void skip_to(std::uint64_t position);
@@ -97,8 +100,23 @@ class OutputFile {
   [[nodiscard]] FinishedFile finish(bool durable);
 
  private:
+  // The source copied from last, kept open for the copies after it, and the last extent its
+  // SEEK_DATA / SEEK_HOLE walk found: [hole_from, data_from) a hole, [data_from, data_to) data.
+  struct CopySource {
+    const SourceFile* source = nullptr;
+    int fd = -1;
+    std::uint64_t hole_from = 0;
+    std::uint64_t data_from = 0;
+    std::uint64_t data_to = 0;
+  };
+
   void flush();
+  int source_fd(const SourceFile& source);
+  void close_source();
+  // The first data extent of the open source in [at, end), clipped to end; {end, end} if none.
+  std::pair<std::uint64_t, std::uint64_t> next_data(std::uint64_t at, std::uint64_t end);
   void copy_in_kernel(int source_fd, std::uint64_t offset, std::uint64_t length);
+  void write_fd(const char* bytes, std::size_t length);
   [[noreturn]] void fail(const char* what) const;
   [[nodiscard]] std::filesystem::path folder() const;
   [[nodiscard]] int open_named();
@@ -109,6 +127,7 @@ class OutputFile {
   int fd_ = -1;
   boost::iostreams::stream_buffer<boost::iostreams::file_descriptor_sink> stream_;
   std::uint64_t position_ = 0;
+  CopySource copy_source_;
   Progress& progress_;
   bool finished_ = false;
 };
