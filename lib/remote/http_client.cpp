@@ -42,7 +42,7 @@ Error http_error(const Transfer& t, const std::string& what) {
           "bytes " + std::to_string(t.want.offset) + "-" + std::to_string(last) + ": " + what,
           t.want.offset,
           {},
-          t.client->url()};
+          t.client->shown()};
 }
 
 std::string_view trim(std::string_view s) {
@@ -203,16 +203,26 @@ HttpSession::~HttpSession() {
   curl().share_cleanup(static_cast<CURLSH*>(share_));
 }
 
-HttpClient::HttpClient(std::string url, const RemoteOptions& options, const HttpSession& session)
-    : url_(std::move(url)), options_(options), session_(session), multi_(curl().multi_init()) {
-  if (!options_.token_variable.empty()) {
-    const char* token = std::getenv(options_.token_variable.c_str());
-    if (token != nullptr) token_ = token;
-  }
+HttpClient::HttpClient(Endpoint endpoint, const RemoteOptions& options, const HttpSession& session)
+    : endpoint_(std::move(endpoint)),
+      options_(options),
+      session_(session),
+      multi_(curl().multi_init()) {
   options_.connections = std::max(options_.connections, 1U);
+  if (endpoint_.access.sigv4.empty()) return;
+  // S3 wants the payload's hash in a header of its own (libcurl signs every x-amz-* header); a
+  // GET has no payload to hash.
+  const std::string token = "x-amz-security-token: " + endpoint_.access.session_token;
+  for (const std::string& header : {std::string("x-amz-content-sha256: UNSIGNED-PAYLOAD"), token}) {
+    if (header == token && endpoint_.access.session_token.empty()) continue;
+    curl_slist* added = curl().slist_append(static_cast<curl_slist*>(headers_), header.c_str());
+    if (added == nullptr) throw Error(ErrorKind::io, "out of memory for a request's headers");
+    headers_ = added;
+  }
 }
 
 HttpClient::~HttpClient() {
+  curl().slist_free_all(static_cast<curl_slist*>(headers_));
   for (void* handle : idle_handles_) curl().easy_cleanup(static_cast<CURL*>(handle));
   curl().multi_cleanup(static_cast<CURLM*>(multi_));
 }
@@ -239,7 +249,7 @@ void HttpClient::fetch(std::span<const ByteRange> ranges, const Sink& sink) {
                   "bytes " + std::to_string(ranges[i].offset) + "+" +
                       std::to_string(ranges[i].length) + " lie past the file's end (" +
                       std::to_string(validators_.size) + " bytes)",
-                  ranges[i].offset, {}, url_);
+                  ranges[i].offset, {}, endpoint_.shown);
     }
     transfers.push_back(std::make_unique<Transfer>());
     transfers.back()->want = ranges[i];
@@ -261,8 +271,9 @@ void HttpClient::start(Transfer& t) {
   t.handle = h;
   const std::string range =
       std::to_string(t.want.offset) + "-" + std::to_string(t.want.offset + t.want.length - 1);
-  const bool https = url_.size() >= 8 && same_name(std::string_view(url_).substr(0, 8), "https://");
-  curl().easy_setopt(h, CURLOPT_URL, url_.c_str());
+  const std::string& url = endpoint_.url;
+  const bool https = url.size() >= 8 && same_name(std::string_view(url).substr(0, 8), "https://");
+  curl().easy_setopt(h, CURLOPT_URL, url.c_str());
   curl().easy_setopt(h, CURLOPT_SHARE, session_.share());
   curl().easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl().easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, https ? "https" : "http,https");
@@ -283,12 +294,25 @@ void HttpClient::start(Transfer& t) {
   curl().easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.timeout_seconds));
   curl().easy_setopt(h, CURLOPT_USERAGENT, "onnxmap/" ONNXMAP_VERSION);
   if (!options_.ca_file.empty()) curl().easy_setopt(h, CURLOPT_CAINFO, options_.ca_file.c_str());
-  if (!token_.empty()) {
-    // libcurl sends it to the URL's host only, never to a host a redirect leads to.
-    curl().easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
-    curl().easy_setopt(h, CURLOPT_XOAUTH2_BEARER, token_.c_str());
-  }
+  authenticate(h);
   curl().multi_add_handle(static_cast<CURLM*>(multi_), h);
+}
+
+void HttpClient::authenticate(void* handle) const {
+  auto* h = static_cast<CURL*>(handle);
+  const Access& access = endpoint_.access;
+  // Without CURLOPT_UNRESTRICTED_AUTH, libcurl sends neither a bearer nor user and password to a
+  // host other than the URL's (a redirect to a hub's storage).
+  if (!access.bearer.empty()) {
+    curl().easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+    curl().easy_setopt(h, CURLOPT_XOAUTH2_BEARER, access.bearer.c_str());
+  }
+  if (!access.sigv4.empty()) {
+    curl().easy_setopt(h, CURLOPT_AWS_SIGV4, access.sigv4.c_str());
+    curl().easy_setopt(h, CURLOPT_USERNAME, access.access_key_id.c_str());
+    curl().easy_setopt(h, CURLOPT_PASSWORD, access.secret_access_key.c_str());
+    curl().easy_setopt(h, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(headers_));
+  }
 }
 
 void HttpClient::finish(Transfer& t, int curl_code) {

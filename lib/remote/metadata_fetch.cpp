@@ -62,7 +62,7 @@ class Walker {
     if (depth > max_depth_) {
       throw Error(ErrorKind::depth_limit,
                   "messages nested deeper than max_depth " + std::to_string(max_depth_), begin, {},
-                  window_.file().url());
+                  window_.file().shown());
     }
     std::uint64_t pos = begin;
     while (pos < end) {
@@ -105,12 +105,12 @@ class Walker {
     try {
       return wire::read_head(bytes.data(), bytes.data() + bytes.size(), pos);
     } catch (const Error& e) {
-      throw e.in_context(window_.file().url(), "");
+      throw e.in_context(window_.file().shown(), "");
     }
   }
 
   [[noreturn]] void fail(const std::string& what, std::uint64_t offset) const {
-    throw Error(ErrorKind::truncated, what, offset, {}, window_.file().url());
+    throw Error(ErrorKind::truncated, what, offset, {}, window_.file().shown());
   }
 
   void len_field(MessageKind kind, std::uint32_t number, std::uint64_t payload,
