@@ -79,7 +79,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_GET(self):
-        parts = self.path.split("/", 2)
+        parts = self.path.split("?", 1)[0].split("/", 2)  # a query is ignored (but by /cdn/)
         mode, rel = (parts[1], parts[2]) if len(parts) == 3 else ("", "")
         if mode == "quiet":
             with ANSWERING:
@@ -136,8 +136,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if mode == "hub":
             return self.hub(rel, entry)
         if mode == "cdn":
-            rel, _, query = rel.partition("?")
-            fields = urllib.parse.parse_qs(query)
+            fields = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
             if fields.get("X-Amz-Signature") != [cdn_signature(rel)]:
                 return self.status(entry, 403, body=b"<Error><Code>AccessDenied</Code></Error>")
         path = os.path.join(ARGS.root, urllib.parse.unquote(rel))

@@ -6,11 +6,13 @@
 //   node s3_server.js DIRECTORY ACCESS_KEY_ID BUCKET...
 //
 // The secret is read from the environment (S3_TEST_SECRET), so it is never on a command line.
-// Files under DIRECTORY/BUCKET/ are the bucket's objects (s3rver's store). The first line on
-// stdout is the port; each request is then one JSON line on stderr (method, path, range, status).
+// DIRECTORY holds s3rver's store (objects are PUT by the tests). The first line on
+// stdout is the port. Each request is logged, before its body is sent, as one JSON line appended
+// to the file S3_TEST_LOG names (method, host, path, range, status, the credential's scope, the
+// signed headers, the session token).
 'use strict';
 
-const { createReadStream } = require('fs');
+const { appendFileSync, createReadStream } = require('fs');
 const S3rver = require('@20minutes/s3rver');
 const AWSAccount = require('@20minutes/s3rver/lib/models/account');
 const FilesystemStore = require('@20minutes/s3rver/lib/stores/filesystem');
@@ -51,20 +53,37 @@ async function main() {
   });
   // First in the chain, so that it sees every answer (the router ends the chain).
   server.middleware.unshift(async (ctx, next) => {
-    await next();
-    const entry = {
-      method: ctx.method,
-      host: ctx.get('host'),
-      path: ctx.path,
-      range: ctx.get('range') || null,
-      status: ctx.status,
-      auth: ctx.get('authorization') !== '',
-      token: ctx.get('x-amz-security-token') || null,
-    };
-    process.stderr.write(JSON.stringify(entry) + '\n');
+    try {
+      await next();
+    } catch (error) {
+      log(ctx, error.status || 500); // s3rver's errors (S3Error) carry their status
+      throw error;
+    }
+    log(ctx, ctx.status);
   });
   const { port } = await server.run();
   process.stdout.write(port + '\n');
+}
+
+// Appends the request and the status of its answer to S3_TEST_LOG.
+function log(ctx, status) {
+  // "AWS4-HMAC-SHA256 Credential=KEY/DATE/REGION/s3/aws4_request, SignedHeaders=a;b, ..."
+  const authorization = ctx.get('authorization');
+  const part = (name) => (authorization.match(new RegExp(name + '=([^,]*)')) || [])[1] || null;
+  const entry = {
+    method: ctx.method,
+    host: ctx.get('host'),
+    path: ctx.path,
+    range: ctx.get('range') || null,
+    status,
+    auth: authorization !== '',
+    credential: part('Credential'),
+    signed: part('SignedHeaders'),
+    token: ctx.get('x-amz-security-token') || null,
+  };
+  if (process.env.S3_TEST_LOG) {
+    appendFileSync(process.env.S3_TEST_LOG, JSON.stringify(entry) + '\n');
+  }
 }
 
 main().catch((error) => {
