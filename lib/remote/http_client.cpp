@@ -25,7 +25,9 @@ struct HttpClient::Transfer {
   std::string content_range;
   std::string etag;
   std::string last_modified;
-  bool checked = false;  // the final response's status and headers were validated
+  std::string error_code;     // X-Error-Code (the Hugging Face Hub's reason for a 4xx)
+  std::string bucket_region;  // x-amz-bucket-region (S3's answer to a request to a wrong region)
+  bool checked = false;       // the final response's status and headers were validated
   std::uint64_t expected = 0;
   std::uint64_t received = 0;
   std::optional<Error> failure;
@@ -65,6 +67,8 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
     t.content_range.clear();
     t.etag.clear();
     t.last_modified.clear();
+    t.error_code.clear();
+    t.bucket_region.clear();
     return size * count;
   }
   const std::size_t colon = line.find(':');
@@ -74,6 +78,8 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   if (same_name(name, "content-range")) t.content_range = value;
   if (same_name(name, "etag")) t.etag = value;
   if (same_name(name, "last-modified")) t.last_modified = value;
+  if (same_name(name, "x-error-code")) t.error_code = value.substr(0, 64);
+  if (same_name(name, "x-amz-bucket-region")) t.bucket_region = value.substr(0, 64);
   return size * count;
 }
 
@@ -106,8 +112,20 @@ std::optional<ContentRange> parse_content_range(std::string_view text) {
   return ContentRange{*first, *last, *total};
 }
 
-std::string status_text(long status) {
+// Printable ASCII only: a header's value from a hostile server goes into a message.
+std::string printable(std::string_view value) {
+  std::string out;
+  for (const char c : value) out += c >= 0x20 && c < 0x7f ? c : '?';
+  return out;
+}
+
+// The status, and what the answer's headers say about it (the Hub's error code; S3's region).
+std::string status_text(const Transfer& t, long status) {
   std::string text = "the server answered HTTP " + std::to_string(status);
+  if (!t.error_code.empty()) text += " " + printable(t.error_code);
+  if (!t.bucket_region.empty() && status != 206) {
+    text += " (the bucket is in region " + printable(t.bucket_region) + ": set AWS_REGION)";
+  }
   if (status == 200) {
     return text +
            " with the whole file to a range request (Range ignored); refusing to "
@@ -127,7 +145,7 @@ namespace {
 std::optional<Error> check_answer(Transfer& t, const Validators& known, bool probed) {
   long status = 0;
   curl().easy_getinfo(t.handle, CURLINFO_RESPONSE_CODE, &status);
-  if (status != 206) return http_error(t, status_text(status));
+  if (status != 206) return http_error(t, status_text(t, status));
   const auto range = parse_content_range(t.content_range);
   if (!range) {
     return http_error(t, "206 without a valid Content-Range ('" + t.content_range + "')");

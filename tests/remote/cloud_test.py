@@ -415,7 +415,8 @@ def test_hf_token_from_the_token_file(onnxmap, hub, tmp_path, where):
                                      ("hf://org/repo/synth.onnx@v2", False)])
 def test_hf_revisions(onnxmap, hub, url, ok):
     r = run(onnxmap, "info", url, env={"HF_ENDPOINT": hub.endpoint})
-    assert (r.returncode == 0) == ok and (ok or b"HTTP 404" in r.stderr), r.stderr[-300:]
+    assert (r.returncode == 0) == ok and (ok or b"HTTP 404 RevisionNotFound" in r.stderr), \
+        r.stderr[-300:]
 
 
 def test_hf_cache_revalidates_with_one_request_to_the_hub(onnxmap, hub, tmp_path):
