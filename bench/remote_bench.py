@@ -10,7 +10,7 @@ range_server.py does not check signatures: tests/remote/cloud_test.py does that)
 Models (made with `onnxmap synth` in a temporary folder, removed at the end): llm-320g (Llama-70B
 shapes, float32, one 282 GB sparse file), llm-7b-ext (Llama-7B shapes, float16, sparse external
 data), llm-2g-ext (1.9 GB of float16 weights in sparse external data: the --far table's other
-layout) and read-270m (270 MB of real bytes inline, for read-all throughput).
+layout), typed-int64 (--far: 120 tensors of 32768 int64 in int64_data, 40 MB) and read-270m (270 MB of real bytes inline, for read-all throughput).
 """
 import json
 import os
@@ -98,10 +98,28 @@ def mb(n):
     return "%.2f" % (n / 1e6)
 
 
+def typed_model(path, tensors=120, elements=32768):
+    """Tensors in typed varint fields (int64_data, as onnx.helper.make_tensor writes them
+    without raw=True), which the metadata fetch reads: payload-free fields off the chain."""
+    import numpy as np
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(7)
+    initializers = []
+    for i in range(tensors):
+        t = TensorProto(name="t%d" % i, data_type=TensorProto.INT64, dims=[elements])
+        t.int64_data.extend(rng.integers(0, 1 << 40, elements).tolist())
+        initializers.append(t)
+    graph = helper.make_graph([], "typed", [], [], initializer=initializers)
+    import onnx
+    onnx.save(helper.make_model(graph), str(path))
+
+
 def far_table(folder):
-    """info of the single file and of the external-data layout, 25 ms added to every answer."""
+    """info of the single file, of the external-data layout and of typed int64 tensors, 25 ms
+    added to every answer."""
     onnxmap("synth", folder / "llm-2g-ext.onnx", "--layers", 16, "--hidden", 2048, "--ffn", 6656,
             "--vocab", 32000, "--external-data", "--sparse")
+    typed_model(folder / "typed-int64.onnx")
     print("Machine: %s, %d cores (shared with other jobs). 25 ms added to every answer. Medians "
           "of %d runs; requests and bytes are the server's log of one run.\n"
           % (os.uname().machine, os.cpu_count(), RUNS))
@@ -110,7 +128,7 @@ def far_table(folder):
     server = Server(folder, 25)
     s3 = dict(S3_ENV, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % server.port)
     try:
-        for name in ("llm-2g-ext.onnx", "llm-320g.onnx"):
+        for name in ("llm-2g-ext.onnx", "typed-int64.onnx", "llm-320g.onnx"):
             for scheme, url, env in (("http", server.url(name), None),
                                      ("s3", "s3://ok/" + name, s3)):
                 times, n, sent = server.runs("info", url, env=env)
