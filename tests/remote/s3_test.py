@@ -1,10 +1,8 @@
-"""onnxmap on s3:// and hf:// URLs, against servers the tests start on loopback:
-  - an S3-protocol server that checks AWS Signature Version 4 (s3server/s3_server.js,
-    @20minutes/s3rver pinned in s3server/package-lock.json, installed with npm ci);
-  - range_server.py's /hub/ and /cdn/, which answer like the Hugging Face Hub and its storage.
-Every secret a test hands onnxmap (an AWS secret and session token, a Hub token, a URL's password
-and signed query) is searched for in everything onnxmap printed and in every file under the
-test's folder (caches, credential files aside): the `scan` fixture fails the test that leaks one.
+"""onnxmap on s3:// URLs against an S3-protocol server on loopback that checks AWS Signature
+Version 4 (s3server/s3_server.js: @20minutes/s3rver pinned in s3server/package-lock.json,
+installed with npm ci), and against range_server.py as a hostile S3 endpoint. Every secret is
+searched for in every output and file (cloud_support.scan). Also: URLs with a password and a
+signed query, and the viewer of an s3:// model, show no secret.
 """
 import fcntl
 import hashlib
@@ -18,56 +16,10 @@ import urllib.request
 
 import pytest
 
-from remote_test import Server, fixture_models, synth_models
+from cloud_support import (HERE, HOME, KEY_ID, NAMES, OUTPUTS, QUERY_SIGNATURE, SECRET,  # noqa: F401
+                           SESSION_TOKEN, URL_PASSWORD, folder, hostile, run, scan, write_secret)
 
-HERE = pathlib.Path(__file__).resolve().parent
-KEY_ID = "AKIDONNXMAPTEST"
-SECRET = "wJalrXUtnFEMI-secret-K7MDENGbPxRfiCY"
-SESSION_TOKEN = "FwoGZXIvYXdzEXAMPLE-session-token"
-HUB_TOKEN = "hf_onnxmapTestTokenAbcdef0123"
-URL_PASSWORD = "p4ssw0rd-in-the-url"
-QUERY_SIGNATURE = "a1b2c3-signature-in-the-query"
-SECRETS = [SECRET, SESSION_TOKEN, HUB_TOKEN, URL_PASSWORD, QUERY_SIGNATURE]
 BUCKET = "models"
-NAMES = ["fixture.onnx", "ext/fixture ext.onnx", "synth.onnx", "synth-ext.onnx", "sparse.onnx"]
-
-OUTPUTS = []  # what onnxmap printed in the running test
-
-
-def run(onnxmap, *args, env=None):
-    """onnxmap ARGS with `env` added to a clean environment (no AWS or HF variable of the
-    caller's, HOME a folder without credentials); records the output for `scan`."""
-    base = {k: v for k, v in os.environ.items()
-            if not k.startswith(("AWS_", "HF_", "ONNXMAP_HTTP_TOKEN", "HUGGING_FACE"))}
-    r = onnxmap(*args, env={**base, "HOME": str(HOME), **(env or {})})
-    OUTPUTS.append(r.stdout + r.stderr)
-    return r
-
-
-HOME = pathlib.Path("/nonexistent-onnxmap-home")
-
-
-@pytest.fixture(autouse=True)
-def scan(tmp_path):
-    """After each test: no secret in what onnxmap printed nor in any file under tmp_path but the
-    credential files the test wrote (named *.secret)."""
-    OUTPUTS.clear()
-    yield
-    leaks = [f"output {i}: {s}" for i, out in enumerate(OUTPUTS) for s in SECRETS
-             if s.encode() in out]
-    for path in tmp_path.rglob("*"):
-        if path.is_file() and not path.name.endswith(".secret"):
-            data = path.read_bytes()
-            leaks += [f"{path}: {s}" for s in SECRETS if s.encode() in data]
-    assert not leaks, f"secrets shown: {leaks}"
-
-
-@pytest.fixture(scope="module")
-def folder(onnxmap, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("served")
-    fixture_models(folder)
-    synth_models(onnxmap, folder)
-    return folder
 
 
 def npm_modules(work):
@@ -205,6 +157,17 @@ def test_s3_a_wrong_secret_is_refused_in_one_request(onnxmap, s3):
     assert len(log) == 1 and log[0]["status"] == 403 and elapsed < 1.0, (log, elapsed)
 
 
+def test_s3_no_credentials_for_a_private_bucket_is_refused_in_one_request(onnxmap, hostile):
+    """range_server.py's /auth/ as a private bucket: an unsigned request is refused (401)."""
+    hostile.clear()
+    start = time.monotonic()
+    r = run(onnxmap, "info", "s3://auth/synth.onnx",
+            env={"AWS_ENDPOINT_URL": "http://127.0.0.1:%d" % hostile.port})
+    elapsed = time.monotonic() - start
+    assert r.returncode == 1 and b"access denied" in r.stderr and len(hostile.log()) == 1 \
+        and elapsed < 1.0, (r.stderr, hostile.log(), elapsed)
+
+
 def test_s3_an_unknown_key_is_refused(onnxmap, s3):
     r = run(onnxmap, "info", s3_url("synth.onnx"), env={**signed(s3), "AWS_ACCESS_KEY_ID": "AKIDNOBODY"})
     assert r.returncode == 1 and b"access denied" in r.stderr, r.stderr
@@ -224,11 +187,6 @@ def test_s3_session_token_is_sent_and_signed(onnxmap, s3):
     log = s3.log()
     assert r.returncode == 0 and log, r.stderr[-300:]
     assert all(e["token"] == SESSION_TOKEN and "x-amz-security-token" in e["signed"] for e in log)
-
-
-def write_secret(path, text):
-    path.write_text(text)
-    return path
 
 
 def test_s3_credentials_and_region_from_the_profile_files(onnxmap, s3, tmp_path):
@@ -303,25 +261,6 @@ def test_s3_a_missing_key_is_a_404(onnxmap, s3):
     assert r.returncode == 1 and b"HTTP 404" in r.stderr and b"s3://models/nothing.onnx" in r.stderr
 
 
-@pytest.mark.parametrize("url, phrase", [
-    ("s3://models", b"the key is missing"), ("s3://models/", b"the key is missing"),
-    ("s3:///k.onnx", b"the bucket is"), ("s3://bad*bucket/k.onnx", b"the bucket is"),
-    ("hf://org", b"hf://ORG/REPO/PATH"), ("hf://org/repo", b"hf://ORG/REPO/PATH"),
-    ("hf://org/repo/", b"hf://ORG/REPO/PATH"), ("hf://org/repo/m.onnx@", b"empty revision"),
-    ("hf://org/repo/../m.onnx", b"'..'"),
-])
-def test_malformed_urls_are_clear_errors(onnxmap, url, phrase):
-    r = run(onnxmap, "info", url)
-    assert r.returncode == 1 and phrase in r.stderr and b"invalid_argument" in r.stderr, r.stderr
-
-
-@pytest.fixture(scope="module")
-def hostile(folder, tmp_path_factory):
-    server = Server(folder, tmp_path_factory.mktemp("hostile") / "requests.log")
-    yield server
-    server.stop()
-
-
 @pytest.mark.parametrize("mode, phrase", [("ignore-range", "whole file"),
                                           ("wrong-range", "a different range"),
                                           ("short", "short body"), ("etag", "changed on the server")])
@@ -348,87 +287,6 @@ def test_a_url_password_and_signed_query_are_never_shown(onnxmap, hostile, folde
     assert list((tmp_path / "cache").rglob("record"))
 
 
-# The Hub: range_server.py's /hub/ (HF_ENDPOINT) redirects to /cdn/ on "localhost".
-
-@pytest.fixture(scope="module")
-def hub(folder, tmp_path_factory):
-    root = tmp_path_factory.mktemp("hub")
-    for org in ("org", "private"):
-        (root / org).mkdir()
-        shutil.copytree(folder, root / org / "repo")
-    server = Server(root, tmp_path_factory.mktemp("hublog") / "requests.log", "--token",
-                    HUB_TOKEN, "--revision", "v1.0")
-    server.endpoint = "http://127.0.0.1:%d/hub" % server.port
-    yield server
-    server.stop()
-
-
-@pytest.mark.parametrize("verb", [["info", "--json"], ["ls", "--json"], ["dump", "--omit-data"]],
-                         ids=" ".join)
-@pytest.mark.parametrize("name", NAMES)
-def test_hf_outputs_equal_the_local_ones(onnxmap, hub, folder, name, verb):
-    url = "hf://org/repo/" + name
-    a = run(onnxmap, verb[0], folder / name, *verb[1:])
-    b = run(onnxmap, verb[0], url, *verb[1:], env={"HF_ENDPOINT": hub.endpoint})
-    assert b.returncode == a.returncode == 0, b.stderr[-300:]
-    assert b.stdout.replace(url.encode(), str(folder / name).encode()) == a.stdout
-
-
-def test_hf_token_goes_to_the_hub_only(onnxmap, hub, folder, tmp_path):
-    hub.clear()
-    r = run(onnxmap, "get", "hf://private/repo/synth-ext.onnx",
-            "model.layers.0.mlp.up_proj.weight", "-o", tmp_path / "b.npy",
-            env={"HF_ENDPOINT": hub.endpoint, "HF_TOKEN": HUB_TOKEN})
-    log = hub.log()
-    assert r.returncode == 0, r.stderr[-300:]
-    hub_requests = [e for e in log if e["path"].startswith("/hub/")]
-    storage = [e for e in log if e["path"].startswith("/cdn/")]
-    assert hub_requests and all(e["auth"] and e["status"] == 302 for e in hub_requests)
-    assert storage and all(not e["auth"] and e["host"].startswith("localhost:") and
-                           e["status"] == 206 for e in storage), storage
-    run(onnxmap, "get", folder / "synth-ext.onnx", "model.layers.0.mlp.up_proj.weight", "-o",
-        tmp_path / "a.npy")
-    assert (tmp_path / "a.npy").read_bytes() == (tmp_path / "b.npy").read_bytes()
-
-
-def test_hf_private_repo_without_a_token_is_refused(onnxmap, hub):
-    r = run(onnxmap, "info", "hf://private/repo/synth.onnx", env={"HF_ENDPOINT": hub.endpoint})
-    assert r.returncode == 1 and b"401" in r.stderr and b"access denied" in r.stderr, r.stderr
-
-
-@pytest.mark.parametrize("where", ["HF_TOKEN_PATH", "HF_HOME"])
-def test_hf_token_from_the_token_file(onnxmap, hub, tmp_path, where):
-    token = write_secret(tmp_path / "token.secret", HUB_TOKEN + "\n")
-    if where == "HF_HOME":
-        (tmp_path / "home").mkdir()
-        token = write_secret(tmp_path / "home" / "token", HUB_TOKEN + "\n")
-    env = {"HF_ENDPOINT": hub.endpoint,
-           where: str(token if where == "HF_TOKEN_PATH" else tmp_path / "home")}
-    r = run(onnxmap, "info", "hf://private/repo/synth.onnx", env=env)
-    token.unlink()  # the one file allowed to hold the token
-    assert r.returncode == 0, r.stderr[-300:]
-
-
-@pytest.mark.parametrize("url, ok", [("hf://org/repo/synth.onnx@main", True),
-                                     ("hf://org/repo/synth.onnx@v1.0", True),
-                                     ("hf://org/repo@v1.0/synth.onnx", True),
-                                     ("hf://org/repo/synth.onnx@v2", False)])
-def test_hf_revisions(onnxmap, hub, url, ok):
-    r = run(onnxmap, "info", url, env={"HF_ENDPOINT": hub.endpoint})
-    assert (r.returncode == 0) == ok and (ok or b"HTTP 404 RevisionNotFound" in r.stderr), \
-        r.stderr[-300:]
-
-
-def test_hf_cache_revalidates_with_one_request_to_the_hub(onnxmap, hub, tmp_path):
-    env = {"HF_ENDPOINT": hub.endpoint}
-    first = run(onnxmap, "ls", "hf://org/repo/synth-ext.onnx", "--cache", tmp_path / "c", env=env)
-    hub.clear()
-    second = run(onnxmap, "ls", "hf://org/repo/synth-ext.onnx", "--cache", tmp_path / "c", env=env)
-    paths = [e["path"].split("?")[0] for e in hub.log()]
-    assert second.returncode == 0 and second.stdout == first.stdout
-    assert paths == ["/hub/org/repo/resolve/main/synth-ext.onnx", "/cdn/org/repo/synth-ext.onnx"]
-
-
 def test_viewer_of_an_s3_model_shows_no_secret(onnxmap, s3, monkeypatch):
     from viewer import Viewer  # tests/view, on the path by tests/conftest.py
     for k, v in {**signed(s3), "AWS_SESSION_TOKEN": SESSION_TOKEN, "HOME": str(HOME)}.items():
@@ -438,3 +296,4 @@ def test_viewer_of_an_s3_model_shows_no_secret(onnxmap, s3, monkeypatch):
                    ("/", "/api/summary", "/api/tensors", "/api/warnings", "/api/graph")]
     OUTPUTS.extend(answers)
     assert b"s3://models/synth.onnx" in answers[1]
+
