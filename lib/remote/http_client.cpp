@@ -326,6 +326,9 @@ void HttpClient::authenticate(void* handle) const {
     curl().easy_setopt(h, CURLOPT_XOAUTH2_BEARER, access.bearer.c_str());
   }
   if (!access.sigv4.empty()) {
+    // libcurl would send the custom headers (the session token) to wherever a redirect leads,
+    // and S3 does not redirect a GET it can answer: a 3xx is an error (its status says so).
+    curl().easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl().easy_setopt(h, CURLOPT_AWS_SIGV4, access.sigv4.c_str());
     curl().easy_setopt(h, CURLOPT_USERNAME, access.access_key_id.c_str());
     curl().easy_setopt(h, CURLOPT_PASSWORD, access.secret_access_key.c_str());

@@ -274,6 +274,19 @@ def test_s3_hostile_answers_are_refused_alike(onnxmap, hostile, mode, phrase):
     assert all(e["auth"] for e in hostile.log())
 
 
+def test_s3_signed_requests_follow_no_redirect(onnxmap, hostile):
+    """range_server.py's /hop/ redirects to another host name: a signed request (its session
+    token a header libcurl would carry along) stops at the redirect."""
+    hostile.clear()
+    r = run(onnxmap, "ls", "s3://hop/synth.onnx",
+            env={"AWS_ENDPOINT_URL": "http://127.0.0.1:%d" % hostile.port,
+                 "AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET,
+                 "AWS_SESSION_TOKEN": SESSION_TOKEN})
+    log = hostile.log()
+    assert r.returncode == 1 and b"HTTP 302" in r.stderr, r.stderr
+    assert len(log) == 1 and log[0]["host"].startswith("127.0.0.1:"), log
+
+
 def test_a_url_password_and_signed_query_are_never_shown(onnxmap, hostile, folder, tmp_path):
     base = "http://user:%s@127.0.0.1:%d" % (URL_PASSWORD, hostile.port)
     query = "?X-Amz-Signature=%s&X-Amz-Credential=k" % QUERY_SIGNATURE
