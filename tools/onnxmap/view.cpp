@@ -99,7 +99,8 @@ int run_view(const ViewArgs& args) {
 void add_view_verb(CLI::App& app) {
   auto args = std::make_shared<ViewArgs>();
   CLI::App* sub = app.add_subcommand("view", "Look at the model in a web browser (a local server)");
-  sub->add_option("MODEL", args->model, "the .onnx file or its URL (http, https, s3, hf)")->required();
+  sub->add_option("MODEL", args->model, "the .onnx file or its URL (http, https, s3, hf)")
+      ->required();
   add_remote_flags(sub, args->remote);
   sub->add_option_function<unsigned short>(
       "--port", [args](unsigned short port) { args->port = port, args->port_given = true; },
