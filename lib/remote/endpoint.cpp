@@ -65,7 +65,13 @@ Endpoint s3_endpoint(std::string_view given) {
                     "an s3:// URL is s3://BUCKET/KEY; the bucket is 1-255 of A-Z a-z 0-9 . - _");
   }
   if (key.empty()) throw malformed(given, "an s3:// URL is s3://BUCKET/KEY; the key is missing");
-  const AwsSettings aws = aws_settings();
+  AwsSettings aws;
+  try {
+    aws = aws_settings();
+  } catch (const Error& e) {  // one naming a credential file keeps it; the others name the URL
+    if (!e.file().empty()) throw;
+    throw e.in_context(shown_url(given), "");
+  }
   const std::string& style = aws.addressing_style;
   if (!style.empty() && style != "auto" && style != "path" && style != "virtual") {
     throw malformed(given,
