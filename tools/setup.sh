@@ -36,7 +36,8 @@ onnxmap_packages=(
   # AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer (libclang-rt-14-dev).
   clang libclang-rt-14-dev
   # The browser tests (tests/view/browser_test.py): the viewer's pages in headless Chromium,
-  # driven by puppeteer-core from npm (Node.js and npm: see onnxmap_install_deps).
+  # driven by puppeteer-core from npm (Node.js and npm: see onnxmap_install_deps). Node.js and npm
+  # also run the s3:// tests' S3 server (tests/remote/s3server/: @20minutes/s3rver, npm ci).
   chromium
 )
 

@@ -38,8 +38,9 @@ enum class LoadMode {
 // and the total.
 using ProgressCallback = std::function<void(std::uint64_t bytes_done, std::uint64_t bytes_total)>;
 
-// How a model given as an http:// or https:// URL is read: with HTTP range requests for exactly
-// the bytes asked for, into a sparse local mirror that the index pass and the views run over.
+// How a model given as a URL (http://, https://, s3://, hf://: docs/remote.md) is read: with HTTP
+// range requests for exactly the bytes asked for, into a sparse local mirror that the index pass
+// and the views run over.
 struct RemoteOptions {
   // Empty: the mirror is a temporary folder removed at open (its files live on, unnamed, while
   // the model is open). Otherwise the mirror and a record of what it holds stay in a subfolder
@@ -55,8 +56,9 @@ struct RemoteOptions {
   unsigned connections = 4;
   // Certificates (PEM) to trust for https instead of the system's, for hubs with a private CA.
   std::filesystem::path ca_file;
-  // The environment variable holding a bearer token (sent as "Authorization: Bearer ..." to the
-  // model's host, never shown in an error). Empty: none.
+  // The environment variable holding a bearer token for http:// and https:// URLs (sent as
+  // "Authorization: Bearer ..." to the model's host, never shown). Empty: none. s3:// and hf://
+  // take their credentials from their own places (docs/remote.md).
   std::string token_variable = "ONNXMAP_HTTP_TOKEN";
 };
 
@@ -93,7 +95,12 @@ struct OpenOptions {
   RemoteOptions remote{};
 };
 
-// Whether `path` names a URL (http:// or https://, any case) rather than a file.
+// Whether `path` names a URL (http://, https://, s3:// or hf://, any case) rather than a file.
 [[nodiscard]] ONNXMAP_API bool is_url(std::string_view path) noexcept;
+
+// `path` as fit to show in a message or output: a URL loses its user information ("user:password@")
+// and its query and fragment (which may hold a signature or a token); anything else is returned
+// unchanged. Every error, output and record of onnxmap names a URL this way.
+[[nodiscard]] ONNXMAP_API std::string shown_url(std::string_view path);
 
 }  // namespace onnxmap

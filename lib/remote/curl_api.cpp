@@ -47,6 +47,8 @@ CurlApi load() {
   bind(api.share_init, "curl_share_init");
   bind(api.share_cleanup, "curl_share_cleanup");
   bind(api.share_setopt, "curl_share_setopt");
+  bind(api.slist_append, "curl_slist_append");
+  bind(api.slist_free_all, "curl_slist_free_all");
   decltype(&::curl_global_init) global_init = nullptr;
   bind(global_init, "curl_global_init");
   if (global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

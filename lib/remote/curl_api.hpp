@@ -27,6 +27,8 @@ struct CurlApi {
   decltype(&::curl_share_init) share_init;
   decltype(&::curl_share_cleanup) share_cleanup;
   decltype(&::curl_share_setopt) share_setopt;
+  decltype(&::curl_slist_append) slist_append;
+  decltype(&::curl_slist_free_all) slist_free_all;
 };
 
 // libcurl, loaded and globally initialized on the first call (thread-safe) and kept for the

@@ -25,7 +25,9 @@ struct HttpClient::Transfer {
   std::string content_range;
   std::string etag;
   std::string last_modified;
-  bool checked = false;  // the final response's status and headers were validated
+  std::string error_code;     // X-Error-Code (the Hugging Face Hub's reason for a 4xx)
+  std::string bucket_region;  // x-amz-bucket-region (S3's answer to a request to a wrong region)
+  bool checked = false;       // the final response's status and headers were validated
   std::uint64_t expected = 0;
   std::uint64_t received = 0;
   std::optional<Error> failure;
@@ -42,7 +44,7 @@ Error http_error(const Transfer& t, const std::string& what) {
           "bytes " + std::to_string(t.want.offset) + "-" + std::to_string(last) + ": " + what,
           t.want.offset,
           {},
-          t.client->url()};
+          t.client->shown()};
 }
 
 std::string_view trim(std::string_view s) {
@@ -65,6 +67,8 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
     t.content_range.clear();
     t.etag.clear();
     t.last_modified.clear();
+    t.error_code.clear();
+    t.bucket_region.clear();
     return size * count;
   }
   const std::size_t colon = line.find(':');
@@ -74,6 +78,8 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   if (same_name(name, "content-range")) t.content_range = value;
   if (same_name(name, "etag")) t.etag = value;
   if (same_name(name, "last-modified")) t.last_modified = value;
+  if (same_name(name, "x-error-code")) t.error_code = value.substr(0, 64);
+  if (same_name(name, "x-amz-bucket-region")) t.bucket_region = value.substr(0, 64);
   return size * count;
 }
 
@@ -106,8 +112,20 @@ std::optional<ContentRange> parse_content_range(std::string_view text) {
   return ContentRange{*first, *last, *total};
 }
 
-std::string status_text(long status) {
+// Printable ASCII only: a header's value from a hostile server goes into a message.
+std::string printable(std::string_view value) {
+  std::string out;
+  for (const char c : value) out += c >= 0x20 && c < 0x7f ? c : '?';
+  return out;
+}
+
+// The status, and what the answer's headers say about it (the Hub's error code; S3's region).
+std::string status_text(const Transfer& t, long status) {
   std::string text = "the server answered HTTP " + std::to_string(status);
+  if (!t.error_code.empty()) text += " " + printable(t.error_code);
+  if (!t.bucket_region.empty() && status != 206) {
+    text += " (the bucket is in region " + printable(t.bucket_region) + ": set AWS_REGION)";
+  }
   if (status == 200) {
     return text +
            " with the whole file to a range request (Range ignored); refusing to "
@@ -127,7 +145,7 @@ namespace {
 std::optional<Error> check_answer(Transfer& t, const Validators& known, bool probed) {
   long status = 0;
   curl().easy_getinfo(t.handle, CURLINFO_RESPONSE_CODE, &status);
-  if (status != 206) return http_error(t, status_text(status));
+  if (status != 206) return http_error(t, status_text(t, status));
   const auto range = parse_content_range(t.content_range);
   if (!range) {
     return http_error(t, "206 without a valid Content-Range ('" + t.content_range + "')");
@@ -203,16 +221,26 @@ HttpSession::~HttpSession() {
   curl().share_cleanup(static_cast<CURLSH*>(share_));
 }
 
-HttpClient::HttpClient(std::string url, const RemoteOptions& options, const HttpSession& session)
-    : url_(std::move(url)), options_(options), session_(session), multi_(curl().multi_init()) {
-  if (!options_.token_variable.empty()) {
-    const char* token = std::getenv(options_.token_variable.c_str());
-    if (token != nullptr) token_ = token;
-  }
+HttpClient::HttpClient(Endpoint endpoint, const RemoteOptions& options, const HttpSession& session)
+    : endpoint_(std::move(endpoint)),
+      options_(options),
+      session_(session),
+      multi_(curl().multi_init()) {
   options_.connections = std::max(options_.connections, 1U);
+  if (endpoint_.access.sigv4.empty()) return;
+  // S3 wants the payload's hash in a header of its own (libcurl signs every x-amz-* header); a
+  // GET has no payload to hash.
+  const std::string token = "x-amz-security-token: " + endpoint_.access.session_token;
+  for (const std::string& header : {std::string("x-amz-content-sha256: UNSIGNED-PAYLOAD"), token}) {
+    if (header == token && endpoint_.access.session_token.empty()) continue;
+    curl_slist* added = curl().slist_append(static_cast<curl_slist*>(headers_), header.c_str());
+    if (added == nullptr) throw Error(ErrorKind::io, "out of memory for a request's headers");
+    headers_ = added;
+  }
 }
 
 HttpClient::~HttpClient() {
+  curl().slist_free_all(static_cast<curl_slist*>(headers_));
   for (void* handle : idle_handles_) curl().easy_cleanup(static_cast<CURL*>(handle));
   curl().multi_cleanup(static_cast<CURLM*>(multi_));
 }
@@ -239,7 +267,7 @@ void HttpClient::fetch(std::span<const ByteRange> ranges, const Sink& sink) {
                   "bytes " + std::to_string(ranges[i].offset) + "+" +
                       std::to_string(ranges[i].length) + " lie past the file's end (" +
                       std::to_string(validators_.size) + " bytes)",
-                  ranges[i].offset, {}, url_);
+                  ranges[i].offset, {}, endpoint_.shown);
     }
     transfers.push_back(std::make_unique<Transfer>());
     transfers.back()->want = ranges[i];
@@ -261,8 +289,9 @@ void HttpClient::start(Transfer& t) {
   t.handle = h;
   const std::string range =
       std::to_string(t.want.offset) + "-" + std::to_string(t.want.offset + t.want.length - 1);
-  const bool https = url_.size() >= 8 && same_name(std::string_view(url_).substr(0, 8), "https://");
-  curl().easy_setopt(h, CURLOPT_URL, url_.c_str());
+  const std::string& url = endpoint_.url;
+  const bool https = url.size() >= 8 && same_name(std::string_view(url).substr(0, 8), "https://");
+  curl().easy_setopt(h, CURLOPT_URL, url.c_str());
   curl().easy_setopt(h, CURLOPT_SHARE, session_.share());
   curl().easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl().easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, https ? "https" : "http,https");
@@ -283,12 +312,28 @@ void HttpClient::start(Transfer& t) {
   curl().easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.timeout_seconds));
   curl().easy_setopt(h, CURLOPT_USERAGENT, "onnxmap/" ONNXMAP_VERSION);
   if (!options_.ca_file.empty()) curl().easy_setopt(h, CURLOPT_CAINFO, options_.ca_file.c_str());
-  if (!token_.empty()) {
-    // libcurl sends it to the URL's host only, never to a host a redirect leads to.
-    curl().easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
-    curl().easy_setopt(h, CURLOPT_XOAUTH2_BEARER, token_.c_str());
-  }
+  authenticate(h);
   curl().multi_add_handle(static_cast<CURLM*>(multi_), h);
+}
+
+void HttpClient::authenticate(void* handle) const {
+  auto* h = static_cast<CURL*>(handle);
+  const Access& access = endpoint_.access;
+  // Without CURLOPT_UNRESTRICTED_AUTH, libcurl sends neither a bearer nor user and password to a
+  // host other than the URL's (a redirect to a hub's storage).
+  if (!access.bearer.empty()) {
+    curl().easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+    curl().easy_setopt(h, CURLOPT_XOAUTH2_BEARER, access.bearer.c_str());
+  }
+  if (!access.sigv4.empty()) {
+    // libcurl would send the custom headers (the session token) to wherever a redirect leads,
+    // and S3 does not redirect a GET it can answer: a 3xx is an error (its status says so).
+    curl().easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl().easy_setopt(h, CURLOPT_AWS_SIGV4, access.sigv4.c_str());
+    curl().easy_setopt(h, CURLOPT_USERNAME, access.access_key_id.c_str());
+    curl().easy_setopt(h, CURLOPT_PASSWORD, access.secret_access_key.c_str());
+    curl().easy_setopt(h, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(headers_));
+  }
 }
 
 void HttpClient::finish(Transfer& t, int curl_code) {

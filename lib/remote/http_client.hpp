@@ -14,6 +14,7 @@
 
 #include "io/payload_fetcher.hpp"
 #include "onnxmap/options.hpp"
+#include "remote/endpoint.hpp"
 
 namespace onnxmap::remote {
 
@@ -46,7 +47,8 @@ class HttpClient {
   using Sink =
       std::function<void(std::size_t index, std::uint64_t offset, std::span<const std::byte>)>;
 
-  HttpClient(std::string url, const RemoteOptions& options, const HttpSession& session);
+  // Requests go to endpoint.url, authenticated by endpoint.access; errors name endpoint.shown.
+  HttpClient(Endpoint endpoint, const RemoteOptions& options, const HttpSession& session);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -59,18 +61,21 @@ class HttpClient {
   void fetch(std::span<const ByteRange> ranges, const Sink& sink);
 
   [[nodiscard]] const Validators& validators() const noexcept { return validators_; }
-  [[nodiscard]] const std::string& url() const noexcept { return url_; }
+  // The URL requested, and the name errors give it (no secret in that one).
+  [[nodiscard]] const std::string& url() const noexcept { return endpoint_.url; }
+  [[nodiscard]] const std::string& shown() const noexcept { return endpoint_.shown; }
 
   struct Transfer;  // one request in flight (http_client.cpp)
 
  private:
   void run(std::vector<std::unique_ptr<Transfer>>& transfers, const Sink& sink);
   void start(Transfer& transfer);
+  void authenticate(void* handle) const;
   void finish(Transfer& transfer, int curl_code);
 
-  std::string url_;
+  Endpoint endpoint_;
   RemoteOptions options_;
-  std::string token_;
+  void* headers_ = nullptr;  // curl_slist of the headers every request adds (signing: S3's)
   const HttpSession& session_;
   void* multi_;
   std::vector<void*> idle_handles_;  // easy handles kept for their connections

@@ -1,6 +1,7 @@
 #include "remote/metadata_fetch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "onnxmap/error.hpp"
@@ -20,6 +21,29 @@ constexpr std::uint64_t kMinChunk = std::uint64_t{4} << 10U;
 constexpr std::uint64_t kMaxChunk = std::uint64_t{4} << 20U;
 // A field's head, a tag and a length: at most 5 + 10 bytes.
 constexpr std::uint64_t kHeadBytes = 16;
+
+// Whether a message of `kind` may hold a tensor payload somewhere beneath it (a TensorProto, or a
+// message field whose kind may): the walk descends into those only.
+bool may_hold_payload(MessageKind kind) {
+  static const std::array<bool, schema::kMessageKindCount> table = [] {
+    std::array<bool, schema::kMessageKindCount> holds{};
+    holds[static_cast<std::size_t>(MessageKind::TensorProto)] = true;
+    for (bool changed = true; changed;) {  // a fixed point: message kinds nest in cycles
+      changed = false;
+      for (std::size_t k = 0; k < holds.size(); ++k) {
+        if (holds[k]) continue;
+        for (const schema::FieldDescriptor& f : schema::descriptor(MessageKind(k)).fields) {
+          if (f.type == schema::FieldType::message && holds[static_cast<std::size_t>(f.message)]) {
+            holds[k] = changed = true;
+            break;
+          }
+        }
+      }
+    }
+    return holds;
+  }();
+  return table[static_cast<std::size_t>(kind)];
+}
 
 // A window of fetched bytes over the mirror, moved forward as the walk reads.
 class FetchWindow {
@@ -43,6 +67,11 @@ class FetchWindow {
 
   MirrorFile& file() { return file_; }
 
+  // Whether [offset, offset + n) lies in the bytes fetched last (so in the mirror).
+  [[nodiscard]] bool holds(std::uint64_t offset, std::uint64_t n) const {
+    return offset >= begin_ && offset + n <= begin_ + window_.size();
+  }
+
  private:
   MirrorFile& file_;
   std::vector<std::byte> window_;
@@ -62,7 +91,7 @@ class Walker {
     if (depth > max_depth_) {
       throw Error(ErrorKind::depth_limit,
                   "messages nested deeper than max_depth " + std::to_string(max_depth_), begin, {},
-                  window_.file().url());
+                  window_.file().shown());
     }
     std::uint64_t pos = begin;
     while (pos < end) {
@@ -78,7 +107,7 @@ class Walker {
             fail("a length runs past its message", pos);
           }
           if (kind) len_field(*kind, head.number, payload, head.value, depth);
-          if (!kind) window_.file().ensure(payload, head.value);
+          if (!kind) defer(payload, head.value);
           pos = payload + head.value;
           continue;
         }
@@ -105,12 +134,12 @@ class Walker {
     try {
       return wire::read_head(bytes.data(), bytes.data() + bytes.size(), pos);
     } catch (const Error& e) {
-      throw e.in_context(window_.file().url(), "");
+      throw e.in_context(window_.file().shown(), "");
     }
   }
 
   [[noreturn]] void fail(const std::string& what, std::uint64_t offset) const {
-    throw Error(ErrorKind::truncated, what, offset, {}, window_.file().url());
+    throw Error(ErrorKind::truncated, what, offset, {}, window_.file().shown());
   }
 
   void len_field(MessageKind kind, std::uint32_t number, std::uint64_t payload,
@@ -125,13 +154,29 @@ class Walker {
       }
     }
     const schema::FieldDescriptor* field = schema::find_field(kind, number);
-    if (field != nullptr && field->type == schema::FieldType::message) {
+    if (field != nullptr && field->type == schema::FieldType::message &&
+        may_hold_payload(field->message)) {
       walk(field->message, payload, payload + length, depth + 1);
     } else {
-      window_.file().ensure(payload, length);
+      defer(payload, length);
     }
   }
 
+  // A field fetched whole, payload-free (its span known, nothing beneath it moves the walk):
+  // fetched with the others in one batch of parallel requests at the walk's end, rather than
+  // one request after another in the walk.
+  void defer(std::uint64_t payload, std::uint64_t length) {
+    if (length > 0 && !window_.holds(payload, length)) deferred_.push_back({payload, length});
+  }
+
+ public:
+  // Fetches the deferred fields (up to RemoteOptions::connections requests at once).
+  void fetch_deferred() {
+    window_.file().ensure(deferred_);
+    deferred_.clear();
+  }
+
+ private:
   // A StringStringEntryProto of external_data: keeps the value of key "location".
   void external_entry(std::span<const std::byte> entry, std::uint64_t base) {
     wire::Cursor reader(entry, base);
@@ -152,6 +197,7 @@ class Walker {
   FetchWindow& window_;
   int max_depth_;
   std::vector<std::string> locations_;
+  std::vector<ByteRange> deferred_;
 };
 
 }  // namespace
@@ -161,6 +207,7 @@ std::vector<std::string> fetch_metadata(MirrorFile& file, std::span<const std::b
   FetchWindow window(file, first);
   Walker walker(window, max_depth);
   walker.walk(root, 0, file.size(), 0);
+  walker.fetch_deferred();
   return walker.take_locations();
 }
 

@@ -19,9 +19,9 @@ Error io_error(const std::filesystem::path& path, const std::string& what) {
 
 }  // namespace
 
-MirrorFile::MirrorFile(std::filesystem::path path, std::string url, const RemoteOptions& options,
+MirrorFile::MirrorFile(std::filesystem::path path, Endpoint endpoint, const RemoteOptions& options,
                        const HttpSession& session)
-    : path_(std::move(path)), client_(std::move(url), options, session) {
+    : path_(std::move(path)), client_(std::move(endpoint), options, session) {
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw io_error(path_, "cannot create the mirror file");
 }

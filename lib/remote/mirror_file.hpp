@@ -17,7 +17,7 @@ namespace onnxmap::remote {
 class MirrorFile {
  public:
   // Opens (creates) the mirror at `path`; nothing is requested yet.
-  MirrorFile(std::filesystem::path path, std::string url, const RemoteOptions& options,
+  MirrorFile(std::filesystem::path path, Endpoint endpoint, const RemoteOptions& options,
              const HttpSession& session);
   ~MirrorFile();
   MirrorFile(const MirrorFile&) = delete;
@@ -48,6 +48,8 @@ class MirrorFile {
   [[nodiscard]] const RangeSet& held() const noexcept { return held_; }
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
   [[nodiscard]] const std::string& url() const noexcept { return client_.url(); }
+  // The file's name in errors: no secret in it.
+  [[nodiscard]] const std::string& shown() const noexcept { return client_.shown(); }
 
   static constexpr std::uint64_t kPart = std::uint64_t{16} << 20U;
   // Held bytes up to this long between two missing pieces are fetched again with them.

@@ -7,6 +7,7 @@
 #include "io/payload_fetcher.hpp"
 #include "onnxmap/error.hpp"
 #include "remote/cache_record.hpp"
+#include "remote/endpoint.hpp"
 #include "remote/metadata_fetch.hpp"
 #include "remote/mirror_file.hpp"
 #include "remote/url.hpp"
@@ -37,7 +38,8 @@ std::filesystem::path make_temporary_folder() {
 // The mirror of one remote model and every data file it names. Fetches are serialized.
 class RemoteModel final : public PayloadFetcher {
  public:
-  RemoteModel(std::string_view url, const RemoteOptions& options) : url_(url), options_(options) {}
+  RemoteModel(std::string_view url, const RemoteOptions& options)
+      : given_(url), options_(options) {}
 
   ~RemoteModel() override {
     try {
@@ -48,14 +50,20 @@ class RemoteModel final : public PayloadFetcher {
 
   // Fills the mirror with the metadata (or trusts a cached one) and returns its folder.
   std::filesystem::path prepare(MessageKind root, int max_depth) {
+    endpoint_ = remote::resolve_endpoint(given_, options_);
+    // The cache is keyed by the URL requested as shown (an s3:// URL's endpoint included, no
+    // secret), and the record holds that form only.
+    shown_url_ = shown_url(endpoint_.url);
     const bool cached = !options_.cache_dir.empty();
-    folder_ = cached ? remote::cache_folder(options_.cache_dir, url_) : make_temporary_folder();
+    folder_ =
+        cached ? remote::cache_folder(options_.cache_dir, shown_url_) : make_temporary_folder();
     if (cached) std::filesystem::create_directories(folder_);
     const auto record = cached ? remote::read_record(folder_ / "record") : std::nullopt;
-    model_ =
-        std::make_unique<MirrorFile>(folder_ / remote::file_name(url_), url_, options_, session_);
+    model_ = std::make_unique<MirrorFile>(folder_ / remote::file_name(endpoint_.url), endpoint_,
+                                          options_, session_);
     const std::span<const std::byte> first = model_->start(kProbe);
-    if (record && record->url == url_ && record->files[0].validators == model_->validators()) {
+    if (record && record->url == shown_url_ &&
+        record->files[0].validators == model_->validators()) {
       model_->restore(record->files[0].validators, record->files[0].held);
       for (std::size_t i = 1; i < record->files.size(); ++i) {
         add_data_file(record->files[i].location)
@@ -101,14 +109,16 @@ class RemoteModel final : public PayloadFetcher {
   }
 
   MirrorFile& add_data_file(const std::string& location) {
-    const std::string url = remote::resolve_location(url_, location);
-    if (url == url_)
+    std::string url = remote::resolve_location(endpoint_.url, location);
+    if (url == endpoint_.url)
       throw Error(ErrorKind::unsafe_path,
                   "external data location '" + location + "' is the model itself", Error::kNoOffset,
-                  "external_data", url_);
+                  "external_data", endpoint_.shown);
     const std::filesystem::path path = folder_ / location;
     std::filesystem::create_directories(path.parent_path());
-    auto file = std::make_unique<MirrorFile>(path, url, options_, session_);
+    std::string shown = shown_url(url);
+    remote::Endpoint endpoint{std::move(url), std::move(shown), endpoint_.access};
+    auto file = std::make_unique<MirrorFile>(path, std::move(endpoint), options_, session_);
     MirrorFile& added = *file;
     data_.emplace(location, std::move(file));
     return added;
@@ -120,7 +130,7 @@ class RemoteModel final : public PayloadFetcher {
     if (found == data_.end()) {
       throw Error(ErrorKind::not_found,
                   "external data location '" + std::string(location) + "' has no mirror",
-                  Error::kNoOffset, {}, url_);
+                  Error::kNoOffset, {}, endpoint_.shown);
     }
     return *found->second;
   }
@@ -128,14 +138,16 @@ class RemoteModel final : public PayloadFetcher {
   void save_record() const {
     if (options_.cache_dir.empty() || !model_) return;
     const std::lock_guard lock(mutex_);
-    remote::CacheRecord record{url_, {{"", model_->validators(), model_->held()}}};
+    remote::CacheRecord record{shown_url_, {{"", model_->validators(), model_->held()}}};
     for (const auto& [location, file] : data_) {
       record.files.push_back({location, file->validators(), file->held()});
     }
     remote::write_record(folder_ / "record", record);
   }
 
-  std::string url_;
+  std::string given_;          // the URL as the caller gave it (it may hold secrets)
+  remote::Endpoint endpoint_;  // what it is requested as
+  std::string shown_url_;      // endpoint_.url fit to show: the cache's key and record
   RemoteOptions options_;
   remote::HttpSession session_;
   std::filesystem::path folder_;

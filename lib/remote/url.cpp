@@ -1,6 +1,7 @@
 #include "remote/url.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 
 #include "common/location.hpp"
@@ -17,9 +18,25 @@ bool is_url(std::string_view path) noexcept {
              return a == static_cast<char>(std::tolower(static_cast<unsigned char>(b)));
            });
   };
-  return starts("http://") || starts("https://");
+  return starts("http://") || starts("https://") || starts("s3://") || starts("hf://");
 }
 
+std::string shown_url(std::string_view path) {
+  const std::size_t scheme_end = path.find("://");
+  const bool scheme =
+      scheme_end != std::string_view::npos && scheme_end > 0 &&
+      std::isalpha(static_cast<unsigned char>(path[0])) != 0 &&
+      std::all_of(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(scheme_end), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
+      });
+  if (!scheme) return std::string(path);
+  std::string_view url = path.substr(0, std::min(path.find('?'), path.find('#')));
+  const std::size_t authority = scheme_end + 3;
+  const std::size_t authority_end = std::min(url.find('/', authority), url.size());
+  const std::size_t at = url.substr(0, authority_end).rfind('@');
+  if (at == std::string_view::npos || at < authority) return std::string(url);
+  return std::string(url.substr(0, authority)) + std::string(url.substr(at + 1));
+}
 }  // namespace onnxmap
 
 namespace onnxmap::remote {
@@ -35,14 +52,27 @@ std::string_view folder_of(std::string_view url) {
   return url.substr(0, slash + 1);
 }
 
-std::string escape(std::string_view segment) {
+}  // namespace
+
+std::string escape_segment(std::string_view segment) {
+  if (segment.empty()) return {};  // a length of 0 would make libcurl measure it with strlen
   const std::unique_ptr<char, decltype(&::curl_free)> out(
       curl().easy_escape(nullptr, segment.data(), static_cast<int>(segment.size())), curl().free);
   if (!out) throw Error(ErrorKind::invalid_argument, "cannot encode a URL segment");
   return out.get();
 }
 
-}  // namespace
+std::string escape_path(std::string_view path) {
+  std::string out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t end = std::min(path.find('/', at), path.size());
+    out += escape_segment(path.substr(at, end - at));
+    if (end == path.size()) return out;
+    out += '/';
+    at = end + 1;
+  }
+}
 
 std::string resolve_location(std::string_view model_url, std::string_view location) {
   if (const char* why = detail::location_text_problem(location)) {
@@ -62,7 +92,7 @@ std::string resolve_location(std::string_view model_url, std::string_view locati
     at = end + 1;
     if (segment.empty() || segment == ".") continue;
     if (!first) url += '/';
-    url += escape(segment);
+    url += escape_segment(segment);
     first = false;
   }
   if (first) throw detail::unsafe_location(location, "names no file");

@@ -21,8 +21,9 @@ ModelSource open_source(const std::filesystem::path& path, const OpenOptions& op
   if (is_url(path.native())) {
     Mirror mirror = open_mirror(path.native(), options.remote, root, options.max_depth);
     // The mirror is filled behind the map, whatever the mode.
-    return {MappedFile::open(mirror.model_path, LoadMode::map), path.native(), mirror.folder,
-            LoadMode::map, std::move(mirror.fetcher)};
+    // The model is named by its URL fit to show: no user information, no query.
+    return {MappedFile::open(mirror.model_path, LoadMode::map), shown_url(path.native()),
+            mirror.folder, LoadMode::map, std::move(mirror.fetcher)};
   }
   try {
     return {MappedFile::open(path, options.mode), path.string(), path.parent_path(), options.mode,

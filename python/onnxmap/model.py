@@ -37,10 +37,11 @@ def open(path: Union[str, "os.PathLike[str]"], *, mode: Optional[str] = None,
     allow_external_outside_folder (external data outside the model's folder; False),
     collect_payload_errors (open a model whose payloads are bad; those tensors have storage
     "invalid"; False). The GIL is released while the file is indexed.
-    `path` may be an http:// or https:// URL: the metadata is fetched at open and each tensor's
-    bytes when touched; cache_dir (a folder) keeps the fetched metadata for the next open,
-    timeout_seconds (30) bounds a stalled request, ca_file is a PEM file of certificates to
-    trust, and a bearer token is taken from the environment variable ONNXMAP_HTTP_TOKEN.
+    `path` may be a URL (http://, https://, s3://, hf://: docs/remote.md): the metadata is
+    fetched at open and each tensor's bytes when touched; cache_dir (a folder) keeps the fetched
+    metadata for the next open, timeout_seconds (30) bounds a stalled request, ca_file is a PEM
+    file of certificates to trust; credentials come from the environment (ONNXMAP_HTTP_TOKEN,
+    the AWS variables and files, HF_TOKEN).
     Raises onnxmap.Error for an unreadable or malformed file (kind "http" for a server's fault).
     """
     return _onnxmap._open(os.fspath(path), **open_options(

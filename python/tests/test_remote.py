@@ -4,6 +4,7 @@ numpy_helper gives for the local file, only the rows asked for fetched, server f
 onnxmap.Error with kind "http"."""
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 import urllib.parse
@@ -115,3 +116,40 @@ def test_cache_makes_the_second_open_one_request(server, tmp_path):
     with onnxmap.open(url, cache_dir=tmp_path / "cache", timeout_seconds=5) as second:
         assert list(second.keys()) == keys
     assert len(server.requests()) == 1
+
+
+SECRET = "py-secret-Zq81vXwT0"
+HUB_TOKEN = "hf_pyTokenQ7r2m"
+
+
+@pytest.mark.parametrize("scheme", ["s3", "hf"])
+def test_s3_and_hub_urls_equal_local(fixtures, scheme, monkeypatch, tmp_path):
+    """s3:// with range_server.py as the S3 endpoint (bucket "ok": its plain mode; requests
+    signed, which range_server.py does not check: tests/remote/cloud_test.py does) and hf://
+    with its /hub/ as HF_ENDPOINT (the fixtures as repository org/repo). Neither the secret nor
+    the token shows in an exception."""
+    shutil.copytree(fixtures, tmp_path / "root" / "org" / "repo")
+    server = RangeServer(tmp_path / "root", tmp_path / "log")
+    try:
+        base = "http://127.0.0.1:%d" % server.port
+        monkeypatch.setenv("HOME", str(tmp_path))
+        for k, v in {"AWS_ENDPOINT_URL": base, "AWS_ACCESS_KEY_ID": "AKIDPY",
+                     "AWS_SECRET_ACCESS_KEY": SECRET, "HF_ENDPOINT": base + "/hub",
+                     "HF_TOKEN": HUB_TOKEN}.items():
+            monkeypatch.setenv(k, v)
+        name = "external_one_file.onnx"
+        url = ("s3://ok/org/repo/%s" if scheme == "s3" else "hf://org/repo/%s@main") % name
+        with onnxmap.open(url) as model, onnxmap.open(fixtures / name) as on_disk:
+            assert list(model.keys()) == list(on_disk.keys())
+            for key in on_disk.keys():
+                assert model[key].numpy().tobytes() == on_disk[key].numpy().tobytes(), key
+        log = server.requests()
+        assert log and all(e["auth"] for e in log if "/cdn/" not in e["path"])
+        assert not any(e["auth"] for e in log if "/cdn/" in e["path"])
+        with pytest.raises(onnxmap.Error) as raised:
+            onnxmap.open(url.replace(name, "nothing.onnx"))
+        text = str(raised.value) + raised.value.detail + str(raised.value.file)
+        assert raised.value.kind == "http" and SECRET not in text and HUB_TOKEN not in text
+    finally:
+        server.process.kill()
+        server.process.wait()

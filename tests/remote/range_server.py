@@ -15,6 +15,12 @@ The first path segment picks a behaviour, the rest names a file under --root:
   /quiet/             204 once every request being answered (but /hang/ ones) is logged; not
                       logged itself. A test asks it before reading or clearing the log.
   /auth/PATH          like ok, but 401 unless "Authorization: Bearer $TOKEN" (--token)
+  /hub/ORG/REPO/resolve/REVISION/PATH
+                      like the Hugging Face Hub: 302 (with X-Linked-Etag and X-Linked-Size) to
+                      http://localhost:PORT/cdn/ORG/REPO/PATH?X-Amz-Signature=...&Expires=...
+                      (another host name, a signed query); 404 for a revision other than main
+                      or --revision; for ORG "private", 401 unless "Authorization: Bearer $TOKEN"
+  /cdn/PATH?QUERY     like ok, but 403 unless the query holds the signature /hub/ made for PATH
 --latency-ms adds a delay before every answer. Every request is logged to --log as one JSON
 line: method, path, range, status, bytes of body sent, and the client's port (its connection).
 The first line on stdout is the port.
@@ -22,6 +28,8 @@ The first line on stdout is the port.
 
 import argparse
 import email.utils
+import hashlib
+import hmac
 import http.server
 import json
 import os
@@ -35,6 +43,8 @@ import urllib.parse
 
 ARGS = None
 LOCK = threading.Lock()
+# What /hub/ signs its redirects with, and /cdn/ checks.
+CDN_KEY = os.urandom(16)
 COUNTS = {}
 
 
@@ -69,7 +79,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_GET(self):
-        parts = self.path.split("/", 2)
+        parts = self.path.split("?", 1)[0].split("/", 2)  # a query is ignored (but by /cdn/)
         mode, rel = (parts[1], parts[2]) if len(parts) == 3 else ("", "")
         if mode == "quiet":
             with ANSWERING:
@@ -89,6 +99,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(ARGS.latency_ms / 1000.0)
         entry = {"method": "GET", "path": self.path, "range": self.headers.get("Range"),
                  "port": self.client_address[1], "status": 0, "sent": 0,
+                 "host": self.headers.get("Host"),
                  "auth": self.headers.get("Authorization") is not None}
         try:
             self.answer(mode, rel, entry)
@@ -122,6 +133,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if mode == "auth" and self.headers.get("Authorization") != "Bearer " + (ARGS.token or ""):
             return self.status(entry, 401, body=b"who are you")
+        if mode == "hub":
+            return self.hub(rel, entry)
+        if mode == "cdn":
+            fields = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            if fields.get("X-Amz-Signature") != [cdn_signature(rel)]:
+                return self.status(entry, 403, body=b"<Error><Code>AccessDenied</Code></Error>")
         path = os.path.join(ARGS.root, urllib.parse.unquote(rel))
         if not os.path.isfile(path):
             return self.status(entry, 404)
@@ -152,6 +169,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if send < length:
             self.close_connection = True
 
+    def hub(self, rel, entry):
+        """/hub/ORG/REPO/resolve/REVISION/PATH: the Hub's redirect to its storage."""
+        parts = rel.split("/", 4)
+        if len(parts) != 5 or parts[2] != "resolve":
+            return self.status(entry, 404, body=b"Entry not found")
+        org, repo, _, revision, name = parts
+        if org == "private" and self.headers.get("Authorization") != "Bearer " + (ARGS.token or ""):
+            return self.status(entry, 401, [("X-Error-Code", "GatedRepo")], b"Access restricted")
+        if urllib.parse.unquote(revision) not in ("main", ARGS.revision):
+            return self.status(entry, 404, [("X-Error-Code", "RevisionNotFound")], b"Invalid rev")
+        target = "/".join((org, repo, name))
+        path = os.path.join(ARGS.root, urllib.parse.unquote(target))
+        if not os.path.isfile(path):
+            return self.status(entry, 404, [("X-Error-Code", "EntryNotFound")], b"Entry not found")
+        st = os.stat(path)
+        query = urllib.parse.urlencode({"X-Amz-Signature": cdn_signature(target),
+                                        "Expires": int(time.time()) + 3600})
+        location = "http://localhost:%d/cdn/%s?%s" % (self.server.server_address[1], target, query)
+        return self.status(entry, 302, [("Location", location),
+                                         ("X-Linked-Etag", '"%x"' % st.st_mtime_ns),
+                                         ("X-Linked-Size", str(st.st_size))])
+
     def send_file(self, entry, path, offset, length, code, headers, send=None):
         send = length if send is None else send
         entry["status"] = code
@@ -172,6 +211,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 at += done
 
 
+def cdn_signature(rel):
+    return hmac.new(CDN_KEY, rel.encode(), hashlib.sha256).hexdigest()
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
@@ -179,6 +222,7 @@ def main():
     parser.add_argument("--log", required=True)
     parser.add_argument("--latency-ms", type=float, default=0)
     parser.add_argument("--token")
+    parser.add_argument("--revision", default="main", help="a revision /hub/ knows besides main")
     parser.add_argument("--tls-cert", help="serve https with this PEM (certificate and key)")
     parser.add_argument("--http-port", type=int, default=0, help="where /to-http/ redirects")
     ARGS = parser.parse_args()

@@ -70,9 +70,9 @@ int run_check(const CheckArgs& args) {
     report = check(args.model, options);
   }
   if (args.json) {
-    print_json(std::cout, report_json(args.model, report));
+    print_json(std::cout, report_json(shown_url(args.model), report));
   } else {
-    print_check_text(args.model, report, args.data);
+    print_check_text(shown_url(args.model), report, args.data);
   }
   return report.ok() ? kExitOk : kExitInvalid;
 }

@@ -37,16 +37,11 @@ bool is_loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host.starts_with("127.");
 }
 
-// What the page calls the model: a URL without its user, password and query (which may hold
-// credentials), or the file's name.
+// What the page calls the model: a URL as shown_url shows it (no user, password or query, which
+// may hold credentials), or the file's name.
 std::string source_name(const std::string& model) {
-  const auto scheme = model.find("://");
-  if (scheme == std::string::npos) return std::filesystem::path(model).filename().string();
-  std::string url = model.substr(0, model.find('?'));
-  const auto host = scheme + 3;
-  const auto at = url.find('@', host);
-  if (at != std::string::npos && at < url.find('/', host)) url.erase(host, at + 1 - host);
-  return url;
+  if (is_url(model)) return shown_url(model);
+  return std::filesystem::path(model).filename().string();
 }
 
 // The names a loopback server answers to in the Host header; any for a server on the network.
@@ -104,7 +99,8 @@ int run_view(const ViewArgs& args) {
 void add_view_verb(CLI::App& app) {
   auto args = std::make_shared<ViewArgs>();
   CLI::App* sub = app.add_subcommand("view", "Look at the model in a web browser (a local server)");
-  sub->add_option("MODEL", args->model, "the .onnx file or an http(s) URL")->required();
+  sub->add_option("MODEL", args->model, "the .onnx file or its URL (http, https, s3, hf)")
+      ->required();
   add_remote_flags(sub, args->remote);
   sub->add_option_function<unsigned short>(
       "--port", [args](unsigned short port) { args->port = port, args->port_given = true; },
