@@ -34,6 +34,12 @@ def npm_modules(work):
     if not node or not npm:
         unavailable("the S3 tests need Node.js and npm (Debian: apt-get install nodejs npm; "
                     "tools/setup.sh installs them)")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    major = version.lstrip("v").split(".")[0]
+    if not major.isdigit() or int(major) < 20:
+        unavailable(f"the S3 test server (@20minutes/s3rver) needs Node.js 20 or later, "
+                    f"not {version or 'an unknown version'} (Debian 12's nodejs is 18: NodeSource "
+                    f"has newer)")
     modules = work / "s3-modules"
     modules.mkdir(parents=True, exist_ok=True)
     with open(work / "s3-modules.lock", "w") as held:  # pytest-xdist's workers take turns
