@@ -202,7 +202,7 @@ async function checkStatsCancel(page, m, name) {
     await page.click('[data-testid=stats-run]');
     await page.waitForSelector('[data-testid=stats-cancel]:not([hidden])');
     await page.click('[data-testid=stats-cancel]');
-    states.push(await statsStateAfter(page, 'running', 30000));
+    states.push(await statsStateAfter(page, 'running', 60000));
   }
   check(`${m.label} tensor ${name}: statistics cancelled`, states.includes('cancelled') &&
     states.every((s) => s === 'cancelled' || s === 'done'), states);

@@ -97,7 +97,7 @@ export function tableRows(page, selector) {
 }
 
 /** Waits until the text of `selector` is `want`; returns whether it became so (and checks it). */
-export async function waitText(page, name, selector, want, timeout = 30000) {
+export async function waitText(page, name, selector, want, timeout = 60000) {
   try {
     await page.waitForFunction((s, w) => document.querySelector(s)?.textContent.trim() === w,
       { timeout }, selector, want);
