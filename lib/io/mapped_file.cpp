@@ -228,6 +228,12 @@ void MappedFile::allow_huge_pages(std::uint64_t offset, std::uint64_t length) co
   if (first < last) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 }
 
+void MappedFile::map_cached(std::uint64_t offset, std::uint64_t length) const noexcept {
+  if (!mapped_) return;
+  const auto range = page_range(bytes_, offset, length);
+  if (!range.empty()) (void)::madvise(range.data(), range.size(), MADV_POPULATE_READ);
+}
+
 bool MappedFile::resident(std::uint64_t offset, std::uint64_t length) const {
   if (!mapped_) return true;
   if (const std::optional<bool> counted = all_cached(reader_->fd(), offset, length)) {

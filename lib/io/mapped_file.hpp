@@ -57,6 +57,10 @@ class MappedFile {
   // Drops the pages of [offset, offset+length) from this process (MADV_DONTNEED; clean file
   // pages are re-read on the next touch). No-op for copied files.
   void release(std::uint64_t offset, std::uint64_t length) const noexcept;
+  // Maps the pages of [offset, offset+length) into the process now, in one system call
+  // (MADV_POPULATE_READ, Linux 5.14; a no-op before), rather than a fault per 64 KiB on the
+  // first read. For pages in the page cache already: it reads any that are not.
+  void map_cached(std::uint64_t offset, std::uint64_t length) const noexcept;
   // Whether every page of [offset, offset+length) is in the page cache (one mincore call), so
   // that a caller can skip reading ahead what is there. Copied files: always.
   [[nodiscard]] bool resident(std::uint64_t offset, std::uint64_t length) const;

@@ -53,6 +53,7 @@ void advise_slice(const MappedFile* file, std::uint64_t offset, std::uint64_t le
   if (file == nullptr || !file->is_mapped() || length < kSliceReadAheadBytes) return;
   if (!file->resident(offset, length)) file->read_ahead(offset, length);  // a warm slice: no read
   file->allow_huge_pages(offset, length);
+  file->map_cached(offset, length);
 }
 
 // Raw and external payloads as they lie in the mapped files; empty for other storage.
