@@ -53,15 +53,8 @@ class Server:
 
     def measure(self, *args, env=None):
         """Median wall ms over RUNS, and the requests and bytes of the last run."""
-        times = []
-        for _ in range(RUNS):
-            self.log.write_text("")
-            start = time.perf_counter()
-            onnxmap(*args, env=env)
-            times.append((time.perf_counter() - start) * 1000)
-        time.sleep(0.1)
-        entries = [json.loads(line) for line in self.log.read_text().splitlines()]
-        return statistics.median(times), len(entries), sum(e["sent"] for e in entries)
+        times, requests, sent = self.runs(*args, env=env)
+        return statistics.median(times), requests, sent
 
     def runs(self, *args, env=None):
         """Every run's wall ms, and the requests and bytes of the last run."""

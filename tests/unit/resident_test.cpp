@@ -55,6 +55,19 @@ std::vector<std::byte> filled(std::size_t size, unsigned seed) {
   return out;
 }
 
+// kTensors uint8 tensors of kTensorBytes each, "w0", "w1", ..., tensor i filled(kTensorBytes, i).
+ModelBuilder tensors_of_a_mebibyte() {
+  ModelBuilder m;
+  m.ir_version(8).opset("", 17);
+  GraphBuilder& g = m.graph("g");
+  for (std::size_t i = 0; i < kTensors; ++i) {
+    g.initializer(TensorBuilder("w" + std::to_string(i), DataType::uint8,
+                                {static_cast<std::int64_t>(kTensorBytes)},
+                                filled(kTensorBytes, i)));
+  }
+  return m;
+}
+
 class Resident : public TempFolder {
  protected:
   // Opens `path`, checks that under an eighth of the file became resident (without unmapping, a
@@ -89,14 +102,7 @@ void recache_by_readahead(const std::filesystem::path& path) {
 }
 
 TEST_F(Resident, OpeningLeavesRawPayloadsUnmapped) {
-  ModelBuilder m;
-  m.ir_version(8).opset("", 17);
-  GraphBuilder& g = m.graph("g");
-  for (std::size_t i = 0; i < kTensors; ++i) {
-    g.initializer(TensorBuilder("w" + std::to_string(i), DataType::uint8,
-                                {static_cast<std::int64_t>(kTensorBytes)},
-                                filled(kTensorBytes, i)));
-  }
+  const ModelBuilder m = tensors_of_a_mebibyte();
   save(m, at("raw.onnx"));
   expect_payloads_not_resident(at("raw.onnx"));
   recache_by_readahead(at("raw.onnx"));
@@ -127,14 +133,7 @@ TEST_F(Resident, OpeningLeavesTypedPayloadsUnmapped) {
 // A prefetch of bytes all in the page cache reads nothing: plan_resident says so with one kernel
 // count per window of payloads, and says no as soon as one page of one item is not cached.
 TEST_F(Resident, WarmPlansAreKnownResidentAndColdOnesAreNot) {
-  ModelBuilder m;
-  m.ir_version(8).opset("", 17);
-  GraphBuilder& g = m.graph("g");
-  for (std::size_t i = 0; i < kTensors; ++i) {
-    g.initializer(TensorBuilder("w" + std::to_string(i), DataType::uint8,
-                                {static_cast<std::int64_t>(kTensorBytes)},
-                                filled(kTensorBytes, i)));
-  }
+  const ModelBuilder m = tensors_of_a_mebibyte();
   // External data: no page of the data file is mapped, so all of it can be dropped below.
   SaveOptions options;
   options.external_data = ExternalData::external;
