@@ -89,11 +89,14 @@ std::vector<std::string> cudart_candidates() {
                           "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/opt/cuda/lib64"}) {
     for (const char* name : kNames) out.push_back(std::string(dir) + "/" + name);
   }
+  // CUDA 13's wheels put every library in nvidia/cu13/lib; CUDA 12's, one folder per package.
   for (const fs::path& root : package_roots()) {
-    const fs::path lib = root / "nvidia" / "cuda_runtime" / "lib";
-    for (const char* name : kNames) {
-      std::error_code ec;
-      if (fs::exists(lib / name, ec)) out.push_back((lib / name).string());
+    for (const char* folder : {"cu13", "cuda_runtime"}) {
+      const fs::path lib = root / "nvidia" / folder / "lib";
+      for (const char* name : kNames) {
+        std::error_code ec;
+        if (fs::exists(lib / name, ec)) out.push_back((lib / name).string());
+      }
     }
   }
   return out;

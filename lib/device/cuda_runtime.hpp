@@ -46,7 +46,8 @@ struct CudaRuntime {
 
 // Where the runtime is looked for, in order: $ONNXMAP_CUDART when set, then libcudart.so.13
 // and .12 by name (the loader's search path), the CUDA toolkit's usual folders, and the copy
-// that PyTorch's pip wheels bundle (nvidia/cuda_runtime/lib of a site-packages folder).
+// that PyTorch's pip wheels bundle (nvidia/cu13/lib, or CUDA 12's nvidia/cuda_runtime/lib, of a
+// site-packages folder).
 [[nodiscard]] std::vector<std::string> cudart_candidates();
 
 // Opens the first of `candidates` that loads and has every entry point. Throws onnxmap::Error

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -313,6 +314,31 @@ TEST(CudaRuntime, NoRuntimeIsAClearError) {
     EXPECT_NE(detail::make_copy_engine("host"), nullptr);
     test::expect_error([] { (void)detail::make_copy_engine("cuda:0"); }, ErrorKind::device);
   }
+}
+
+// PyTorch's wheels bundle the runtime in a virtual environment's site-packages: CUDA 13's in
+// nvidia/cu13/lib, CUDA 12's in nvidia/cuda_runtime/lib. Both are listed, after the system's.
+TEST(CudaRuntime, WheelRuntimesAreCandidates) {
+  const test::ScopedTestFolder folder;
+  const fs::path packages = folder.path() / "lib" / "python3.12" / "site-packages" / "nvidia";
+  const fs::path cu13 = packages / "cu13" / "lib" / "libcudart.so.13";
+  const fs::path cu12 = packages / "cuda_runtime" / "lib" / "libcudart.so.12";
+  for (const fs::path& file : {cu13, cu12}) {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file).put(0);  // not a library: found, not opened
+  }
+  const char* before = std::getenv("VIRTUAL_ENV");
+  const std::string saved = before != nullptr ? before : "";
+  ::setenv("VIRTUAL_ENV", folder.path().c_str(), 1);
+  const auto listed = detail::cudart_candidates();
+  before != nullptr ? ::setenv("VIRTUAL_ENV", saved.c_str(), 1) : ::unsetenv("VIRTUAL_ENV");
+  const auto at = [&](const fs::path& file) {
+    return std::find(listed.begin(), listed.end(), file.string()) - listed.begin();
+  };
+  EXPECT_LT(at(cu13), static_cast<std::ptrdiff_t>(listed.size()));
+  EXPECT_LT(at(cu13), at(cu12));
+  EXPECT_LT(at(cu12), static_cast<std::ptrdiff_t>(listed.size()));
+  EXPECT_GT(at(cu13), at("/usr/local/cuda/lib64/libcudart.so.12"));
 }
 
 // The ring's memory: whole huge pages, 2 MiB aligned, zeroed and writable, for any size.
