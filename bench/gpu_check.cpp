@@ -85,7 +85,8 @@ __attribute__((visibility("default"))) const char* ogc_name(void* check, std::si
 // with "kind: message".
 __attribute__((visibility("default"))) int ogc_load(void* check, const char* device,
                                                     const char* mode, const char* path,
-                                                    unsigned threads, void** dst,
+                                                    unsigned threads,
+                                                    std::uint64_t max_in_flight, void** dst,
                                                     std::uint64_t cancel_after, char* out,
                                                     std::size_t cap) {
   return guarded(out, cap, [&] {
@@ -98,6 +99,7 @@ __attribute__((visibility("default"))) int ogc_load(void* check, const char* dev
                    : way == "registered" ? onnxmap::DevicePath::registered
                                          : onnxmap::DevicePath::automatic;
     options.threads = threads;
+    if (max_in_flight > 0) options.max_in_flight_bytes = max_in_flight;
     std::uint64_t done = 0;
     if (cancel_after > 0) {
       options.progress = [&](std::uint64_t d, std::uint64_t) { done = d; };
@@ -113,7 +115,10 @@ __attribute__((visibility("default"))) int ogc_load(void* check, const char* dev
                                   {"bytes_staged", s.bytes_staged},
                                   {"bytes_registered", s.bytes_registered},
                                   {"pinned_bytes", s.pinned_bytes},
+                                  {"registrations", s.registrations},
+                                  {"threads", s.threads},
                                   {"registrations_refused", s.registrations_refused},
+                                  {"bytes_read", s.bytes_read},
                                   {"direct", s.direct}};
     write(out, cap, stats.dump());
   });

@@ -36,8 +36,8 @@ def bind(module):
     lib.ogc_name.restype = ctypes.c_char_p
     lib.ogc_name.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     lib.ogc_load.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
-                             ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64,
-                             ctypes.c_char_p, ctypes.c_size_t]
+                             ctypes.c_uint, ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p),
+                             ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t]
     lib.ogc_expected.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
                                  ctypes.c_char_p, ctypes.c_size_t]
     return lib
@@ -71,15 +71,17 @@ class Plan:
             raise RuntimeError(out.value.decode())
         return host
 
-    def load(self, device, mode, path, threads=4, cancel_after=0):
-        """(tensors, stats) or (None, the error's text)."""
+    def load(self, device, mode, path, threads=4, cancel_after=0, into=None, max_in_flight=0):
+        """(tensors, stats) or (None, the error's text). `into`: destinations to reuse;
+        max_in_flight 0: the loader's default."""
         engine = "host" if device == "cpu" else device
-        tensors = self.buffers(device)
+        tensors = self.buffers(device) if into is None else into
         if device != "cpu":
             torch.cuda.synchronize(device)
         out = ctypes.create_string_buffer(1 << 16)
         rc = self.lib.ogc_load(self.handle, engine.encode(), mode.encode(), path.encode(),
-                               threads, self.pointers(tensors), cancel_after, out, len(out))
+                               threads, max_in_flight, self.pointers(tensors), cancel_after, out,
+                               len(out))
         if rc != 0:
             return None, out.value.decode()
         return tensors, json.loads(out.value.decode())

@@ -4,7 +4,9 @@
 #       synth models (inline fp16, external bf16, int4), each mode and path, a shard (rank 1
 #       of 2) and a cancelled load; and `onnxmap load --device DEVICE --json` on each;
 #   (b) bench/gpu_bench.py: the bus and the disk-into-pinned limits, onnxmap warm and cold,
-#       safetensors' load_file(device=...) when importable, into bench/gpu.md.
+#       safetensors' load_file(device=...) when importable, into bench/gpu.md;
+#   (c) bench/gpu_sweep.py (not with --host): each path at several thread counts, registering
+#       alone, shards loaded at once by different paths, cold CPU, into bench/gpu-sweep.md.
 #
 # The GPU machines have CUDA, PyTorch (and maybe safetensors), Python 3.12 and 16 cores, but no
 # Debian packages, no compiler toolchain to rely on and no registry: build elsewhere, carry the
@@ -30,7 +32,8 @@
 #                                                  # (the note goes to $WORK/gpu-host.md)
 # Environment: WORK (scratch folder, default /tmp/onnxmap-gpu-check; about 2 x GIB of disk),
 # GIB (checkpoint size, default 8), PYTHON (default python3), DEVICE (default cuda:0).
-# Within 6 minutes on a 16-core machine with a 2 GB/s disk: each stage is bounded by timeout.
+# About 3 minutes on a 16-core machine with a 2 GB/s disk (2026-11-27, an H100: 72 s without
+# the sweep); each stage is bounded by timeout.
 set -euo pipefail
 
 BUILD=build-release
@@ -94,5 +97,10 @@ grep -q '"failures": 0' "$WORK/check.jsonl" || { echo "gpu_check: FAILED" >&2; e
 stage "bench: $GIB GiB checkpoint"
 timeout 240 "$PYTHON" bench/gpu_bench.py --onnxmap "$exe" --dir "$WORK" --gib "$GIB" \
   --device "$DEVICE" --out "$OUT"
+if [[ $DEVICE != host ]]; then
+  stage "sweep: each path by threads, registration alone, shards at once, cold CPU"
+  timeout 300 "$PYTHON" bench/gpu_sweep.py --module "$module" --onnxmap "$exe" --dir "$WORK" \
+    --device "$DEVICE" --out "${OUT%.md}-sweep.md"
+fi
 rm -f "$WORK/ckpt.safetensors" "$WORK/ckpt.onnx"
 stage "done: $OUT"

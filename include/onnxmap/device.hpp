@@ -36,10 +36,13 @@ namespace onnxmap {
 
 // Which way bytes go to the device.
 enum class DevicePath : std::uint8_t {
-  automatic,   // registered where the chunk is resident (or LoadMode::map), else the ring
+  automatic,   // registered in LoadMode::map, else the ring (from the page cache where resident)
   registered,  // every streamed chunk registered; the ring only where registration is refused
   pinned,      // every byte through the pinned ring
 };
+
+// The workers of a load that leaves DeviceLoadOptions::threads at 0, at most.
+inline constexpr unsigned kMaxDeviceThreads = 16;
 
 struct DeviceLoadOptions {
   // "cuda:N" (a CUDA device by ordinal; "cuda" is "cuda:0") or "host": host memory as the
@@ -50,8 +53,10 @@ struct DeviceLoadOptions {
   // read (buffered), or map (every streamed byte is resident: the registered path).
   LoadMode mode = LoadMode::direct;
   // Workers, each with a stream and a slot of the ring: reads, registrations and copies of
-  // different workers overlap.
-  unsigned threads = 4;
+  // different workers overlap. 0: one per core, at most kMaxDeviceThreads, where most of the
+  // plan's bytes are in the page cache (copying them out is what bounds a warm load); else 4
+  // (docs/gpu.md).
+  unsigned threads = 0;
   // The pinned ring, and the mapped bytes registered at once, each at most this much: each
   // worker's slot (and registered chunk) is max_in_flight_bytes / threads.
   std::uint64_t max_in_flight_bytes = std::uint64_t{256} << 20U;
@@ -73,6 +78,7 @@ struct DeviceLoadStats {
   std::uint64_t pinned_bytes = 0;           // the ring's size (0 when no byte needed it)
   std::uint64_t registrations = 0;          // chunks registered (and unregistered)
   std::uint64_t registrations_refused = 0;  // chunks the driver refused: staged instead
+  unsigned threads = 0;                     // workers the load ran
   bool direct = false;                      // every ring read of a file used O_DIRECT
 
   // "registered", "pinned", "registered+pinned", or "none" when no byte was copied.

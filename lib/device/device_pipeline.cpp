@@ -71,7 +71,9 @@ void DevicePipeline::Worker::copy(std::size_t item, std::uint64_t at, const std:
 void DevicePipeline::Worker::stage_chunk(const Unit& unit) {
   settle();  // the slot's previous copies are done
   std::byte* base = slot();
-  const io::FileReader& reader = p_.readers_[unit.file];
+  const io::FileReader& reader = unit.kind == UnitKind::cached
+                                     ? p_.plan_.files[unit.file].file->buffered_reader()->get()
+                                     : p_.readers_[unit.file];
   std::vector<UnitPiece> order = unit.pieces;
   std::sort(order.begin(), order.end(),
             [](const UnitPiece& a, const UnitPiece& b) { return a.offset < b.offset; });
@@ -133,7 +135,8 @@ void DevicePipeline::Worker::stage_memory(const Unit& unit) {
 void DevicePipeline::Worker::run(const Unit& unit) {
   try {
     switch (unit.kind) {
-      case UnitKind::ring: stage_chunk(unit); break;
+      case UnitKind::ring:
+      case UnitKind::cached: stage_chunk(unit); break;
       case UnitKind::registered: register_chunk(unit); break;
       case UnitKind::memory: stage_memory(unit); break;
     }
@@ -157,8 +160,10 @@ DevicePipeline::DevicePipeline(const LoadPlan& plan, DeviceTargets targets,
       engine_(engine),
       targets_of_(plan.items.size(), nullptr),
       remaining_(plan.items.size(), 0) {
-  const unsigned threads = std::max(1U, options.threads);
-  chunk_bytes_ = std::max(io::kDirectAlign, io::align_down(options.max_in_flight_bytes / threads));
+  threads_ = options.threads > 0 ? options.threads
+                                 : automatic_threads(plan, options.path, options.mode);
+  chunk_bytes_ =
+      std::max(io::kDirectAlign, io::align_down(options.max_in_flight_bytes / threads_));
   units_ = make_units(plan, chunk_bytes_, options.path, options.mode);
   const LoadMode read_mode = options.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
   for (const PlanFile& file : plan.files)
@@ -262,8 +267,9 @@ bool DevicePipeline::report() {
 }
 
 DeviceLoadStats DevicePipeline::run() {
-  const auto threads = static_cast<unsigned>(std::min<std::size_t>(
-      std::max(1U, options_.threads), std::max<std::size_t>(1, units_.size())));
+  const auto threads = static_cast<unsigned>(
+      std::min<std::size_t>(threads_, std::max<std::size_t>(1, units_.size())));
+  stats_.threads = threads;
   engine_.make_streams(threads);
   running_ = threads;
   {

@@ -55,9 +55,10 @@ class DevicePipeline {
   DeviceTargets targets_;
   const DeviceLoadOptions& options_;
   CopyEngine& engine_;
+  unsigned threads_ = 1;  // options.threads, or the automatic count
   std::uint64_t chunk_bytes_ = 0;
   std::vector<Unit> units_;
-  std::vector<io::FileReader> readers_;
+  std::vector<io::FileReader> readers_;  // per file, by the load's mode
   std::vector<std::byte*> targets_of_;  // per item, once scheduled
 
   std::mutex lock_;

@@ -4,17 +4,25 @@
 
 #include <algorithm>
 #include <numeric>
+#include <thread>
 
 namespace onnxmap::detail {
 
 namespace {
 
-// Whether a chunk's pieces go the registered way.
-bool registers(const LoadPlan& plan, const Unit& unit, DevicePath path, LoadMode mode) {
-  if (path != DevicePath::automatic) return path == DevicePath::registered;
-  if (mode == LoadMode::map) return true;
+// How a streamed chunk goes. Registered automatically only in map mode: measured on an H100
+// (bench/gpu-sweep.md), registering page-cache pages ran at 12-15 GB/s whatever the threads,
+// and held up the other workers' copies while it ran, where the ring read the same warm pages
+// at 22 GB/s on 8 threads and 27-31 GB/s on 16.
+bool registers(DevicePath path, LoadMode mode) {
+  return path == DevicePath::registered || (path == DevicePath::automatic && mode == LoadMode::map);
+}
+
+UnitKind kind_of(const LoadPlan& plan, const Unit& unit, DevicePath path, LoadMode mode) {
+  if (registers(path, mode)) return UnitKind::registered;
   const FileSpan span = span_of(unit);
-  return plan.files[unit.file].file->resident(span.begin, span.end - span.begin);
+  const bool resident = plan.files[unit.file].file->resident(span.begin, span.end - span.begin);
+  return resident ? UnitKind::cached : UnitKind::ring;
 }
 
 // Streamed items' indices in file order.
@@ -33,6 +41,19 @@ std::vector<std::size_t> streamed_in_file_order(const LoadPlan& plan) {
 }
 
 }  // namespace
+
+unsigned automatic_threads(const LoadPlan& plan, DevicePath path, LoadMode mode) {
+  if (registers(path, mode)) return kDiskDeviceThreads;
+  std::uint64_t resident = 0;
+  std::uint64_t streamed = 0;
+  for (const std::size_t i : streamed_in_file_order(plan)) {
+    const ResolvedItem& item = plan.items[i];
+    streamed += item.length;
+    if (plan.files[item.file].file->resident(item.offset, item.length)) resident += item.length;
+  }
+  if (resident * 2 < streamed) return kDiskDeviceThreads;
+  return std::clamp(std::thread::hardware_concurrency(), 1U, kMaxDeviceThreads);
+}
 
 FileSpan span_of(const Unit& unit) noexcept {
   FileSpan span{UINT64_MAX, 0};
@@ -59,9 +80,7 @@ std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes, De
       at = stop;
     }
   }
-  for (Unit& unit : units) {
-    if (registers(plan, unit, path, mode)) unit.kind = UnitKind::registered;
-  }
+  for (Unit& unit : units) unit.kind = kind_of(plan, unit, path, mode);
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
     const ResolvedItem& item = plan.items[i];
     if (item.source != ItemSource::stream && item.length > 0) {

@@ -13,7 +13,8 @@
 namespace onnxmap::detail {
 
 enum class UnitKind : std::uint8_t {
-  ring,        // read into the worker's slot, copied from there
+  ring,        // read into the worker's slot (by the load's mode), copied from there
+  cached,      // resident in the page cache: read into the slot buffered, whatever the mode
   registered,  // the mapping registered and copied from directly (the ring if refused)
   memory,      // one item from memory or typed fields, staged through the slot in parts
 };
@@ -39,10 +40,18 @@ struct FileSpan {
 };
 [[nodiscard]] FileSpan span_of(const Unit& unit) noexcept;
 
+// The workers of a load whose DeviceLoadOptions::threads is 0. Measured on an H100 with 16 cores
+// (bench/gpu-sweep.md): the ring copying out of the page cache is CPU-bound and ran at 14, 22
+// and 31 GB/s on 4, 8 and 16 workers, so a plan mostly resident gets one per core, at most
+// kMaxDeviceThreads; reads from the disk and registrations went no faster on more than 4, and
+// 16 workers spent 3 times the CPU of 4 on a cold load, so other plans get kDiskDeviceThreads.
+inline constexpr unsigned kDiskDeviceThreads = 4;
+[[nodiscard]] unsigned automatic_threads(const LoadPlan& plan, DevicePath path, LoadMode mode);
+
 // Units for every item of `plan` with bytes, streamed ones in file order in chunks of
-// `chunk_bytes` (a multiple of the page size), memory ones after. A streamed chunk is
-// `registered` by `path`, or for DevicePath::automatic where `mode` is map or its pages are
-// resident in the page cache.
+// `chunk_bytes` (a multiple of the page size), memory ones after. Streamed chunks are
+// `registered` by `path`, or for DevicePath::automatic where `mode` is map; else `cached` where
+// their pages are resident (O_DIRECT would read them from the disk again), else `ring`.
 [[nodiscard]] std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes,
                                            DevicePath path, LoadMode mode);
 

@@ -34,6 +34,11 @@ class MappedFile {
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
   // For a mapped file: the open file behind the map, for positioned reads; else null.
   [[nodiscard]] const io::FileReader* reader() const noexcept { return reader_.get(); }
+  // For a mapped file: a buffered reader of it with the kernel's read-ahead (read_ahead's own),
+  // opened on first use; else null.
+  [[nodiscard]] const io::LazyReopen* buffered_reader() const noexcept {
+    return read_ahead_reader_.get();
+  }
 
   // Reads [offset, offset+length) into the page cache now, in large requests, and returns when
   // the bytes are there: touching them afterwards costs no disk read. Page faults on this map

@@ -54,17 +54,18 @@ def load_to_torch(self, device="cuda:0", names=None, filter=None, rank=None, ran
     rank's rows of each tensor as Model.load(shard=(rank, ranks)) cuts them, the others whole.
 
     Each tensor is made by torch.empty(shape, dtype=..., device=device) before anything is
-    read, then filled by onnxmap's load_to_device with the GIL released: on "cuda:N" from the
-    mapped file registered with the driver where its pages are in the page cache (mode="map":
-    always), else read (mode "direct", the default: O_DIRECT) into a pinned ring of at most
-    max_in_flight_bytes; "cpu" is the same pipeline into host memory. path "automatic" (the
-    default), "registered" or "pinned" forces the way; threads (4) workers overlap reads and
-    copies. progress(bytes_done, bytes_total) is called on this thread; an exception in it, or
+    read, then filled by onnxmap's load_to_device with the GIL released: on "cuda:N" read into
+    a pinned ring of at most max_in_flight_bytes (from the page cache where the pages are
+    there, else as mode says: "direct", the default, is O_DIRECT), or with mode="map" from the
+    mapped file registered with the driver; "cpu" is the same pipeline into host memory. path
+    "automatic" (the default), "registered" or "pinned" forces the way; threads workers overlap
+    reads and copies (default: 4, or one per core, at most 16, where most bytes are in the page
+    cache). progress(bytes_done, bytes_total) is called on this thread; an exception in it, or
     Ctrl-C, stops the load and is raised once the copies in flight have ended.
 
     stats: a dict to fill with the load's figures (tensors, bytes, seconds, cpu_seconds, path,
     bytes_staged, bytes_registered, bytes_read, pinned_bytes, registrations,
-    registrations_refused, direct). Raises onnxmap.Error (kind "device" where no CUDA runtime or
+    registrations_refused, direct, threads). Raises onnxmap.Error (kind "device" where no CUDA runtime or
     device is found, "invalid_argument" for a device name that is not cpu, cuda or cuda:N) and
     TypeError naming a tensor whose type torch cannot hold."""
     import torch

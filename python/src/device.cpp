@@ -57,6 +57,7 @@ py::dict device_stats_dict(const DeviceLoadStats& s) {
   out["pinned_bytes"] = s.pinned_bytes;
   out["registrations"] = s.registrations;
   out["registrations_refused"] = s.registrations_refused;
+  out["threads"] = s.threads;
   out["direct"] = s.direct;
   return out;
 }

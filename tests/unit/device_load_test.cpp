@@ -19,6 +19,7 @@
 #include "device/device_load.hpp"
 #include "device/host_engine.hpp"
 #include "device/ring_memory.hpp"
+#include "io/file_reader.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/device.hpp"
 #include "onnxmap/model.hpp"
@@ -155,6 +156,28 @@ TEST_F(DeviceLoad, EveryPathGivesTheFilesBytes) {
       }
     }
   }
+}
+
+// Warm pages go through the ring from the page cache, in every mode but map: O_DIRECT would
+// read them from the disk again, and registering them was slower than copying them out (an
+// H100's figures, bench/gpu-sweep.md). The seam counts O_DIRECT reads: none is made.
+TEST_F(DeviceLoad, AutomaticStagesWarmPagesFromThePageCache) {
+  const Model model = Model::open(synth_model(true));
+  const auto items = plan(model);
+  const auto want = expected(items);  // reads every byte: the pages are in the page cache
+  for (const LoadMode mode : {LoadMode::direct, LoadMode::read}) {
+    (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_read);
+    DeviceLoadStats stats;
+    EXPECT_EQ(load(items, small(DevicePath::automatic, mode), &stats), want);
+    EXPECT_EQ(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 0U) << to_string(mode);
+    EXPECT_EQ(stats.path(), "pinned") << to_string(mode);
+    EXPECT_EQ(stats.registrations, 0U);
+    EXPECT_GE(stats.threads, 1U);
+    EXPECT_LE(stats.threads, kMaxDeviceThreads);
+  }
+  DeviceLoadStats stats;
+  EXPECT_EQ(load(items, small(DevicePath::automatic, LoadMode::map), &stats), want);
+  EXPECT_EQ(stats.path(), "registered");
 }
 
 TEST_F(DeviceLoad, ShardsAndEveryStorageKind) {

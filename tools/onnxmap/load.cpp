@@ -22,8 +22,10 @@ namespace {
 
 struct LoadArgs {
   std::string model;
-  std::string mode = "read";
-  unsigned threads = 4;
+  // "" and 0: the destination's defaults. Into host memory: read, 4 threads. Into a device:
+  // DeviceLoadOptions' own (direct; 4 workers, or one per core for a warm model).
+  std::string mode;
+  unsigned threads = 0;
   std::string filter;
   std::string shard;  // "RANK/RANKS" or ""
   bool json = false;
@@ -113,7 +115,7 @@ nlohmann::json device_load_json(const LoadArgs& args, const std::vector<LoadItem
   }
   DeviceLoadOptions options;
   options.device = args.device;
-  options.mode = *parse_load_mode(args.mode);
+  if (!args.mode.empty()) options.mode = *parse_load_mode(args.mode);
   options.threads = args.threads;
   ProgressBar bar("load");
   options.progress = [&](std::uint64_t done, std::uint64_t all) { bar.update(done, all); };
@@ -132,8 +134,8 @@ nlohmann::json device_load_json(const LoadArgs& args, const std::vector<LoadItem
           {"registrations", s.registrations},
           {"registrations_refused", s.registrations_refused},
           {"direct", s.direct},
-          {"mode", args.mode},
-          {"threads", args.threads}};
+          {"mode", std::string(to_string(options.mode))},
+          {"threads", s.threads}};
 }
 
 // "3 tensors, 1.2 GiB in 0.081 s, 15.90 GB/s to cuda:0 (path registered, mode direct, 4
@@ -166,9 +168,12 @@ int run_load(const LoadArgs& args) {
     }
     return kExitOk;
   }
+  LoadArgs host = args;
+  if (host.mode.empty()) host.mode = "read";
+  if (host.threads == 0) host.threads = 4;
   LoadOptions options;
-  options.mode = *parse_load_mode(args.mode);
-  options.threads = args.threads;
+  options.mode = *parse_load_mode(host.mode);
+  options.threads = host.threads;
   ProgressBar bar("load");
   options.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
   // Every page of every tensor is read once, so map-mode bytes are really in this process.
@@ -186,7 +191,7 @@ int run_load(const LoadArgs& args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const CpuSeconds cpu_after = CpuSeconds::now();
   const CpuSeconds cpu{cpu_after.user - cpu_before.user, cpu_after.system - cpu_before.system};
-  const nlohmann::json out = load_json(args, stats, seconds, cpu);
+  const nlohmann::json out = load_json(host, stats, seconds, cpu);
   if (args.json) {
     print_json(std::cout, out);
   } else {
@@ -204,10 +209,14 @@ void add_load_verb(CLI::App& app) {
   sub->add_option("MODEL", args->model, "the .onnx file or its URL")->required();
   add_remote_flags(sub, args->remote);
   sub->add_option("--mode,--load-mode", args->mode,
-                  "read (default): pread into buffers; direct: O_DIRECT into buffers, bypassing "
-                  "the page cache; map: fill the page cache and touch the map")
+                  "read (default): pread into buffers; direct (default with --device): O_DIRECT "
+                  "into buffers, bypassing the page cache; map: fill the page cache and touch "
+                  "the map")
       ->check(CLI::IsMember({"map", "read", "direct"}));
-  sub->add_option("--threads", args->threads, "reading threads (default 4)")
+  sub->add_option("--threads", args->threads,
+                  "reading threads (default 4; with --device, for a model mostly in the page "
+                  "cache: one per core, at most " +
+                      std::to_string(kMaxDeviceThreads) + ")")
       ->check(CLI::Range(1U, 256U));
   sub->add_option("--filter", args->filter, "only tensors whose name matches this glob");
   sub->add_option("--shard", args->shard,
