@@ -3,6 +3,7 @@
 #include "device/device_units.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <thread>
 
@@ -42,15 +43,40 @@ std::vector<std::size_t> streamed_in_file_order(const LoadPlan& plan) {
 
 }  // namespace
 
+// Items within kJoinGap of each other share one count of the page cache, up to kMaxWindow: a
+// plan of many small tensors would otherwise make a system call each.
 unsigned automatic_threads(const LoadPlan& plan, DevicePath path, LoadMode mode) {
   if (registers(path, mode)) return kDiskDeviceThreads;
+  constexpr std::uint64_t kJoinGap = std::uint64_t{64} << 10U;
+  constexpr std::uint64_t kMaxWindow = std::uint64_t{256} << 20U;
   std::uint64_t resident = 0;
   std::uint64_t streamed = 0;
+  struct Window {
+    std::size_t file = SIZE_MAX;
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    std::uint64_t bytes = 0;  // of the items in it
+  } window;
+  const auto close = [&] {
+    if (window.file != SIZE_MAX &&
+        plan.files[window.file].file->resident(window.begin, window.end - window.begin)) {
+      resident += window.bytes;
+    }
+  };
   for (const std::size_t i : streamed_in_file_order(plan)) {
     const ResolvedItem& item = plan.items[i];
+    const std::uint64_t end = item.offset + item.length;
     streamed += item.length;
-    if (plan.files[item.file].file->resident(item.offset, item.length)) resident += item.length;
+    if (item.file == window.file && item.offset <= window.end + kJoinGap &&
+        end - window.begin <= kMaxWindow) {
+      window.end = std::max(window.end, end);
+      window.bytes += item.length;
+      continue;
+    }
+    close();
+    window = {item.file, item.offset, end, item.length};
   }
+  close();
   if (resident * 2 < streamed) return kDiskDeviceThreads;
   return std::clamp(std::thread::hardware_concurrency(), 1U, kMaxDeviceThreads);
 }
