@@ -20,8 +20,8 @@ import time
 
 import torch
 
-from gpu_bench import (drop_cache, fill_cache, pinned_copy, run_threads, write_checkpoint,
-                       write_markdown)
+from gpu_bench import (direct_into_pinned, drop_cache, fill_cache, pinned_copy, run_threads,
+                       write_checkpoint, write_markdown)
 from gpu_check import Plan, bind
 
 
@@ -84,7 +84,7 @@ def concurrent(lib, onnx_path, args, data, ways):
 
 
 def cli_cold(exe, onnx_path, data, device, threads, repeat):
-    """`onnxmap load --device` (its defaults: direct mode; `threads` None: a worker per core) in
+    """`onnxmap load --device` (its defaults: direct mode; `threads` None: the automatic count) in
     a fresh process from a cold page cache: GB/s, the load's CPU seconds per GB, and the whole
     process's user and system CPU seconds per GB (CUDA's start included)."""
     runs = []
@@ -111,7 +111,6 @@ def cli_cold(exe, onnx_path, data, device, threads, repeat):
 
 def direct_cpu(data, device):
     """CPU seconds per GB (user, system) of gpu_bench's O_DIRECT-into-pinned limit."""
-    from gpu_bench import direct_into_pinned
     before = resource.getrusage(resource.RUSAGE_SELF)
     gbps = direct_into_pinned(data, device)
     after = resource.getrusage(resource.RUSAGE_SELF)
