@@ -36,7 +36,9 @@ namespace onnxmap {
 
 // Which way bytes go to the device.
 enum class DevicePath : std::uint8_t {
-  automatic,   // registered in LoadMode::map, else the ring (from the page cache where resident)
+  // CUDA: registered in LoadMode::map, else the ring (from the page cache where resident).
+  // "host": registered also where resident (free there, and one copy where the ring makes two).
+  automatic,
   registered,  // every streamed chunk registered; the ring only where registration is refused
   pinned,      // every byte through the pinned ring
 };

@@ -41,6 +41,11 @@ class CopyEngine {
   virtual void drain(unsigned stream) noexcept = 0;
   // Device memory free now, in bytes.
   [[nodiscard]] virtual std::uint64_t free_device_bytes() = 0;
+  // Whether DevicePath::automatic copies pages already in the page cache straight from the
+  // registered mapping rather than through the ring. CUDA: no (registering ran at 12-17 GB/s
+  // and held up other copies, bench/gpu-sweep.md). Host memory: yes (registering is free, and
+  // copying from the mapping is one copy where the ring makes two).
+  [[nodiscard]] virtual bool prefers_registration() const noexcept = 0;
 };
 
 // Pinned memory from `engine`, freed with it.

@@ -31,6 +31,7 @@ class CudaCopyEngine final : public CopyEngine {
   void synchronize(unsigned stream) override;
   void drain(unsigned stream) noexcept override;
   [[nodiscard]] std::uint64_t free_device_bytes() override;
+  [[nodiscard]] bool prefers_registration() const noexcept override { return false; }
 
  private:
   // Throws onnxmap::Error (device) naming `call` and this device unless `status` is success.

@@ -164,7 +164,8 @@ DevicePipeline::DevicePipeline(const LoadPlan& plan, DeviceTargets targets,
                                  : automatic_threads(plan, options.path, options.mode);
   chunk_bytes_ =
       std::max(io::kDirectAlign, io::align_down(options.max_in_flight_bytes / threads_));
-  units_ = make_units(plan, chunk_bytes_, options.path, options.mode);
+  units_ = make_units(plan, chunk_bytes_,
+                      {options.path, options.mode, engine.prefers_registration()});
   const LoadMode read_mode = options.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
   for (const PlanFile& file : plan.files)
     readers_.push_back(file.file->reader()->reopen(read_mode));

@@ -11,19 +11,22 @@ namespace onnxmap::detail {
 
 namespace {
 
-// How a streamed chunk goes. Registered automatically only in map mode: measured on an H100
-// (bench/gpu-sweep.md), registering page-cache pages ran at 12-15 GB/s whatever the threads,
-// and held up the other workers' copies while it ran, where the ring read the same warm pages
-// at 22 GB/s on 8 threads and 27-31 GB/s on 16.
+// Whether every streamed chunk is registered: by request, or in map mode.
 bool registers(DevicePath path, LoadMode mode) {
   return path == DevicePath::registered || (path == DevicePath::automatic && mode == LoadMode::map);
 }
 
-UnitKind kind_of(const LoadPlan& plan, const Unit& unit, DevicePath path, LoadMode mode) {
-  if (registers(path, mode)) return UnitKind::registered;
+// How a streamed chunk goes. A resident one is registered automatically only where the engine
+// prefers it (CopyEngine::prefers_registration: not CUDA, measured on an H100, where the ring
+// read warm pages at 22 GB/s on 8 threads and 27-31 GB/s on 16 and registering ran at 12-15
+// GB/s whatever the threads, holding up the other workers' copies while it ran).
+UnitKind kind_of(const LoadPlan& plan, const Unit& unit, const UnitPolicy& policy) {
+  if (registers(policy.path, policy.mode)) return UnitKind::registered;
   const FileSpan span = span_of(unit);
   const bool resident = plan.files[unit.file].file->resident(span.begin, span.end - span.begin);
-  return resident ? UnitKind::cached : UnitKind::ring;
+  if (!resident) return UnitKind::ring;
+  const bool automatic = policy.path == DevicePath::automatic;
+  return automatic && policy.prefer_registration ? UnitKind::registered : UnitKind::cached;
 }
 
 // Streamed items' indices in file order.
@@ -90,8 +93,8 @@ FileSpan span_of(const Unit& unit) noexcept {
   return span;
 }
 
-std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes, DevicePath path,
-                             LoadMode mode) {
+std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes,
+                             const UnitPolicy& policy) {
   std::vector<Unit> units;
   for (const std::size_t i : streamed_in_file_order(plan)) {
     const ResolvedItem& item = plan.items[i];
@@ -106,7 +109,7 @@ std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes, De
       at = stop;
     }
   }
-  for (Unit& unit : units) unit.kind = kind_of(plan, unit, path, mode);
+  for (Unit& unit : units) unit.kind = kind_of(plan, unit, policy);
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
     const ResolvedItem& item = plan.items[i];
     if (item.source != ItemSource::stream && item.length > 0) {

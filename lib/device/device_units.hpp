@@ -48,11 +48,19 @@ struct FileSpan {
 inline constexpr unsigned kDiskDeviceThreads = 4;
 [[nodiscard]] unsigned automatic_threads(const LoadPlan& plan, DevicePath path, LoadMode mode);
 
+// How streamed chunks go: the load's options and its engine's preference.
+struct UnitPolicy {
+  DevicePath path = DevicePath::automatic;
+  LoadMode mode = LoadMode::direct;
+  bool prefer_registration = false;  // CopyEngine::prefers_registration()
+};
+
 // Units for every item of `plan` with bytes, streamed ones in file order in chunks of
 // `chunk_bytes` (a multiple of the page size), memory ones after. Streamed chunks are
-// `registered` by `path`, or for DevicePath::automatic where `mode` is map; else `cached` where
-// their pages are resident (O_DIRECT would read them from the disk again), else `ring`.
+// `registered` by DevicePath::registered, or for DevicePath::automatic in map mode or where
+// their pages are resident and the engine prefers registering; else `cached` where their pages
+// are resident (O_DIRECT would read them from the disk again), else `ring`.
 [[nodiscard]] std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes,
-                                           DevicePath path, LoadMode mode);
+                                           const UnitPolicy& policy);
 
 }  // namespace onnxmap::detail

@@ -37,10 +37,15 @@ class HostCopyEngine final : public CopyEngine {
   void synchronize(unsigned stream) override;
   void drain(unsigned stream) noexcept override;
   [[nodiscard]] std::uint64_t free_device_bytes() override { return free_bytes_; }
+  [[nodiscard]] bool prefers_registration() const noexcept override {
+    return prefers_registration_;
+  }
 
   // Test hooks. The `n`-th copy queued from now on (1 = the next) fails when it runs; 0: none.
   void fail_copy_at(std::uint64_t n) noexcept { fail_at_ = copies_ + n; }
   void refuse_registration(bool refuse) noexcept { refuse_registration_ = refuse; }
+  // Chooses as the CUDA engine does (false): the paths the GPU takes, tested without one.
+  void prefer_registration(bool prefer) noexcept { prefers_registration_ = prefer; }
   void set_free_device_bytes(std::uint64_t bytes) noexcept { free_bytes_ = bytes; }
   // Bytes pinned or registered now, and the most pinned at once.
   [[nodiscard]] std::uint64_t pinned_now() const;
@@ -66,6 +71,7 @@ class HostCopyEngine final : public CopyEngine {
   std::atomic<std::uint64_t> copies_{0};
   std::atomic<std::uint64_t> fail_at_{0};
   std::atomic<bool> refuse_registration_{false};
+  bool prefers_registration_ = true;
   std::atomic<std::uint64_t> free_bytes_{UINT64_MAX};
   mutable std::mutex memory_lock_;
   std::map<const void*, std::size_t> pinned_;      // guarded by memory_lock_

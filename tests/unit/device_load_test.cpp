@@ -158,27 +158,35 @@ TEST_F(DeviceLoad, EveryPathGivesTheFilesBytes) {
   }
 }
 
-// Warm pages go through the ring from the page cache, in every mode but map: O_DIRECT would
-// read them from the disk again, and registering them was slower than copying them out (an
-// H100's figures, bench/gpu-sweep.md). The seam counts O_DIRECT reads: none is made.
+// With CUDA's choices, warm pages go through the ring from the page cache in every mode but
+// map: O_DIRECT would read them from the disk again, and registering them was slower than
+// copying them out (an H100's figures, bench/gpu-sweep.md). The seam counts O_DIRECT reads:
+// none is made. Into host memory, where registering is free, they are copied from the mapping.
 TEST_F(DeviceLoad, AutomaticStagesWarmPagesFromThePageCache) {
   const Model model = Model::open(synth_model(true));
   const auto items = plan(model);
   const auto want = expected(items);  // reads every byte: the pages are in the page cache
-  for (const LoadMode mode : {LoadMode::direct, LoadMode::read}) {
+  const auto load_warm = [&](LoadMode mode, bool as_cuda) {
+    Destinations to(items);
+    detail::HostCopyEngine engine;
+    engine.prefer_registration(!as_cuda);
     (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_read);
-    DeviceLoadStats stats;
-    EXPECT_EQ(load(items, small(DevicePath::automatic, mode), &stats), want);
+    const DeviceLoadStats stats = detail::load_to_device(
+        items, {to.pointers, nullptr}, small(DevicePath::automatic, mode), engine);
     EXPECT_EQ(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 0U) << to_string(mode);
+    EXPECT_EQ(to.buffers, want) << to_string(mode);
+    return stats;
+  };
+  for (const LoadMode mode : {LoadMode::direct, LoadMode::read}) {
+    const DeviceLoadStats stats = load_warm(mode, true);
     EXPECT_EQ(stats.path(), "pinned") << to_string(mode);
     EXPECT_EQ(stats.registrations, 0U);
     // Warm: a worker per core (16 KiB chunks make more units than that).
     EXPECT_EQ(stats.threads, std::clamp(std::thread::hardware_concurrency(), 1U,
                                         kMaxDeviceThreads));
+    EXPECT_EQ(load_warm(mode, false).path(), "registered") << to_string(mode);
   }
-  DeviceLoadStats stats;
-  EXPECT_EQ(load(items, small(DevicePath::automatic, LoadMode::map), &stats), want);
-  EXPECT_EQ(stats.path(), "registered");
+  EXPECT_EQ(load_warm(LoadMode::map, true).path(), "registered");
 }
 
 TEST_F(DeviceLoad, ShardsAndEveryStorageKind) {
