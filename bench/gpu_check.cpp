@@ -85,10 +85,9 @@ __attribute__((visibility("default"))) const char* ogc_name(void* check, std::si
 // with "kind: message".
 __attribute__((visibility("default"))) int ogc_load(void* check, const char* device,
                                                     const char* mode, const char* path,
-                                                    unsigned threads,
-                                                    std::uint64_t max_in_flight, void** dst,
-                                                    std::uint64_t cancel_after, char* out,
-                                                    std::size_t cap) {
+                                                    unsigned threads, std::uint64_t max_in_flight,
+                                                    void** dst, std::uint64_t cancel_after,
+                                                    char* out, std::size_t cap) {
   return guarded(out, cap, [&] {
     const Check& c = *static_cast<Check*>(check);
     onnxmap::DeviceLoadOptions options;

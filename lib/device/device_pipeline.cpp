@@ -160,11 +160,11 @@ DevicePipeline::DevicePipeline(const LoadPlan& plan, DeviceTargets targets,
       engine_(engine),
       targets_of_(plan.items.size(), nullptr),
       remaining_(plan.items.size(), 0) {
+  const std::vector<std::size_t> streamed = streamed_in_file_order(plan);
   threads_ = options.threads > 0 ? options.threads
-                                 : automatic_threads(plan, options.path, options.mode);
-  chunk_bytes_ =
-      std::max(io::kDirectAlign, io::align_down(options.max_in_flight_bytes / threads_));
-  units_ = make_units(plan, chunk_bytes_,
+                                 : automatic_threads(plan, streamed, options.path, options.mode);
+  chunk_bytes_ = std::max(io::kDirectAlign, io::align_down(options.max_in_flight_bytes / threads_));
+  units_ = make_units(plan, streamed, chunk_bytes_,
                       {options.path, options.mode, engine.prefers_registration()});
   const LoadMode read_mode = options.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
   for (const PlanFile& file : plan.files)

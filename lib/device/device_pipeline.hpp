@@ -59,7 +59,7 @@ class DevicePipeline {
   std::uint64_t chunk_bytes_ = 0;
   std::vector<Unit> units_;
   std::vector<io::FileReader> readers_;  // per file, by the load's mode
-  std::vector<std::byte*> targets_of_;  // per item, once scheduled
+  std::vector<std::byte*> targets_of_;   // per item, once scheduled
 
   std::mutex lock_;
   std::condition_variable changed_;

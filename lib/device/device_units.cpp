@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <thread>
+#include <utility>
+
+#include "load/resident_plan.hpp"
 
 namespace onnxmap::detail {
 
@@ -29,7 +31,8 @@ UnitKind kind_of(const LoadPlan& plan, const Unit& unit, const UnitPolicy& polic
   return automatic && policy.prefer_registration ? UnitKind::registered : UnitKind::cached;
 }
 
-// Streamed items' indices in file order.
+}  // namespace
+
 std::vector<std::size_t> streamed_in_file_order(const LoadPlan& plan) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
@@ -44,43 +47,16 @@ std::vector<std::size_t> streamed_in_file_order(const LoadPlan& plan) {
   return order;
 }
 
-}  // namespace
-
-// Items within kJoinGap of each other share one count of the page cache, up to kMaxWindow: a
-// plan of many small tensors would otherwise make a system call each.
-unsigned automatic_threads(const LoadPlan& plan, DevicePath path, LoadMode mode) {
+unsigned automatic_threads(const LoadPlan& plan, std::span<const std::size_t> streamed,
+                           DevicePath path, LoadMode mode) {
   if (registers(path, mode)) return kDiskDeviceThreads;
-  constexpr std::uint64_t kJoinGap = std::uint64_t{64} << 10U;
-  constexpr std::uint64_t kMaxWindow = std::uint64_t{256} << 20U;
-  std::uint64_t resident = 0;
-  std::uint64_t streamed = 0;
-  struct Window {
-    std::size_t file = SIZE_MAX;
-    std::uint64_t begin = 0;
-    std::uint64_t end = 0;
-    std::uint64_t bytes = 0;  // of the items in it
-  } window;
-  const auto close = [&] {
-    if (window.file != SIZE_MAX &&
-        plan.files[window.file].file->resident(window.begin, window.end - window.begin)) {
-      resident += window.bytes;
-    }
-  };
-  for (const std::size_t i : streamed_in_file_order(plan)) {
+  ResidentWindows windows;
+  for (const std::size_t i : streamed) {
     const ResolvedItem& item = plan.items[i];
-    const std::uint64_t end = item.offset + item.length;
-    streamed += item.length;
-    if (item.file == window.file && item.offset <= window.end + kJoinGap &&
-        end - window.begin <= kMaxWindow) {
-      window.end = std::max(window.end, end);
-      window.bytes += item.length;
-      continue;
-    }
-    close();
-    window = {item.file, item.offset, end, item.length};
+    (void)windows.add(*plan.files[item.file].file, item.offset, item.offset + item.length);
   }
-  close();
-  if (resident * 2 < streamed) return kDiskDeviceThreads;
+  (void)windows.finish();
+  if (windows.resident_bytes() * 2 < windows.counted_bytes()) return kDiskDeviceThreads;
   return std::clamp(std::thread::hardware_concurrency(), 1U, kMaxDeviceThreads);
 }
 
@@ -93,10 +69,10 @@ FileSpan span_of(const Unit& unit) noexcept {
   return span;
 }
 
-std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes,
-                             const UnitPolicy& policy) {
+std::vector<Unit> make_units(const LoadPlan& plan, std::span<const std::size_t> streamed,
+                             std::uint64_t chunk_bytes, const UnitPolicy& policy) {
   std::vector<Unit> units;
-  for (const std::size_t i : streamed_in_file_order(plan)) {
+  for (const std::size_t i : streamed) {
     const ResolvedItem& item = plan.items[i];
     for (std::uint64_t at = item.offset, end = item.offset + item.length; at < end;) {
       const std::uint64_t chunk = at / chunk_bytes * chunk_bytes;

@@ -16,13 +16,6 @@ struct Piece {
   std::uint64_t end = 0;
 };
 
-// Pieces this close share one kernel count: the pages between are counted too, which is cheaper
-// than another system call, and an index pass has touched most of them anyway.
-constexpr std::uint64_t kJoinGap = std::uint64_t{64} << 10U;
-// One count covers at most this much (where the kernel has no cachestat, mincore fills a vector
-// of a byte per page: 64 Ki).
-constexpr std::uint64_t kMaxWindow = std::uint64_t{256} << 20U;
-
 // The payload of a whole-tensor item stored in a local mapped file; a piece without a file for
 // anything else (rows of a tensor, other storage, a model opened by URL).
 Piece piece_of(const LoadItem& item) noexcept {
@@ -38,32 +31,43 @@ Piece piece_of(const LoadItem& item) noexcept {
 
 }  // namespace
 
-// One pass over the plan, without a copy: a piece that starts in or just after the window
-// grows it, any other closes it (one kernel count) and opens the next. Every piece lies in one
-// window that is counted; a plan out of file order only makes more, smaller windows.
+bool ResidentWindows::add(const MappedFile& file, std::uint64_t begin, std::uint64_t end) {
+  if (&file == file_ && begin >= begin_ && begin <= end_ + kJoinGap && end - begin_ <= kMaxWindow) {
+    end_ = std::max(end_, end);
+    bytes_ += end - begin;
+    return true;
+  }
+  const bool resident = close();
+  file_ = &file;
+  begin_ = begin;
+  end_ = end;
+  bytes_ = end - begin;
+  return resident;
+}
+
+bool ResidentWindows::finish() {
+  const bool resident = close();
+  file_ = nullptr;
+  return resident;
+}
+
+bool ResidentWindows::close() {
+  if (file_ == nullptr) return true;
+  counted_bytes_ += bytes_;
+  if (!file_->resident(begin_, end_ - begin_)) return false;
+  resident_bytes_ += bytes_;
+  return true;
+}
+
+// One pass over the plan, without a copy; stops at the first window not all resident.
 bool plan_resident(std::span<const LoadItem> plan) {
-  Piece window{};
-  bool counted_all = true;
-  const auto close = [&] {
-    if (window.file != nullptr && !window.file->resident(window.begin, window.end - window.begin)) {
-      counted_all = false;
-    }
-  };
+  ResidentWindows windows;
   for (const LoadItem& item : plan) {
     const Piece p = piece_of(item);
     if (p.file == nullptr) return false;
-    if (p.begin == p.end) continue;
-    if (p.file == window.file && p.begin >= window.begin && p.begin <= window.end + kJoinGap &&
-        p.end - window.begin <= kMaxWindow) {
-      window.end = std::max(window.end, p.end);
-      continue;
-    }
-    close();
-    if (!counted_all) return false;
-    window = p;
+    if (p.begin != p.end && !windows.add(*p.file, p.begin, p.end)) return false;
   }
-  close();
-  return counted_all;
+  return windows.finish();
 }
 
 }  // namespace onnxmap::detail

@@ -182,8 +182,8 @@ TEST_F(DeviceLoad, AutomaticStagesWarmPagesFromThePageCache) {
     EXPECT_EQ(stats.path(), "pinned") << to_string(mode);
     EXPECT_EQ(stats.registrations, 0U);
     // Warm: a worker per core (16 KiB chunks make more units than that).
-    EXPECT_EQ(stats.threads, std::clamp(std::thread::hardware_concurrency(), 1U,
-                                        kMaxDeviceThreads));
+    EXPECT_EQ(stats.threads,
+              std::clamp(std::thread::hardware_concurrency(), 1U, kMaxDeviceThreads));
     EXPECT_EQ(load_warm(mode, false).path(), "registered") << to_string(mode);
   }
   EXPECT_EQ(load_warm(LoadMode::map, true).path(), "registered");
