@@ -23,6 +23,7 @@ struct FileVersion {
 
 // The version of the file at `path` now (one stat, following symlinks); nullopt when there is
 // no file there (or it cannot be looked at).
-[[nodiscard]] ONNXMAP_API std::optional<FileVersion> file_version(const std::filesystem::path& path);
+[[nodiscard]] ONNXMAP_API std::optional<FileVersion> file_version(
+    const std::filesystem::path& path);
 
 }  // namespace onnxmap

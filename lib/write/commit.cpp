@@ -40,7 +40,7 @@ void sync_folder(const fs::path& folder) {
   }
 }
 
-bool exists(const fs::path& path) {
+bool name_taken(const fs::path& path) {
   std::error_code ec;
   return fs::exists(fs::symlink_status(path, ec));
 }
@@ -61,8 +61,9 @@ void remove_old_model(const fs::path& model, bool durable) {
 }  // namespace
 
 void commit_model(std::vector<io::NewFile>& data_files, io::NewFile& model, bool durable) {
-  const bool replaces_data = std::any_of(data_files.begin(), data_files.end(),
-                                         [](const io::NewFile& f) { return exists(f.final_path()); });
+  const bool replaces_data =
+      std::any_of(data_files.begin(), data_files.end(),
+                  [](const io::NewFile& f) { return name_taken(f.final_path()); });
   if (replaces_data) remove_old_model(model.final_path(), durable);
   std::vector<fs::path> placed;
   try {

@@ -51,7 +51,8 @@ void check_destination(const fs::path& path, const std::vector<fs::path>& source
 
 // Makes the subfolders a data location names, refusing symlinks on the way; adds those it made to
 // `made`, outermost first.
-void make_folders(const fs::path& folder, const std::string& location, std::vector<fs::path>& made) {
+void make_folders(const fs::path& folder, const std::string& location,
+                  std::vector<fs::path>& made) {
   fs::path at = folder;
   const fs::path parent = fs::path(location).parent_path();
   for (const fs::path& part : parent) {

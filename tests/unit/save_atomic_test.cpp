@@ -26,14 +26,15 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kTensors = 4;
-constexpr std::int64_t kTensorBytes = 16 << 10;
+// Larger than the writer's generator chunk (1 MiB), so a source fails in the middle of a file.
+constexpr std::int64_t kTensorBytes = std::int64_t{3} << 19U;
 
 // Byte i of tensor k in version v.
 std::byte version_byte(int v, int k, std::uint64_t i) {
   return static_cast<std::byte>((i * 13 + static_cast<std::uint64_t>(k) * 7 + v * 101) & 0xFFU);
 }
 
-// Four uint8 tensors of 16 KiB whose bytes say which version they belong to. `on_write` is called
+// Four uint8 tensors of 1.5 MiB whose bytes say which version they belong to. `on_write` is called
 // with each tensor's index and the offset of each piece the writer asks for, before it is filled.
 ModelBuilder versioned_model(int v, std::function<void(int, std::uint64_t)> on_write = {}) {
   ModelBuilder m;
@@ -224,12 +225,11 @@ TEST_F(SaveAtomic, ManyDataFilesFailCleanly) {
   m.ir_version(8).opset("", 17);
   GraphBuilder& g = m.graph("main");
   for (int k = 0; k < 80; ++k) {
-    g.initializer(TensorBuilder(
-        "w" + std::to_string(k), DataType::uint8, {64},
-        [k](std::uint64_t, std::span<std::byte> out) {
-          if (k == 79) throw std::runtime_error("the last source failed");
-          std::fill(out.begin(), out.end(), std::byte{7});
-        }));
+    g.initializer(TensorBuilder("w" + std::to_string(k), DataType::uint8, {64},
+                                [k](std::uint64_t, std::span<std::byte> out) {
+                                  if (k == 79) throw std::runtime_error("the last source failed");
+                                  std::fill(out.begin(), out.end(), std::byte{7});
+                                }));
   }
   SaveOptions o;
   o.external_data = ExternalData::external;
