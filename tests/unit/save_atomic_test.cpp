@@ -20,7 +20,7 @@
 #include "test_support.hpp"
 #include "write/commit.hpp"
 
-namespace onnxmap::test {
+namespace onnxmap::test::save_atomic {
 namespace {
 
 namespace fs = std::filesystem;
@@ -285,4 +285,4 @@ TEST_F(SaveAtomic, ACopyOfAReplacedInlineModelIsTheVersionOpened) {
 }
 
 }  // namespace
-}  // namespace onnxmap::test
+}  // namespace onnxmap::test::save_atomic
