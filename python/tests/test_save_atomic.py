@@ -59,3 +59,21 @@ def test_a_killed_save_leaves_the_old_model_or_the_new(versions, delay):
                             delay, env=dict(os.environ))
     assert_old_new_or_none(snapshot(dest), "m.onnx", old, new)
     assert killed or delay > 0, "the save ended before it could be killed mid-write"
+
+
+def test_a_model_replaced_by_rename_keeps_its_version(versions, tmp_path):
+    """Saved over while open (the data file replaced too): the open model reads the version it
+    opened and says which files changed; a model opened afterwards reads the new one."""
+    import onnxmap
+    source, dest, _, _ = versions
+    name = "lm_head.weight"  # the last tensor: its pattern differs with the layer count
+    with onnxmap.open(dest / "m.onnx") as model:
+        before = model[name].numpy().copy()
+        assert model.changed_on_disk() == []
+        with onnxmap.open(source) as new:
+            onnxmap.save(new, dest / "m.onnx", external_data=True)
+        assert model.changed_on_disk() == [dest / "m.onnx", dest / "m.onnx.data"]
+        assert model[name].numpy().tobytes() == before.tobytes()
+    with onnxmap.open(dest / "m.onnx") as model:
+        assert model.changed_on_disk() == []
+        assert model[name].numpy().tobytes() != before.tobytes(), "the versions must differ"
