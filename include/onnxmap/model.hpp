@@ -15,6 +15,7 @@
 
 #include "onnxmap/dump.hpp"
 #include "onnxmap/export.hpp"
+#include "onnxmap/file_version.hpp"
 #include "onnxmap/options.hpp"
 #include "onnxmap/tensor.hpp"
 #include "onnxmap/views.hpp"
@@ -85,6 +86,16 @@ class ONNXMAP_API Model {
   // The folder external data locations resolve against (the model file's folder).
   [[nodiscard]] const std::filesystem::path& folder() const noexcept;
   [[nodiscard]] std::uint64_t file_size() const noexcept;
+  // The version of the model file that was opened, as it was at open. A model keeps reading the
+  // files it opened when they are replaced on disk (by rename: a new save, a download), so a
+  // long-running reader compares this with file_version(path()) to learn that it serves an older
+  // version. nullopt for a model opened by URL, from standard input or from bytes.
+  [[nodiscard]] std::optional<FileVersion> opened_version() const noexcept;
+  // The files behind the model (the model file, then its external data files, by the paths they
+  // were opened at) whose version on disk is no longer the one opened: replaced, written or
+  // removed since. One stat each; empty for a model opened by URL. A model from standard input
+  // or from bytes has no model file to compare, only data files.
+  [[nodiscard]] std::vector<std::filesystem::path> changed_on_disk() const;
   // Heap bytes of the index (records, tensor table, name hash); the mapped file is not counted.
   [[nodiscard]] std::uint64_t index_bytes() const noexcept;
 

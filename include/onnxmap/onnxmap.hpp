@@ -8,6 +8,7 @@
 #include "onnxmap/device.hpp"
 #include "onnxmap/dump.hpp"
 #include "onnxmap/error.hpp"
+#include "onnxmap/file_version.hpp"
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/options.hpp"

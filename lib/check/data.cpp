@@ -10,6 +10,7 @@
 #include "check/checks.hpp"
 #include "check/sha1.hpp"
 #include "io/mapped_file.hpp"
+#include "view/view_access.hpp"
 
 namespace onnxmap::detail {
 
@@ -68,7 +69,7 @@ class DataReader {
     for (const Tensor& t : tensors) total_ += t.bytes().size();
     for (auto& [location, digest] : hashed_files_) {
       try {
-        files_.emplace(location, MappedFile::open(model_.folder() / location, options_.open.mode));
+        files_.emplace(location, opened_file(location));
         total_ += files_.at(location).size();
       } catch (const Error& e) {
         add_problem(report_, ProblemKind::external_data, "external_data", e.detail());
@@ -81,6 +82,16 @@ class DataReader {
   }
 
  private:
+  // The data file at `location` as the model opened it (a file replaced on disk since is not
+  // the model's); opened again by its path only where the model did not open it.
+  std::span<const std::byte> opened_file(const std::string& location) {
+    for (const DataFile& file : ViewAccess::index(model_)->data_files) {
+      if (file.location == location) return file.file.bytes();
+    }
+    const MappedFile reopened = MappedFile::open(model_.folder() / location, options_.open.mode);
+    return reopened_.emplace(location, reopened).first->second.bytes();
+  }
+
   void advance(std::uint64_t bytes) {
     done_ += bytes;
     if (options_.progress) options_.progress(done_, total_);
@@ -116,7 +127,7 @@ class DataReader {
     if (digest) return digest;
     const auto file = files_.find(location);
     if (file == files_.end()) return std::nullopt;  // could not be opened: reported already
-    const std::span<const std::byte> bytes = file->second.bytes();
+    const std::span<const std::byte> bytes = file->second;
     Sha1 sha;
     for (std::size_t at = 0; at < bytes.size(); at += kChunk) {
       const auto chunk = bytes.subspan(at, std::min(kChunk, bytes.size() - at));
@@ -156,7 +167,8 @@ class DataReader {
   const CheckOptions& options_;
   CheckReport& report_;
   std::map<std::string, std::optional<std::string>> hashed_files_;  // location -> digest
-  std::map<std::string, MappedFile> files_;
+  std::map<std::string, std::span<const std::byte>> files_;         // location -> its bytes
+  std::map<std::string, MappedFile> reopened_;
   std::uint64_t total_ = 0;
   std::uint64_t done_ = 0;
   std::byte touched_{0};

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "io/file_reader.hpp"
+#include "io/file_version.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap {
@@ -134,6 +135,7 @@ MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
       return file;
     }
     auto reader = std::make_shared<io::FileReader>(path, mode);
+    file.version_ = io::open_file_version(reader->fd());
     const std::uint64_t size = reader->size();
     if (mode != LoadMode::map) {
       auto copy = std::make_shared<io::AlignedBuffer>(

@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 
+#include "onnxmap/file_version.hpp"
 #include "onnxmap/options.hpp"
 
 namespace onnxmap {
@@ -32,6 +34,9 @@ class MappedFile {
   [[nodiscard]] std::uint64_t size() const noexcept { return bytes_.size(); }
   [[nodiscard]] bool is_mapped() const noexcept { return mapped_; }
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  // The version of the regular file opened, as it was at open; nullopt for standard input, a
+  // pipe or bytes.
+  [[nodiscard]] const std::optional<FileVersion>& version() const noexcept { return version_; }
   // For a mapped file: the open file behind the map, for positioned reads; else null.
   [[nodiscard]] const io::FileReader* reader() const noexcept { return reader_.get(); }
   // For a mapped file: a buffered reader of it with the kernel's read-ahead (read_ahead's own),
@@ -78,6 +83,7 @@ class MappedFile {
 
  private:
   std::filesystem::path path_;
+  std::optional<FileVersion> version_;
   std::shared_ptr<const std::byte> storage_;  // the mapping (unmapped at the end) or a copy
   std::span<const std::byte> bytes_;
   bool mapped_ = false;

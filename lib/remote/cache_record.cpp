@@ -2,8 +2,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <span>
 #include <sstream>
 
+#include "io/new_file.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::remote {
@@ -81,16 +83,12 @@ void write_record(const std::filesystem::path& path, const CacheRecord& record) 
         << "\nranges " << file.held.ranges().size() << '\n';
     for (const auto& [begin, end] : file.held.ranges()) out << begin << ' ' << end << '\n';
   }
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::trunc);
-    file << out.str();
-    if (!file.flush()) {
-      throw Error(ErrorKind::io, "cannot write the cache record", Error::kNoOffset, {},
-                  temporary.string());
-    }
-  }
-  std::filesystem::rename(temporary, path);
+  // Beside the record and renamed over it (io::NewFile): a reader finds the old record or the
+  // new one, and two processes recording the same mirror never write into one file.
+  io::NewFile file(path);
+  const std::string text = out.str();
+  file.write_all(std::as_bytes(std::span(text)));
+  file.commit();
 }
 
 std::filesystem::path cache_folder(const std::filesystem::path& cache_dir, std::string_view url) {

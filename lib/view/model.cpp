@@ -129,4 +129,23 @@ std::uint64_t Model::file_size() const noexcept {
   return index_->file.size();
 }
 
+std::optional<FileVersion> Model::opened_version() const noexcept {
+  // A URL's files are the local mirror's, which grows as ranges arrive: not the model's version.
+  if (index_->fetcher) return std::nullopt;
+  return index_->file.version();
+}
+
+std::vector<std::filesystem::path> Model::changed_on_disk() const {
+  std::vector<std::filesystem::path> changed;
+  if (index_->fetcher) return changed;
+  const auto check = [&changed](const MappedFile& file) {
+    if (file.version() && file_version(file.path()) != file.version()) {
+      changed.push_back(file.path());
+    }
+  };
+  check(index_->file);
+  for (const detail::DataFile& data : index_->data_files) check(data.file);
+  return changed;
+}
+
 }  // namespace onnxmap

@@ -5,11 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,18 +30,16 @@ bool kernel_copy_unsupported(int error) {
          error == EBADF;
 }
 
-std::string temp_name_for(const std::filesystem::path& final_path) {
-  static std::atomic<std::uint64_t> counter{0};
-  thread_local std::mt19937_64 random{std::random_device{}()};
-  return "." + final_path.filename().string() + ".onnxmap-" + std::to_string(::getpid()) + "-" +
-         std::to_string(counter++) + "-" + std::to_string(random() % 1000000);
-}
-
 }  // namespace
 
 int SourceFile::open_for_copy() const {
-  if (path_.empty()) return -1;
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file_ == nullptr) return -1;
+  // The open file, not its path: a model replaced by rename since it was opened is copied as
+  // it was opened. A description of its own (through /proc) keeps the kernel's read-ahead;
+  // without /proc, a duplicate of the reader's, which reads at offsets only.
+  const std::string self = "/proc/self/fd/" + std::to_string(file_->fd());
+  int fd = ::open(self.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fd = ::fcntl(file_->fd(), F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return -1;
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
@@ -71,55 +67,13 @@ void Progress::finish() {
 
 OutputFile::OutputFile(std::filesystem::path final_path, Progress& progress,
                        std::uint64_t planned_size)
-    : final_path_(std::move(final_path)), progress_(progress) {
-  // Unnamed first (O_TMPFILE): a process killed while writing leaves nothing behind, not a
-  // half-written file of hundreds of GB. Named only at finish(), for the rename into place.
-  fd_ = ::open(folder().c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
-  if (fd_ < 0 && errno != ENOENT && errno != ENOTDIR && errno != EACCES) fd_ = open_named();
-  if (fd_ < 0) {
-    throw Error(ErrorKind::io,
-                std::string("cannot create a file in its folder: ") + std::strerror(errno),
-                Error::kNoOffset, {}, final_path_.string());
-  }
+    : file_(std::move(final_path)), fd_(file_.fd()), progress_(progress) {
   // No larger than the file: a save with one file per tensor writes thousands of small files,
   // and a 1 MiB buffer for each is a large allocation (mmap, page faults, munmap) every time.
   const auto buffer = static_cast<std::size_t>(
       std::clamp<std::uint64_t>(planned_size, kMinBuffer, std::uint64_t{kChunk}));
   stream_.open(boost::iostreams::file_descriptor_sink(fd_, boost::iostreams::never_close_handle),
                static_cast<std::streamsize>(buffer));
-}
-
-std::filesystem::path OutputFile::folder() const {
-  return final_path_.parent_path().empty() ? std::filesystem::path(".") : final_path_.parent_path();
-}
-
-int OutputFile::open_named() {
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    temp_path_ = folder() / temp_name_for(final_path_);
-    // O_EXCL: never opens an existing file, never follows a symlink planted under this name.
-    fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) temp_path_.clear();
-  return fd;
-}
-
-// Gives an unnamed file its temporary name in the folder (a no-op for a named one).
-void OutputFile::link_name() {
-  if (!temp_path_.empty()) return;
-  const std::string self = "/proc/self/fd/" + std::to_string(fd_);
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    temp_path_ = folder() / temp_name_for(final_path_);
-    // Through /proc first: AT_EMPTY_PATH needs a capability most users lack.
-    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, temp_path_.c_str(), AT_SYMLINK_FOLLOW) == 0 ||
-        ::linkat(fd_, "", AT_FDCWD, temp_path_.c_str(), AT_EMPTY_PATH) == 0) {
-      return;
-    }
-    if (errno != EEXIST) break;
-  }
-  temp_path_.clear();
-  fail("cannot name the file");
 }
 
 OutputFile::~OutputFile() {
@@ -130,13 +84,11 @@ OutputFile::~OutputFile() {
     }
   }
   close_source();
-  if (fd_ >= 0) ::close(fd_);
-  if (!finished_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
 }
 
 void OutputFile::fail(const char* what) const {
   throw Error(ErrorKind::io, std::string(what) + ": " + std::strerror(errno), position_, {},
-              final_path_.string());
+              file_.final_path().string());
 }
 
 void OutputFile::flush() {
@@ -218,14 +170,10 @@ void OutputFile::copy(const SourceFile& source, std::uint64_t offset, std::uint6
 }
 
 void OutputFile::write_fd(const char* bytes, std::size_t length) {
-  for (std::size_t put = 0; put < length;) {
-    const ssize_t w = ::write(fd_, bytes + put, length - put);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      if (w == 0) errno = EIO;
-      fail("write failed");
-    }
-    put += static_cast<std::size_t>(w);
+  try {
+    file_.write_all(std::as_bytes(std::span(bytes, length)));
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.detail(), position_, {}, e.file());
   }
 }
 
@@ -268,35 +216,13 @@ void OutputFile::skip_to(std::uint64_t position) {
   position_ = position;
 }
 
-FinishedFile OutputFile::finish(bool durable) {
+io::NewFile OutputFile::finish(bool durable) {
   close_source();
   flush();
   if (::ftruncate(fd_, static_cast<off_t>(position_)) != 0) fail("cannot size");
-  if (durable && ::fsync(fd_) != 0) fail("fsync failed");
-  link_name();
   stream_.close();
-  const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) fail("close failed");
-  finished_ = true;
-  return {temp_path_, final_path_};
-}
-
-FinishedFile::~FinishedFile() {
-  if (pending_) ::unlink(temp_path_.c_str());
-}
-
-FinishedFile::FinishedFile(FinishedFile&& other) noexcept
-    : temp_path_(std::move(other.temp_path_)),
-      final_path_(std::move(other.final_path_)),
-      pending_(std::exchange(other.pending_, false)) {}
-
-void FinishedFile::commit() {
-  if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
-    throw Error(ErrorKind::io, std::string("cannot rename into place: ") + std::strerror(errno),
-                Error::kNoOffset, {}, final_path_.string());
-  }
-  pending_ = false;
+  if (durable) file_.sync();
+  return std::move(file_);
 }
 
 }  // namespace onnxmap::detail

@@ -3,8 +3,9 @@
 //
 // A SourceFile is bytes the writer copies: a mapped model or data file (then also an open file
 // descriptor, so large ranges are copied by the kernel, file holes kept), or a buffer in memory.
-// An OutputFile is written through Boost.Iostreams under a temporary name in its final folder and
-// renamed into place by commit(); destroyed before that, it removes itself.
+// An OutputFile is written through Boost.Iostreams into an io::NewFile (beside its destination,
+// renamed into place when the whole save is complete); destroyed before it is finished, it removes
+// itself.
 
 #include <boost/iostreams/device/file_descriptor.hpp>
 #include <boost/iostreams/stream_buffer.hpp>
@@ -15,6 +16,8 @@
 #include <span>
 #include <utility>
 
+#include "io/file_reader.hpp"
+#include "io/new_file.hpp"
 #include "onnxmap/options.hpp"
 
 namespace onnxmap::detail {
@@ -23,9 +26,9 @@ class SourceFile {
  public:
   // Bytes in memory only.
   explicit SourceFile(std::span<const std::byte> bytes) : bytes_(bytes) {}
-  // The mapped bytes of `path`: large ranges are copied from the file by the kernel.
-  SourceFile(std::span<const std::byte> bytes, std::filesystem::path path)
-      : bytes_(bytes), path_(std::move(path)) {}
+  // The mapped bytes of the open `file`: large ranges are copied from it by the kernel.
+  SourceFile(std::span<const std::byte> bytes, const io::FileReader& file)
+      : bytes_(bytes), file_(&file) {}
 
   [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
   // A descriptor of the file for copying (the caller closes it), or -1 when there is no file or
@@ -36,7 +39,7 @@ class SourceFile {
 
  private:
   std::span<const std::byte> bytes_;
-  std::filesystem::path path_;
+  const io::FileReader* file_ = nullptr;  // outlives the save (the model's)
 };
 
 // Bytes written so far over all files of one save, reported to the caller now and then.
@@ -54,32 +57,9 @@ class Progress {
   ProgressCallback callback_;
 };
 
-// A complete file under its temporary name, waiting to be renamed into place; removed if it
-// never is.
-class FinishedFile {
- public:
-  FinishedFile(std::filesystem::path temp_path, std::filesystem::path final_path)
-      : temp_path_(std::move(temp_path)), final_path_(std::move(final_path)) {}
-  ~FinishedFile();
-  FinishedFile(FinishedFile&& other) noexcept;
-  FinishedFile& operator=(FinishedFile&&) = delete;
-  FinishedFile(const FinishedFile&) = delete;
-  FinishedFile& operator=(const FinishedFile&) = delete;
-
-  // Renames the file to its final name (atomically replacing a file there, never writing into
-  // it). Throws onnxmap::Error (io).
-  void commit();
-
- private:
-  std::filesystem::path temp_path_;
-  std::filesystem::path final_path_;
-  bool pending_ = true;
-};
-
 class OutputFile {
  public:
-  // Creates a temporary file in the folder of `final_path`: unnamed where the file system
-  // allows (O_TMPFILE), else under a hidden temporary name. `planned_size` (the file's size as
+  // Creates the file beside `final_path` (io::NewFile). `planned_size` (the file's size as
   // planned, an upper bound is fine) sizes the write buffer. Throws onnxmap::Error (io).
   OutputFile(std::filesystem::path final_path, Progress& progress, std::uint64_t planned_size);
   ~OutputFile();
@@ -95,9 +75,9 @@ class OutputFile {
   void skip_to(std::uint64_t position);
   [[nodiscard]] std::uint64_t position() const noexcept { return position_; }
 
-  // Flushes, sizes the file (trailing holes), fsyncs when `durable`, gives it its temporary
-  // name, and closes it.
-  [[nodiscard]] FinishedFile finish(bool durable);
+  // Flushes, sizes the file (trailing holes) and fsyncs it when `durable`: the complete file,
+  // still unnamed (where the file system allows), for the caller to rename into place.
+  [[nodiscard]] io::NewFile finish(bool durable);
 
  private:
   // The source copied from last, kept open for the copies after it, and the last extent its
@@ -118,18 +98,13 @@ class OutputFile {
   void copy_in_kernel(int source_fd, std::uint64_t offset, std::uint64_t length);
   void write_fd(const char* bytes, std::size_t length);
   [[noreturn]] void fail(const char* what) const;
-  [[nodiscard]] std::filesystem::path folder() const;
-  [[nodiscard]] int open_named();
-  void link_name();
 
-  std::filesystem::path final_path_;
-  std::filesystem::path temp_path_;  // empty while the file has no name
-  int fd_ = -1;
+  io::NewFile file_;
+  int fd_ = -1;  // file_'s descriptor
   boost::iostreams::stream_buffer<boost::iostreams::file_descriptor_sink> stream_;
   std::uint64_t position_ = 0;
   CopySource copy_source_;
   Progress& progress_;
-  bool finished_ = false;
 };
 
 }  // namespace onnxmap::detail

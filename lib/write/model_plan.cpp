@@ -70,7 +70,7 @@ class ModelPlanner {
   static std::unique_ptr<SourceFile> source_for(const MappedFile& file) {
     // Read-mode files are in memory already; mapped ones are copied from the file by the kernel.
     if (!file.is_mapped()) return std::make_unique<SourceFile>(file.bytes());
-    return std::make_unique<SourceFile>(file.bytes(), file.path());
+    return std::make_unique<SourceFile>(file.bytes(), *file.reader());
   }
 
   PayloadInfo info_of(std::uint32_t tensor) const {

@@ -1,20 +1,16 @@
-// save(): checks the destinations, plans, then writes each file under a temporary name and renames
-// them into place, data files first and the model last, so a model never names data that is not
-// there yet.
+// save(): checks the destinations, plans, then writes each file beside its destination and puts
+// them in place when all are complete (write/commit.hpp: data files first, the model last).
 
 #include "onnxmap/save.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <set>
 #include <system_error>
 
 #include "onnxmap/error.hpp"
 #include "onnxmap/model.hpp"
 #include "view/view_access.hpp"
 #include "write/builder_plan.hpp"
+#include "write/commit.hpp"
 #include "write/files.hpp"
 #include "write/model_plan.hpp"
 
@@ -24,6 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using detail::Plan;
+
+// Finished data files kept unnamed (and open) until the commit: a process killed before then
+// leaves none of them behind.
+constexpr std::size_t kUnnamedFiles = 64;
 
 Error unsafe(const fs::path& path, const std::string& why) {
   return {ErrorKind::unsafe_path, why, Error::kNoOffset, {}, path.string()};
@@ -49,8 +49,10 @@ void check_destination(const fs::path& path, const std::vector<fs::path>& source
   }
 }
 
-// Makes the subfolders a data location names, refusing symlinks on the way.
-void make_folders(const fs::path& folder, const std::string& location) {
+// Makes the subfolders a data location names, refusing symlinks on the way; adds those it made to
+// `made`, outermost first.
+void make_folders(const fs::path& folder, const std::string& location,
+                  std::vector<fs::path>& made) {
   fs::path at = folder;
   const fs::path parent = fs::path(location).parent_path();
   for (const fs::path& part : parent) {
@@ -66,15 +68,8 @@ void make_folders(const fs::path& folder, const std::string& location) {
       throw Error(ErrorKind::io, "cannot create folder: " + ec.message(), Error::kNoOffset, {},
                   at.string());
     }
+    made.push_back(at);
   }
-}
-
-void sync_folder(const fs::path& folder) {
-  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  const bool ok = fd >= 0 && ::fsync(fd) == 0;
-  if (fd >= 0) ::close(fd);
-  if (!ok)
-    throw Error(ErrorKind::io, "cannot fsync the folder", Error::kNoOffset, {}, folder.string());
 }
 
 // A model opened by URL: every byte of the model file and every external payload is fetched, so
@@ -93,6 +88,29 @@ void fetch_whole_model(const detail::ModelIndex& index) {
   }
 }
 
+// Writes every file of `plan` beside its destination, then puts them in place.
+void write_files(Plan& plan, const fs::path& path, const fs::path& folder,
+                 const SaveOptions& options, SaveResult& result) {
+  result.model_bytes = plan.compute_sizes();
+  result.data_bytes = plan.data_bytes();
+  detail::Progress progress(result.model_bytes + result.data_bytes, options.progress);
+  std::vector<io::NewFile> data_files;
+  for (const detail::DataFilePlan& file : plan.data_files) {
+    detail::OutputFile out(folder / file.location, progress, file.size);
+    plan.emit_data_file(file, out);
+    data_files.push_back(out.finish(options.durable));
+    // Unnamed files need a descriptor each until they are put in place: past a few, they get
+    // their temporary names now, so a model of thousands of data files needs no more.
+    if (data_files.size() > kUnnamedFiles) data_files.back().name();
+    result.data_files.emplace_back(file.location);
+  }
+  detail::OutputFile out(path, progress, result.model_bytes);
+  plan.emit(0, out);
+  io::NewFile model = out.finish(options.durable);
+  detail::commit_model(data_files, model, options.durable);
+  progress.finish();
+}
+
 SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::path>& sources,
                       const SaveOptions& options, SaveResult result) {
   if (!path.has_filename()) {
@@ -105,33 +123,19 @@ SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::pa
     throw Error(ErrorKind::io, "folder does not exist", Error::kNoOffset, {}, folder.string());
   }
   check_destination(path, sources);
-  for (const detail::DataFilePlan& file : plan.data_files) {
-    make_folders(folder, file.location);
-    check_destination(folder / file.location, sources);
-  }
-
-  result.model_bytes = plan.compute_sizes();
-  result.data_bytes = plan.data_bytes();
-  detail::Progress progress(result.model_bytes + result.data_bytes, options.progress);
-  std::vector<detail::FinishedFile> finished;
-  for (const detail::DataFilePlan& file : plan.data_files) {
-    detail::OutputFile out(folder / file.location, progress, file.size);
-    plan.emit_data_file(file, out);
-    finished.push_back(out.finish(options.durable));
-    result.data_files.emplace_back(file.location);
-  }
-  detail::OutputFile model(path, progress, result.model_bytes);
-  plan.emit(0, model);
-  finished.push_back(model.finish(options.durable));
-  for (detail::FinishedFile& file : finished) file.commit();
-  if (options.durable) {  // the renames themselves survive a power cut
-    std::set<fs::path> folders{folder};
+  // A failed save removes the folders it made for its data files too (when they are empty).
+  std::vector<fs::path> made;
+  try {
     for (const detail::DataFilePlan& file : plan.data_files) {
-      folders.insert((folder / file.location).parent_path());
+      make_folders(folder, file.location, made);
+      check_destination(folder / file.location, sources);
     }
-    for (const fs::path& f : folders) sync_folder(f);
+    write_files(plan, path, folder, options, result);
+  } catch (...) {
+    std::error_code ignored;
+    for (auto it = made.rbegin(); it != made.rend(); ++it) fs::remove(*it, ignored);
+    throw;
   }
-  progress.finish();
   return result;
 }
 
@@ -176,7 +180,9 @@ void save_bytes(const std::filesystem::path& path,
   detail::Progress progress(total, {});
   detail::OutputFile out(path, progress, total);
   for (const auto part : parts) out.write(part);
-  out.finish(durable).commit();
+  std::vector<io::NewFile> no_data;
+  io::NewFile file = out.finish(durable);
+  detail::commit_model(no_data, file, durable);
 }
 
 }  // namespace onnxmap

@@ -141,7 +141,12 @@ void bind_metadata(py::class_<PyModel>& c) {
                                return wrap_training_info(model, model->training_info());
                              })
       .def_property_readonly("path", [](const PyModel& s) { return s.get()->path(); })
-      .def_property_readonly("file_size", [](const PyModel& s) { return s.get()->file_size(); });
+      .def_property_readonly("file_size", [](const PyModel& s) { return s.get()->file_size(); })
+      .def(
+          "changed_on_disk", [](const PyModel& s) { return s.get()->changed_on_disk(); },
+          "The files behind the model (the model file, then its data files) that on disk are no "
+          "longer the version opened: replaced, written or removed since. The model keeps "
+          "reading the version it opened.");
 }
 
 void bind_tensors(py::class_<PyModel>& c) {

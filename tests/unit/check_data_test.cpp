@@ -205,6 +205,20 @@ TEST_F(CheckExternal, ChecksumsWithReadData) {
   EXPECT_EQ(report.bytes_read, 64U);  // the whole file once, for its checksum
 }
 
+TEST_F(CheckExternal, ChecksumsOfTheFilesTheModelOpened) {
+  // data.bin replaced by rename after the model was opened: the model reads the file it opened,
+  // and its checksum is verified over that file, not over the one now at the path.
+  (void)run({external("file", "data.bin", 0, 16, file_sha1())});
+  const Model opened = Model::open(root_ / "model.onnx");
+  std::ofstream(at("new.bin"), std::ios::binary) << std::string(64, 'x');
+  std::filesystem::rename(at("new.bin"), at("data.bin"));
+  CheckOptions options;
+  options.read_data = true;
+  EXPECT_THAT(findings(check(opened, options)), IsEmpty());
+  EXPECT_THAT(findings(check(root_ / "model.onnx", options)),
+              ElementsAre("checksum graph.initializer[0].external_data"));
+}
+
 TEST_F(CheckExternal, BoolValuesWithReadData) {
   // data.bin holds 0..63: bytes 0 and 1 are fine BOOLs, byte 2 is not.
   EXPECT_TRUE(run({external("ok", "data.bin", 0, 2, "", DataType::boolean)}, true).ok());

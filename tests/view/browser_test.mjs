@@ -60,6 +60,13 @@ async function checkSummary(page, m) {
   check(`${m.label} summary: sizes by storage`, same(storage.sort(), apiStorage.sort()), { storage, apiStorage });
   const metadata = await page.$eval('[data-testid=summary-metadata]', (card) => card.textContent);
   check(`${m.label} summary: producer`, metadata.includes(s.producer_name), metadata);
+  // A notice where the files on disk are no longer those opened (browser_test.py replaces one
+  // model after the viewer opened it), naming each; none elsewhere.
+  const notice = await page.$eval('[data-testid=summary-changed]', (n) => n.textContent).catch(() => null);
+  const changed = s.changed_on_disk.length > 0;
+  check(`${m.label} summary: the notice that the file changed on disk`,
+    changed ? notice !== null && notice.includes(`opened at ${s.opened_at}`) && s.changed_on_disk.every((f) => notice.includes(f))
+      : notice === null, { notice, api: s.changed_on_disk });
 
   const { warnings } = await api(m.url, 'warnings');
   await page.waitForSelector('[data-testid=summary-warnings][data-state=done]');

@@ -1,7 +1,8 @@
-"""The viewer's pages in a real browser: makes seven models (a small one, a 320 GB sparse one,
-one of 360,003 nodes, and graph_models.py's PaddleOCR-shaped, torch-exported, 300,001-node
-flat-named and If/Loop/Scan ones), starts `onnxmap view` on each and runs browser_test.mjs
-(puppeteer-core driving the system's Chromium) against them. Screenshots of every page land in
+"""The viewer's pages in a real browser: makes eight models (a small one, one replaced on disk
+after the viewer opened it, a 320 GB sparse one, one of 360,003 nodes, and graph_models.py's
+PaddleOCR-shaped, torch-exported, 300,001-node flat-named and If/Loop/Scan ones), starts
+`onnxmap view` on each and runs browser_test.mjs (puppeteer-core driving the system's Chromium)
+against them. Screenshots of every page land in
 WORK/view-screenshots/, WORK being ONNXMAP_BROWSER_WORK (tests/meson.build: the build's tests/),
 with figures.txt: the graph page's figures (times, box and edge counts) the script printed.
 
@@ -25,6 +26,9 @@ HERE = pathlib.Path(__file__).resolve().parent
 # label, file, the arguments of `onnxmap synth` (or a graph_models.py kind)
 MODELS = [
     ("small", "model.onnx", ["--layers", "2", "--hidden", "64"]),
+    # Saved again (another dtype, renamed into place) after the viewer opened it: its pages show
+    # the version opened, and the summary says the file on disk changed.
+    ("replaced", "replaced.onnx", ["--layers", "2", "--hidden", "64", "--external-data"]),
     ("llm-320g", "llm-320g.onnx", ["--layers", "80", "--hidden", "8192", "--ffn", "28672",
                                    "--vocab", "128256", "--dtype", "float32", "--sparse"]),
     ("graph-heavy", "graph-heavy.onnx", ["--layers", "20000", "--hidden", "4", "--vocab", "16"]),
@@ -109,6 +113,9 @@ def test_pages_in_chromium(onnxmap, chromium, node_and_npm, modules, work, tmp_p
                 subprocess.run([onnxmap.path, "synth", path, *args], check=True,
                                capture_output=True)
             viewers.append((label, Viewer(onnxmap.path, path).__enter__()))
+            if label == "replaced":
+                subprocess.run([onnxmap.path, "synth", path, *args, "--dtype", "bfloat16"],
+                               check=True, capture_output=True)
         command = [node_and_npm[0], str(HERE / "browser_test.mjs"), chromium, str(shots)]
         command += [f"{label}={v.url}" for label, v in viewers]
         # Run from the modules' folder: the script requires puppeteer-core from there.

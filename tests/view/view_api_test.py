@@ -358,6 +358,34 @@ def test_big_model_first_values_of_a_sparse_tensor_are_zeros(onnxmap, big):
     assert values == [0.0] * 8, values
 
 
+def test_a_model_replaced_by_rename_keeps_serving_the_version_opened(onnxmap, tmp_path):
+    """A new version saved over the model (renamed into place, its data file too) while the viewer
+    runs: every tensor still answers the old bytes, and the summary says the files changed."""
+    model = tmp_path / "m.onnx"
+
+    def synth(dtype):
+        subprocess.run([onnxmap.path, "synth", model, "--layers", "1", "--hidden", "64",
+                        "--external-data", "--dtype", dtype], check=True, capture_output=True)
+    synth("float16")
+    names = [row["name"] for row in run_json(onnxmap, "ls", model)]
+    with Viewer(onnxmap.path, model) as v:
+        summary = v.get("/api/summary")
+        assert summary["changed_on_disk"] == [], summary
+        assert summary["opened_at"].endswith("Z") and summary["file_modified"].endswith("Z")
+        before = {n: (v.get("/api/tensor", name=n)["dtype"],
+                      v.get("/api/values", name=n, count=32)["values"]) for n in names}
+        synth("bfloat16")
+        summary = v.get("/api/summary")
+        assert summary["changed_on_disk"] == ["m.onnx", "m.onnx.data"], summary
+        after = {n: (v.get("/api/tensor", name=n)["dtype"],
+                     v.get("/api/values", name=n, count=32)["values"]) for n in names}
+        assert after == before, "the viewer serves another version than the one it opened"
+    with Viewer(onnxmap.path, model) as fresh:
+        assert fresh.get("/api/summary")["changed_on_disk"] == []
+        assert fresh.get("/api/values", name=names[1], count=32)["values"] != before[names[1]][1], \
+            "the new version reads the same values: the test would not see a mix"
+
+
 @contextlib.contextmanager
 def serving(root, log):
     """(URL of ext.onnx, port): range_server.py serving `root`, logging to `log`."""
@@ -440,7 +468,9 @@ def local_and_remote(onnxmap, ext_folder, tmp_path_factory):
 def test_by_url_as_local(local_and_remote, path):
     local, by_url = local_and_remote
     a, b = local.get(path), by_url.get(path)
-    a.pop("source", None), b.pop("source", None)
+    # What names the source and when it was opened; a URL has no file modification time.
+    for key in ("source", "opened_at", "file_modified"):
+        a.pop(key, None), b.pop(key, None)
     assert a == b
 
 

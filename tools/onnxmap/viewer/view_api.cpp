@@ -218,7 +218,11 @@ nlohmann::json ViewApi::api(const HttpRequest& r) {
   const std::string& path = r.path;
   if (path == "/api/stats") return stats(r);
   require_method(r, {"GET"});
-  if (path == "/api/summary") return summary();
+  if (path == "/api/summary") {
+    nlohmann::json out = summary();
+    out.update(view_on_disk(model_, opened_at_));
+    return out;
+  }
   if (path == "/api/warnings") return warnings();
   if (path == "/api/tensors") {
     TensorPageQuery q;

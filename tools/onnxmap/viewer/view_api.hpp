@@ -3,6 +3,7 @@
 // api.md over one opened model. Nothing a request says reaches the file system: paths name
 // the built-in files only, and the model is the one given on the command line.
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +45,7 @@ class ViewApi {
 
   Model model_;
   std::string source_;
+  std::chrono::system_clock::time_point opened_at_ = std::chrono::system_clock::now();
   TensorList tensors_;
   std::once_flag graph_once_;
   std::unique_ptr<NodeGraph> graph_;
@@ -60,6 +62,10 @@ class ViewApi {
 // /api/summary: summary_json and stats_json of `model`, with sizes by storage, the nodes of the
 // main graph, of its subgraphs and of the functions counted apart, and the functions.
 [[nodiscard]] nlohmann::json view_summary(const Model& model, const std::string& source);
+// The part of /api/summary asked anew at each request: whether the files behind `model` are
+// still the versions it opened (api.md), `opened_at` being when the viewer opened it.
+[[nodiscard]] nlohmann::json view_on_disk(const Model& model,
+                                          std::chrono::system_clock::time_point opened_at);
 // /api/warnings: {"warnings": [each finding of check, "path: detail"]}.
 [[nodiscard]] nlohmann::json view_warnings(const Model& model);
 

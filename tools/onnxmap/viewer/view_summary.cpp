@@ -1,5 +1,8 @@
 // /api/summary: what `info --stats --json` says, with what the summary page adds.
 
+#include <chrono>
+#include <ctime>
+#include <filesystem>
 #include <map>
 
 #include "shared/model_json.hpp"
@@ -75,7 +78,30 @@ void add_node_counts(const Model& model, nlohmann::json& out) {
   out["functions"] = std::move(functions);
 }
 
+// "2026-11-29T03:10:12Z": UTC, to the second.
+std::string utc_text(std::time_t seconds) {
+  std::tm utc{};
+  char text[32];
+  const bool ok = ::gmtime_r(&seconds, &utc) != nullptr &&
+                  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc) > 0;
+  return ok ? text : "";
+}
+
 }  // namespace
+
+nlohmann::json view_on_disk(const Model& model, std::chrono::system_clock::time_point opened_at) {
+  nlohmann::json changed = nlohmann::json::array();
+  for (const std::filesystem::path& file : model.changed_on_disk()) {
+    changed.push_back(file.lexically_relative(model.folder()).string());
+  }
+  const auto version = model.opened_version();
+  constexpr std::int64_t kNanoseconds = 1'000'000'000;
+  return {{"opened_at", utc_text(std::chrono::system_clock::to_time_t(opened_at))},
+          {"file_modified", version ? nlohmann::json(utc_text(static_cast<std::time_t>(
+                                          version->modified_ns / kNanoseconds)))
+                                    : nlohmann::json()},
+          {"changed_on_disk", std::move(changed)}};
+}
 
 nlohmann::json view_summary(const Model& model, const std::string& source) {
   nlohmann::json out = summary_json(ModelSummary::of(model));

@@ -4,10 +4,12 @@
 import { el, appendChildren, card, bytesSpan } from './dom.js';
 import { formatBytes, formatInt } from './format.js';
 import { href } from './url.js';
-import { api, getSummary } from './api.js';
+import { api } from './api.js';
 
 export async function render(main, params, ctx) {
-  const s = await getSummary();
+  // Asked anew at each visit (the server keeps the summary): whether the file on disk is still
+  // the version opened is looked at on each request.
+  const s = await api('summary');
   if (!ctx.isCurrent()) return;
   // Checking a big graph takes a second or two: the summary is drawn first, the findings after.
   const warnings = card('Check', { 'data-testid': 'summary-warnings', 'data-state': 'checking' },
@@ -18,12 +20,23 @@ export async function render(main, params, ctx) {
     el('div', { class: 'page-head' },
       el('h1', { class: 'mono' }, s.source ?? ''),
       el('div', { class: 'muted' }, `graph ${s.graph || '(unnamed)'} · ${formatBytes(s.file_size)} file`)),
+    changedNotice(s),
     countTiles(s),
     el('div', { class: 'grid-2' },
       el('div', { class: 'column' }, metadataCard(s), ioCard('Inputs', 'summary-inputs', s.inputs),
         ioCard('Outputs', 'summary-outputs', s.outputs), warnings, functionsCard(s.functions)),
       el('div', { class: 'column' }, dtypeCard(s.by_dtype), storageCard(s.by_storage), opsCard(s.op_types)))]);
   ctx.ready();
+}
+
+/** Says that a file behind the model was replaced or written since the viewer opened it. */
+function changedNotice(s) {
+  const changed = s.changed_on_disk ?? [];
+  if (changed.length === 0) return null;
+  const modified = s.file_modified ? ` (modified ${s.file_modified})` : '';
+  return el('p', { class: 'notice', 'data-testid': 'summary-changed' },
+    `The file on disk has changed since it was opened: showing the version opened at ${s.opened_at}${modified}. ` +
+    `Changed: ${changed.join(', ')}. Restart the viewer to see the new version.`);
 }
 
 function countTiles(s) {
