@@ -128,5 +128,9 @@ const std::filesystem::path& Model::folder() const noexcept {
 std::uint64_t Model::file_size() const noexcept {
   return index_->file.size();
 }
+std::optional<FetchStats> Model::fetch_stats() const noexcept {
+  if (!index_->fetcher) return std::nullopt;
+  return index_->fetcher->totals();
+}
 
 }  // namespace onnxmap

@@ -141,7 +141,19 @@ void bind_metadata(py::class_<PyModel>& c) {
                                return wrap_training_info(model, model->training_info());
                              })
       .def_property_readonly("path", [](const PyModel& s) { return s.get()->path(); })
-      .def_property_readonly("file_size", [](const PyModel& s) { return s.get()->file_size(); });
+      .def_property_readonly("file_size", [](const PyModel& s) { return s.get()->file_size(); })
+      .def_property_readonly(
+          "fetch_stats",
+          [](const PyModel& s) -> py::object {
+            const auto fetched = s.get()->fetch_stats();
+            if (!fetched) return py::none();
+            py::dict out;
+            out["requests"] = fetched->requests;
+            out["retries"] = fetched->retries;
+            out["retry_wait_ms"] = fetched->retry_wait_ms;
+            return std::move(out);
+          },
+          "By URL: the requests and retries so far (a dict); None for a file.");
 }
 
 void bind_tensors(py::class_<PyModel>& c) {
