@@ -151,7 +151,7 @@ void bind_metadata(py::class_<PyModel>& c) {
             out["requests"] = fetched->requests;
             out["retries"] = fetched->retries;
             out["retry_wait_ms"] = fetched->retry_wait_ms;
-            return std::move(out);
+            return out;
           },
           "By URL: the requests and retries so far (a dict); None for a file.");
 }

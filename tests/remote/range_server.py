@@ -41,6 +41,7 @@ query and headers (Host and a signature included), the answer comes back with th
 """
 
 import argparse
+import datetime
 import email.utils
 import hashlib
 import hmac
@@ -183,9 +184,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         entry["status"] = answer.status
         self.send_response(answer.status)
         for name, value in answer.getheaders():
-            if name.lower() not in ("connection", "content-length", "date", "server",
-                                    "transfer-encoding", "keep-alive"):
-                self.send_header(name, value)
+            if name.lower() in ("connection", "content-length", "date", "server",
+                                "transfer-encoding", "keep-alive"):
+                continue
+            if "changed" in faults and name.lower() == "etag":
+                value, entry["fault"] = value.rstrip('"') + '-v2"', "changed"
+            if "changed" in faults and name.lower() == "last-modified":
+                value = email.utils.format_datetime(
+                    email.utils.parsedate_to_datetime(value) + datetime.timedelta(minutes=1),
+                    usegmt=True)
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         send = len(body) // 2 if "cut" in faults and answer.status == 206 else len(body)
