@@ -119,6 +119,10 @@ struct LoadStats {
   // mode, typed fields). Direct reads of larger tensors into library buffers land in place.
   std::uint64_t bytes_copied = 0;
   bool direct = false;  // every file was read with O_DIRECT
+  // A model opened by URL: the retries its streamed bytes' requests took, and the time waited
+  // before them (RemoteOptions' retry_* bounds). 0 for files.
+  std::uint64_t retries = 0;
+  std::uint64_t retry_wait_ms = 0;
 };
 
 // One field of LoadStats by name, for reports: the numbers, and `direct` as a flag (0 or 1).

@@ -98,6 +98,9 @@ class ONNXMAP_API Model {
   [[nodiscard]] std::vector<std::filesystem::path> changed_on_disk() const;
   // Heap bytes of the index (records, tensor table, name hash); the mapped file is not counted.
   [[nodiscard]] std::uint64_t index_bytes() const noexcept;
+  // A model opened by URL: its requests and retries so far, the open's included (its copies
+  // share them). Nullopt for a file.
+  [[nodiscard]] std::optional<FetchStats> fetch_stats() const noexcept;
 
  private:
   explicit Model(std::shared_ptr<const detail::ModelIndex> index) : index_(std::move(index)) {}
@@ -134,6 +137,9 @@ class ONNXMAP_API ModelSummary {
   ViewRange<ValueInfo> inputs() const&& = delete;
   ViewRange<ValueInfo> outputs() const&& = delete;
   [[nodiscard]] std::uint64_t file_size() const noexcept { return model_.file_size(); }
+  [[nodiscard]] std::optional<FetchStats> fetch_stats() const noexcept {
+    return model_.fetch_stats();
+  }
 
  private:
   explicit ModelSummary(Model model) : model_(std::move(model)) {}

@@ -54,12 +54,41 @@ struct RemoteOptions {
   unsigned max_redirects = 10;
   // Requests in flight at once when a large range is fetched in parts (at least 1).
   unsigned connections = 4;
+  // Transient failures (HTTP 429, 500, 502, 503, 504; a connection refused or reset; a timeout;
+  // a body cut short) are tried again, a cut body from its first byte not yet received, up to
+  // retry_attempts attempts per request in all (1: never again). The wait before retry k
+  // (1, 2, ...) is a random fraction of min(retry_max_wait_seconds, retry_base_seconds * 2^(k-1))
+  // ("full jitter", so that many clients do not come back at once), or what the server's
+  // Retry-After asks for, up to retry_max_wait_seconds. A retry whose wait would take a
+  // request's waits past retry_total_wait_seconds is not made: the request fails. 4xx answers
+  // other than 429, and an object that changed between requests, are never retried. With
+  // these defaults a store that always answers 503 fails within 45 s of waiting (15 s without
+  // Retry-After); docs/remote.md says why five attempts.
+  unsigned retry_attempts = 5;
+  double retry_base_seconds = 1.0;
+  double retry_max_wait_seconds = 20.0;
+  double retry_total_wait_seconds = 45.0;
   // Certificates (PEM) to trust for https instead of the system's, for hubs with a private CA.
   std::filesystem::path ca_file;
   // The environment variable holding a bearer token for http:// and https:// URLs (sent as
   // "Authorization: Bearer ..." to the model's host, never shown). Empty: none. s3:// and hf://
   // take their credentials from their own places (docs/remote.md).
   std::string token_variable = "ONNXMAP_HTTP_TOKEN";
+};
+
+// What the requests of a model opened by URL came to (Model::fetch_stats, per call in
+// LoadStats): every attempt counts as a request; a retry is an attempt after the first of its
+// request; retry_wait_ms sums the waits before them.
+struct FetchStats {
+  std::uint64_t requests = 0;
+  std::uint64_t retries = 0;
+  std::uint64_t retry_wait_ms = 0;
+  FetchStats& operator+=(const FetchStats& other) noexcept {
+    requests += other.requests;
+    retries += other.retries;
+    retry_wait_ms += other.retry_wait_ms;
+    return *this;
+  }
 };
 
 // The largest max_depth accepted. Leaf messages (types in types) are checked recursively at open,

@@ -6,6 +6,8 @@
 #include <span>
 #include <string_view>
 
+#include "onnxmap/options.hpp"
+
 namespace onnxmap::detail {
 
 struct ByteRange {
@@ -21,14 +23,16 @@ class PayloadFetcher {
   virtual ~PayloadFetcher() = default;
   // Makes every range of `location` (an external data location as written in the model, "" for
   // the model file) present in the mirror, several requests at once. Safe from any thread.
-  // Throws onnxmap::Error when a fetch fails.
-  virtual void fetch(std::string_view location, std::span<const ByteRange> ranges) const = 0;
+  // Throws onnxmap::Error when a fetch fails. Returns the requests and retries it took.
+  virtual FetchStats fetch(std::string_view location, std::span<const ByteRange> ranges) const = 0;
+  // Every request and retry the fetcher made so far (the open's included). Safe from any thread.
+  [[nodiscard]] virtual FetchStats totals() const noexcept = 0;
   // Called once the index pass has opened the files (or failed): a fetcher may then let go of
   // what only the open needed.
   virtual void indexed() noexcept {}
-  void fetch(std::string_view location, std::uint64_t offset, std::uint64_t length) const {
+  FetchStats fetch(std::string_view location, std::uint64_t offset, std::uint64_t length) const {
     const ByteRange range{offset, length};
-    fetch(location, std::span(&range, 1));
+    return fetch(location, std::span(&range, 1));
   }
 };
 

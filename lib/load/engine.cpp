@@ -66,6 +66,8 @@ LoadStats Engine::run() {
   // After the reads: a reader whose direct reads were refused midway read buffered.
   stats_.direct = !readers_.empty() && std::all_of(readers_.begin(), readers_.end(),
                                                    [](const auto& r) { return r.is_direct(); });
+  stats_.retries = plan_.fetched.retries;
+  stats_.retry_wait_ms = plan_.fetched.retry_wait_ms;
   return stats_;
 }
 

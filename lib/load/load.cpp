@@ -55,7 +55,9 @@ std::vector<LoadStatsField> fields_of(const LoadStats& s) {
           {"requests", s.requests},
           {"fresh_buffer_bytes", s.fresh_buffer_bytes},
           {"bytes_copied", s.bytes_copied},
-          {"direct", s.direct ? 1U : 0U, true}};
+          {"direct", s.direct ? 1U : 0U, true},
+          {"retries", s.retries},
+          {"retry_wait_ms", s.retry_wait_ms}};
 }
 
 void prefetch(const Tensor& tensor, const LoadOptions& options) {

@@ -123,15 +123,17 @@ void plan_requests(LoadPlan& plan, const LoadOptions& options) {
 
 // A remote model's streamed bytes are fetched into its mirror before any is read: every request
 // of a file in one call, which runs several at once.
-void fetch_remote(const LoadPlan& plan) {
+FetchStats fetch_remote(const LoadPlan& plan) {
+  FetchStats fetched;
   for (std::size_t f = 0; f < plan.files.size(); ++f) {
     if (plan.files[f].fetcher == nullptr) continue;
     std::vector<ByteRange> ranges;
     for (const Request& r : plan.requests) {
       if (r.file == f) ranges.push_back({r.begin, r.end - r.begin});
     }
-    plan.files[f].fetcher->fetch(plan.files[f].location, ranges);
+    fetched += plan.files[f].fetcher->fetch(plan.files[f].location, ranges);
   }
+  return fetched;
 }
 
 }  // namespace
@@ -147,7 +149,7 @@ LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& opti
         own_buffers && resolved.source == ItemSource::stream && resolved.length >= kOwnBufferBytes;
   }
   plan_requests(plan, options);
-  fetch_remote(plan);
+  plan.fetched = fetch_remote(plan);
   return plan;
 }
 

@@ -68,6 +68,7 @@ struct LoadPlan {
   std::vector<Request> requests;
   std::vector<ReadPiece> pieces;
   std::uint64_t largest_staged_request = 0;  // of the requests that are not own_buffer
+  FetchStats fetched;                        // what fetching a remote model's streamed bytes took
 };
 
 // Whose buffers the items are read into.

@@ -49,6 +49,7 @@ CurlApi load() {
   bind(api.share_setopt, "curl_share_setopt");
   bind(api.slist_append, "curl_slist_append");
   bind(api.slist_free_all, "curl_slist_free_all");
+  bind(api.getdate, "curl_getdate");
   decltype(&::curl_global_init) global_init = nullptr;
   bind(global_init, "curl_global_init");
   if (global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

@@ -29,6 +29,7 @@ struct CurlApi {
   decltype(&::curl_share_setopt) share_setopt;
   decltype(&::curl_slist_append) slist_append;
   decltype(&::curl_slist_free_all) slist_free_all;
+  decltype(&::curl_getdate) getdate;
 };
 
 // libcurl, loaded and globally initialized on the first call (thread-safe) and kept for the

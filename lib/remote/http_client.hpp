@@ -2,19 +2,26 @@
 // Range requests to one URL through libcurl, every answer checked: 206 with the Content-Range
 // asked for, the body length it announces, and the same total size, ETag and Last-Modified as
 // the first answer. A 200 to a ranged request is refused before its body is read (a server that
-// ignores Range must never make us download a whole model). Not thread-safe: callers serialize.
+// ignores Range must never make us download a whole model). Transient failures are tried again
+// within RemoteOptions' retry bounds (retry_policy.hpp), a cut body resumed from its first
+// missing byte. Not thread-safe: callers serialize.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "io/payload_fetcher.hpp"
+#include "onnxmap/error.hpp"
 #include "onnxmap/options.hpp"
 #include "remote/endpoint.hpp"
+#include "remote/retry_policy.hpp"
 
 namespace onnxmap::remote {
 
@@ -37,8 +44,15 @@ class HttpSession {
   HttpSession& operator=(const HttpSession&) = delete;
   [[nodiscard]] void* share() const noexcept { return share_; }
 
+  // What the clients of the session did, in all (any thread may ask).
+  [[nodiscard]] FetchStats totals() const noexcept;
+  void count(const FetchStats& stats) const noexcept;
+
  private:
   void* share_;
+  mutable std::atomic<std::uint64_t> requests_{0};
+  mutable std::atomic<std::uint64_t> retries_{0};
+  mutable std::atomic<std::uint64_t> retry_wait_ms_{0};
 };
 
 class HttpClient {
@@ -57,8 +71,9 @@ class HttpClient {
   [[nodiscard]] std::vector<std::byte> probe(std::uint64_t length);
   // Takes validators known from a cache instead of a probe: later answers must match them.
   void assume(const Validators& known) { validators_ = known; }
-  // Fetches every range (after probe or assume), up to RemoteOptions::parallel at once.
-  void fetch(std::span<const ByteRange> ranges, const Sink& sink);
+  // Fetches every range (after probe or assume), up to RemoteOptions::connections at once;
+  // returns the requests and retries that took.
+  FetchStats fetch(std::span<const ByteRange> ranges, const Sink& sink);
 
   [[nodiscard]] const Validators& validators() const noexcept { return validators_; }
   // The URL requested, and the name errors give it (no secret in that one).
@@ -68,10 +83,11 @@ class HttpClient {
   struct Transfer;  // one request in flight (http_client.cpp)
 
  private:
-  void run(std::vector<std::unique_ptr<Transfer>>& transfers, const Sink& sink);
+  FetchStats run(std::vector<std::unique_ptr<Transfer>>& transfers, const Sink& sink);
   void start(Transfer& transfer);
   void authenticate(void* handle) const;
-  void finish(Transfer& transfer, int curl_code);
+  std::optional<Error> finish(Transfer& transfer, int curl_code);
+  bool schedule_retry(Transfer& transfer, FetchStats& stats);
 
   Endpoint endpoint_;
   RemoteOptions options_;
@@ -80,6 +96,8 @@ class HttpClient {
   void* multi_;
   std::vector<void*> idle_handles_;  // easy handles kept for their connections
   Validators validators_;
+  RetryPolicy retry_policy_;
+  std::minstd_rand random_;  // jitters the waits between attempts
 };
 
 }  // namespace onnxmap::remote

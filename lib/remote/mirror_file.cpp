@@ -57,7 +57,7 @@ void MirrorFile::discard() {
   held_.add(0, first_.size());
 }
 
-void MirrorFile::ensure(std::span<const ByteRange> ranges) {
+FetchStats MirrorFile::ensure(std::span<const ByteRange> ranges) {
   RangeSet asked;  // ranges may overlap: each missing byte is asked for once
   for (const ByteRange& range : ranges) {
     if (range.offset >= size()) continue;
@@ -84,14 +84,16 @@ void MirrorFile::ensure(std::span<const ByteRange> ranges) {
       parts.push_back({w.offset + at, std::min(kPart, w.length - at)});
     }
   }
-  if (parts.empty()) return;
+  if (parts.empty()) return {};
   // Each finished part is recorded, so a failure midway keeps what arrived whole.
   std::vector<std::uint64_t> received(parts.size(), 0);
+  FetchStats stats;
   try {
-    client_.fetch(parts, [&](std::size_t i, std::uint64_t at, std::span<const std::byte> bytes) {
-      write(at, bytes);
-      received[i] += bytes.size();
-    });
+    stats = client_.fetch(parts,
+                          [&](std::size_t i, std::uint64_t at, std::span<const std::byte> bytes) {
+                            write(at, bytes);
+                            received[i] += bytes.size();
+                          });
   } catch (...) {
     for (std::size_t i = 0; i < parts.size(); ++i) {
       if (received[i] == parts[i].length) held_.add(parts[i].offset, parts[i].length);
@@ -99,6 +101,7 @@ void MirrorFile::ensure(std::span<const ByteRange> ranges) {
     throw;
   }
   for (const ByteRange& part : parts) held_.add(part.offset, part.length);
+  return stats;
 }
 
 std::vector<std::byte> MirrorFile::read(std::uint64_t offset, std::uint64_t length) {

@@ -34,11 +34,11 @@ class MirrorFile {
 
   // Fetches what the mirror lacks of each range (clipped to the file), in parts of at most kPart
   // bytes, several at once; short held stretches between missing pieces are fetched again
-  // rather than cut a request in two.
-  void ensure(std::span<const ByteRange> ranges);
-  void ensure(std::uint64_t offset, std::uint64_t length) {
+  // rather than cut a request in two. Returns the requests and retries that took.
+  FetchStats ensure(std::span<const ByteRange> ranges);
+  FetchStats ensure(std::uint64_t offset, std::uint64_t length) {
     const ByteRange range{offset, length};
-    ensure(std::span(&range, 1));
+    return ensure(std::span(&range, 1));
   }
   // The bytes of [offset, offset + length), fetched first when missing.
   [[nodiscard]] std::vector<std::byte> read(std::uint64_t offset, std::uint64_t length);

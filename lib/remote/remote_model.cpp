@@ -91,10 +91,12 @@ class RemoteModel final : public PayloadFetcher {
   }
 
   using PayloadFetcher::fetch;
-  void fetch(std::string_view location, std::span<const ByteRange> ranges) const override {
+  FetchStats fetch(std::string_view location, std::span<const ByteRange> ranges) const override {
     const std::lock_guard lock(mutex_);
-    file_for(location).ensure(ranges);
+    return file_for(location).ensure(ranges);
   }
+
+  [[nodiscard]] FetchStats totals() const noexcept override { return session_.totals(); }
 
   [[nodiscard]] const std::filesystem::path& model_path() const { return model_->path(); }
 

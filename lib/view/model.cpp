@@ -128,6 +128,10 @@ const std::filesystem::path& Model::folder() const noexcept {
 std::uint64_t Model::file_size() const noexcept {
   return index_->file.size();
 }
+std::optional<FetchStats> Model::fetch_stats() const noexcept {
+  if (!index_->fetcher) return std::nullopt;
+  return index_->fetcher->totals();
+}
 
 std::optional<FileVersion> Model::opened_version() const noexcept {
   // A URL's files are the local mirror's, which grows as ranges arrive: not the model's version.

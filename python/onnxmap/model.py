@@ -7,7 +7,9 @@ from . import _onnxmap
 
 def open_options(mode=None, max_depth=None, max_tensors=None, max_messages=None,
                  allow_external_outside_folder=None, collect_payload_errors=None,
-                 cache_dir=None, timeout_seconds=None, ca_file=None):
+                 cache_dir=None, timeout_seconds=None, ca_file=None, retry_attempts=None,
+                 retry_base_seconds=None, retry_max_wait_seconds=None,
+                 retry_total_wait_seconds=None):
     """The keyword arguments of open(), peek(), check(), convert() and safe_open() that say how a
     model is opened, named as C++'s OpenOptions and RemoteOptions name them. None leaves the
     library's default, which is defined once, in OpenOptions."""
@@ -15,7 +17,10 @@ def open_options(mode=None, max_depth=None, max_tensors=None, max_messages=None,
                  max_messages=max_messages,
                  allow_external_outside_folder=allow_external_outside_folder,
                  collect_payload_errors=collect_payload_errors, cache_dir=cache_dir,
-                 timeout_seconds=timeout_seconds, ca_file=ca_file)
+                 timeout_seconds=timeout_seconds, ca_file=ca_file, retry_attempts=retry_attempts,
+                 retry_base_seconds=retry_base_seconds,
+                 retry_max_wait_seconds=retry_max_wait_seconds,
+                 retry_total_wait_seconds=retry_total_wait_seconds)
     return {key: os.fspath(value) if key in ("cache_dir", "ca_file") else value
             for key, value in given.items() if value is not None}
 
@@ -27,7 +32,11 @@ def open(path: Union[str, "os.PathLike[str]"], *, mode: Optional[str] = None,
          collect_payload_errors: Optional[bool] = None,
          cache_dir: Union[str, "os.PathLike[str]", None] = None,
          timeout_seconds: Optional[int] = None,
-         ca_file: Union[str, "os.PathLike[str]", None] = None) -> _onnxmap.Model:
+         ca_file: Union[str, "os.PathLike[str]", None] = None,
+         retry_attempts: Optional[int] = None,
+         retry_base_seconds: Optional[float] = None,
+         retry_max_wait_seconds: Optional[float] = None,
+         retry_total_wait_seconds: Optional[float] = None) -> _onnxmap.Model:
     """Opens the ONNX model at `path` and returns an onnxmap.Model (also a context manager).
 
     mode: "map" (the default) maps the file (pages are read when touched); "read" copies it into
@@ -41,9 +50,15 @@ def open(path: Union[str, "os.PathLike[str]"], *, mode: Optional[str] = None,
     fetched at open and each tensor's bytes when touched; cache_dir (a folder) keeps the fetched
     metadata for the next open, timeout_seconds (30) bounds a stalled request, ca_file is a PEM
     file of certificates to trust; credentials come from the environment (ONNXMAP_HTTP_TOKEN,
-    the AWS variables and files, HF_TOKEN).
+    the AWS variables and files, HF_TOKEN). Transient failures (HTTP 429, 500, 502, 503, 504, a
+    dropped or stalled connection, a cut body) are tried again: retry_attempts (5) attempts per
+    request in all, the first retry after up to retry_base_seconds (1.0; random, doubling for
+    each further retry), no single wait over retry_max_wait_seconds (20, Retry-After included),
+    a request's waits together at most retry_total_wait_seconds (45). model.fetch_stats counts
+    the requests and retries.
     Raises onnxmap.Error for an unreadable or malformed file (kind "http" for a server's fault).
     """
     return _onnxmap._open(os.fspath(path), **open_options(
         mode, max_depth, max_tensors, max_messages, allow_external_outside_folder,
-        collect_payload_errors, cache_dir, timeout_seconds, ca_file))
+        collect_payload_errors, cache_dir, timeout_seconds, ca_file, retry_attempts,
+        retry_base_seconds, retry_max_wait_seconds, retry_total_wait_seconds))

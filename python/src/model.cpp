@@ -146,7 +146,19 @@ void bind_metadata(py::class_<PyModel>& c) {
           "changed_on_disk", [](const PyModel& s) { return s.get()->changed_on_disk(); },
           "The files behind the model (the model file, then its data files) that on disk are no "
           "longer the version opened: replaced, written or removed since. The model keeps "
-          "reading the version it opened.");
+          "reading the version it opened.")
+      .def_property_readonly(
+          "fetch_stats",
+          [](const PyModel& s) -> py::object {
+            const auto fetched = s.get()->fetch_stats();
+            if (!fetched) return py::none();
+            py::dict out;
+            out["requests"] = fetched->requests;
+            out["retries"] = fetched->retries;
+            out["retry_wait_ms"] = fetched->retry_wait_ms;
+            return out;
+          },
+          "By URL: the requests and retries so far (a dict); None for a file.");
 }
 
 void bind_tensors(py::class_<PyModel>& c) {

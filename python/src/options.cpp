@@ -25,6 +25,10 @@ OpenOptions take_open_options(py::dict& kwargs) {
   std::string ca_file;
   take_kwarg(kwargs, "cache_dir", cache_dir);
   take_kwarg(kwargs, "timeout_seconds", options.remote.timeout_seconds);
+  take_kwarg(kwargs, "retry_attempts", options.remote.retry_attempts);
+  take_kwarg(kwargs, "retry_base_seconds", options.remote.retry_base_seconds);
+  take_kwarg(kwargs, "retry_max_wait_seconds", options.remote.retry_max_wait_seconds);
+  take_kwarg(kwargs, "retry_total_wait_seconds", options.remote.retry_total_wait_seconds);
   take_kwarg(kwargs, "ca_file", ca_file);
   options.remote.cache_dir = cache_dir;
   options.remote.ca_file = ca_file;

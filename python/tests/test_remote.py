@@ -19,11 +19,11 @@ from conftest import FIXTURE_MODELS, SOURCE_ROOT, judge_array
 
 
 class RangeServer:
-    def __init__(self, root, log):
+    def __init__(self, root, log, *faults):
         self.log_path = log
         self.process = subprocess.Popen(
             [sys.executable, str(SOURCE_ROOT / "tests/remote/range_server.py"), "--root",
-             str(root), "--log", str(log)], stdout=subprocess.PIPE)
+             str(root), "--log", str(log), *map(str, faults)], stdout=subprocess.PIPE)
         self.port = int(self.process.stdout.readline())
 
     def url(self, name, mode="ok"):
@@ -153,3 +153,38 @@ def test_s3_and_hub_urls_equal_local(fixtures, scheme, monkeypatch, tmp_path):
     finally:
         server.process.kill()
         server.process.wait()
+
+
+def test_a_server_answering_503_every_third_request_is_survived(fixtures, tmp_path):
+    """Every array equals the local one; the retries are counted, in the model and the load."""
+    server = RangeServer(fixtures, tmp_path / "log", "--fail-every", 3)
+    name = "external_one_file.onnx"
+    try:
+        with onnxmap.open(server.url(name), retry_base_seconds=0.01) as remote, \
+                onnxmap.open(fixtures / name) as local:
+            stats = remote.load(lambda *_: None)
+            for key in local.keys():
+                assert remote[key].numpy().tobytes() == local[key].numpy().tobytes(), key
+            fetched = remote.fetch_stats
+            assert local.fetch_stats is None
+        faults = [e for e in server.requests() if e.get("fault")]
+    finally:
+        server.process.kill()
+        server.process.wait()
+    # Each 503 cost one retry, the load's among them.
+    assert faults and fetched["retries"] == len(faults)
+    assert fetched["requests"] > fetched["retries"] >= stats["retries"]
+    assert stats["retry_wait_ms"] <= fetched["retry_wait_ms"]
+
+
+def test_retry_attempts_bound_the_requests(fixtures, tmp_path):
+    server = RangeServer(fixtures, tmp_path / "log", "--fail-every", 1)
+    try:
+        with pytest.raises(onnxmap.Error) as raised:
+            onnxmap.open(server.url("features.onnx"), retry_attempts=2, retry_base_seconds=0.01)
+        requests = server.requests()
+    finally:
+        server.process.kill()
+        server.process.wait()
+    assert raised.value.kind == "http" and "HTTP 503 (2 attempts over " in str(raised.value)
+    assert len(requests) == 2

@@ -24,12 +24,28 @@ The first path segment picks a behaviour, the rest names a file under --root:
 --latency-ms adds a delay before every answer. Every request is logged to --log as one JSON
 line: method, path, range, status, bytes of body sent, and the client's port (its connection).
 The first line on stdout is the port.
+
+Faults, for every request but /quiet/ and /hang/ ones (counted 1, 2, 3, ... over the server's
+life, and logged as "fault"), whatever the mode (/hub/ and /cdn/ included):
+  --fail-every N        request N, 2N, ... answers --fail-status (503) with S3's SlowDown body;
+                        N = 1: every request. --retry-after S adds "Retry-After: S", or with
+                        --retry-after-date an HTTP-date S seconds ahead
+  --cut-every N         a 206 of request N, 2N, ... sends half its body, then the connection
+                        closes
+  --stall-every N       request N, 2N, ... waits --stall-seconds (3) before its answer
+  --change-after N      requests after the Nth see the file changed: another ETag and
+                        Last-Modified (the bytes are the same; a client must refuse to mix)
+--upstream URL makes the server a proxy: every request (but /quiet/) goes to URL with its path,
+query and headers (Host and a signature included), the answer comes back with the faults above
+(tests/remote/s3_test.py puts it in front of the S3 server).
 """
 
 import argparse
+import datetime
 import email.utils
 import hashlib
 import hmac
+import http.client
 import http.server
 import json
 import os
@@ -46,6 +62,7 @@ LOCK = threading.Lock()
 # What /hub/ signs its redirects with, and /cdn/ checks.
 CDN_KEY = os.urandom(16)
 COUNTS = {}
+FAULT_COUNT = 0
 
 
 # Requests being answered and not yet logged (/hang/ ones left out: they never finish).
@@ -102,7 +119,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                  "host": self.headers.get("Host"),
                  "auth": self.headers.get("Authorization") is not None}
         try:
-            self.answer(mode, rel, entry)
+            faults = self.faults(mode)
+            if "stall" in faults:
+                entry["fault"] = "stall"
+                time.sleep(ARGS.stall_seconds)
+            if "fail" in faults:
+                entry["fault"] = "fail"
+                self.fail(entry)
+            elif ARGS.upstream:
+                self.proxy(entry, faults)
+            else:
+                self.answer(mode, rel, entry, faults)
         except (BrokenPipeError, ConnectionResetError):
             entry["aborted"] = True
         log(entry)
@@ -117,7 +144,68 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
         entry["sent"] += len(body)
 
-    def answer(self, mode, rel, entry):
+    def faults(self, mode):
+        """The faults this request meets: of "fail", "cut", "stall", "changed"."""
+        global FAULT_COUNT
+        if mode == "hang":
+            return set()
+        with LOCK:
+            FAULT_COUNT += 1
+            n = FAULT_COUNT
+        every = {"fail": ARGS.fail_every, "cut": ARGS.cut_every, "stall": ARGS.stall_every}
+        out = {fault for fault, k in every.items() if k and n % k == 0}
+        if ARGS.change_after and n > ARGS.change_after:
+            out.add("changed")
+        return out
+
+    def fail(self, entry):
+        headers = []
+        if ARGS.retry_after is not None:
+            headers.append(("Retry-After", email.utils.formatdate(
+                time.time() + ARGS.retry_after, usegmt=True) if ARGS.retry_after_date
+                else "%g" % ARGS.retry_after))
+        body = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message>" \
+               b"</Error>"
+        self.status(entry, ARGS.fail_status, headers, body)
+
+    def proxy(self, entry, faults):
+        """The request sent on to --upstream, its answer sent back (cut in half for "cut")."""
+        upstream = urllib.parse.urlsplit(ARGS.upstream)
+        connection = http.client.HTTPConnection(upstream.hostname, upstream.port, timeout=60)
+        try:
+            connection.putrequest("GET", self.path, skip_host=True, skip_accept_encoding=True)
+            for name, value in self.headers.items():
+                connection.putheader(name, value)
+            connection.endheaders()
+            answer = connection.getresponse()
+            body = answer.read()
+        finally:
+            connection.close()
+        entry["status"] = answer.status
+        self.send_response(answer.status)
+        for name, value in answer.getheaders():
+            if name.lower() in ("connection", "content-length", "date", "server",
+                                "transfer-encoding", "keep-alive"):
+                continue
+            if "changed" in faults and name.lower() == "etag":
+                value, entry["fault"] = value.rstrip('"') + '-v2"', "changed"
+            if "changed" in faults and name.lower() == "last-modified":
+                value = email.utils.format_datetime(
+                    email.utils.parsedate_to_datetime(value) + datetime.timedelta(minutes=1),
+                    usegmt=True)
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        send = len(body) // 2 if "cut" in faults and answer.status == 206 else len(body)
+        entry["fault"] = "cut" if send < len(body) else entry.get("fault")
+        self.wfile.write(body[:send])
+        self.wfile.flush()
+        entry["sent"] += send
+        if send < len(body):
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def answer(self, mode, rel, entry, faults):
         host = "127.0.0.1:%d" % self.server.server_address[1]
         if mode == "loop":
             return self.status(entry, 302, [("Location", "/loop/" + rel)])
@@ -150,7 +238,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         etag = '"%x-%x"' % (st.st_mtime_ns, size)
         if mode == "etag":
             etag = '"%d"' % count
-        headers = [("ETag", etag), ("Last-Modified", email.utils.formatdate(st.st_mtime, usegmt=True)),
+        modified = st.st_mtime
+        if "changed" in faults:
+            etag, modified = '"%x-%x-v2"' % (st.st_mtime_ns, size), modified + 60
+            entry["fault"] = "changed"
+        headers = [("ETag", etag), ("Last-Modified", email.utils.formatdate(modified, usegmt=True)),
                    ("Accept-Ranges", "bytes")]
         ranged = self.headers.get("Range")
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", ranged or "")
@@ -164,10 +256,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         shown = first + 1 if mode == "wrong-range" else first
         headers.append(("Content-Range", "bytes %d-%d/%d" % (shown, last, total)))
         length = last - first + 1
-        send = length // 2 if mode == "short" else length
+        send = length // 2 if mode == "short" or "cut" in faults else length
+        if "cut" in faults:
+            entry["fault"] = "cut"
         self.send_file(entry, path, first, length, 206, headers, send)
         if send < length:
             self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
 
     def hub(self, rel, entry):
         """/hub/ORG/REPO/resolve/REVISION/PATH: the Hub's redirect to its storage."""
@@ -225,6 +320,15 @@ def main():
     parser.add_argument("--revision", default="main", help="a revision /hub/ knows besides main")
     parser.add_argument("--tls-cert", help="serve https with this PEM (certificate and key)")
     parser.add_argument("--http-port", type=int, default=0, help="where /to-http/ redirects")
+    parser.add_argument("--fail-every", type=int, default=0)
+    parser.add_argument("--fail-status", type=int, default=503)
+    parser.add_argument("--retry-after", type=float)
+    parser.add_argument("--retry-after-date", action="store_true")
+    parser.add_argument("--cut-every", type=int, default=0)
+    parser.add_argument("--stall-every", type=int, default=0)
+    parser.add_argument("--stall-seconds", type=float, default=3)
+    parser.add_argument("--change-after", type=int, default=0)
+    parser.add_argument("--upstream", help="a proxy to this http://HOST:PORT")
     ARGS = parser.parse_args()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.handle_error = lambda request, address: None  # clients that hang up are expected

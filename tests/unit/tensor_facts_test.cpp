@@ -250,15 +250,19 @@ TEST(LoadStatsFields, OneListInOrder) {
   stats.tensors = 3;
   stats.bytes_copied = 9;
   stats.direct = true;
+  stats.retry_wait_ms = 250;
   const auto fields = fields_of(stats);
-  ASSERT_EQ(fields.size(), 7U);
+  ASSERT_EQ(fields.size(), 9U);
   EXPECT_EQ(fields.front().name, "tensors");
   EXPECT_EQ(fields.front().value, 3U);
   EXPECT_EQ(fields[5].name, "bytes_copied");
   EXPECT_EQ(fields[5].value, 9U);
-  EXPECT_EQ(fields.back().name, "direct");
-  EXPECT_TRUE(fields.back().is_flag);
-  EXPECT_EQ(fields.back().value, 1U);
+  EXPECT_EQ(fields[6].name, "direct");
+  EXPECT_TRUE(fields[6].is_flag);
+  EXPECT_EQ(fields[6].value, 1U);
+  EXPECT_EQ(fields.back().name, "retry_wait_ms");
+  EXPECT_FALSE(fields.back().is_flag);
+  EXPECT_EQ(fields.back().value, 250U);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // onnxmap info MODEL: the quick peek (no tensor index); --stats adds counts from the full index.
 
+#include <array>
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -83,6 +85,15 @@ void print_info_text(const nlohmann::json& info) {
     print_section(side, values, info[side].empty());
   }
   if (info.contains("stats")) print_stats_text(info["stats"]);
+  // By URL: the retries a flaky server cost, when there were any.
+  if (info.contains("fetch") && info["fetch"]["retries"].get<std::uint64_t>() > 0) {
+    std::array<char, 64> retries{};
+    std::snprintf(retries.data(), retries.size(), "%llu of %llu requests (%.1f s waited)",
+                  static_cast<unsigned long long>(info["fetch"]["retries"].get<std::uint64_t>()),
+                  static_cast<unsigned long long>(info["fetch"]["requests"].get<std::uint64_t>()),
+                  static_cast<double>(info["fetch"]["retry_wait_ms"].get<std::uint64_t>()) / 1000);
+    std::cout << labelled("retried", retries.data());
+  }
 }
 
 int run_info(const InfoArgs& args) {
@@ -92,8 +103,14 @@ int run_info(const InfoArgs& args) {
   // With --stats the model is opened once, in full: "-" (standard input) can be read only once.
   std::optional<Model> full;
   if (args.stats) full = Model::open(args.model, options);
-  nlohmann::json info = summary_json(full ? ModelSummary::of(*full) : peek(args.model, options));
+  const ModelSummary summary = full ? ModelSummary::of(*full) : peek(args.model, options);
+  nlohmann::json info = summary_json(summary);
   if (full) info["stats"] = stats_json(*full);
+  if (const auto fetched = summary.fetch_stats()) {
+    info["fetch"] = {{"requests", fetched->requests},
+                     {"retries", fetched->retries},
+                     {"retry_wait_ms", fetched->retry_wait_ms}};
+  }
   if (args.json) {
     print_json(std::cout, info);
   } else {

@@ -92,6 +92,13 @@ void print_load_text(const nlohmann::json& out) {
   if (mode == "direct") {
     std::cout << (out["direct"].get<bool>() ? ", O_DIRECT" : ", O_DIRECT refused: buffered");
   }
+  if (const auto retries = out["retries"].get<std::uint64_t>(); retries > 0) {
+    std::array<char, 32> waited{};
+    std::snprintf(waited.data(), waited.size(), "%.1f",
+                  static_cast<double>(out["retry_wait_ms"].get<std::uint64_t>()) / 1000.0);
+    std::cout << ", " << retries << (retries == 1 ? " retry" : " retries") << " after "
+              << waited.data() << " s of waiting";
+  }
   std::array<char, 64> cpu{};
   std::snprintf(cpu.data(), cpu.size(), "; CPU %.2f s user, %.2f s system",
                 out["cpu_user_seconds"].get<double>(), out["cpu_system_seconds"].get<double>());
