@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/fault_guard.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/stats.hpp"
 #include "stats/patterns.hpp"
@@ -134,14 +135,18 @@ TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type, std::u
     return detail::stats_from_patterns(counts, type, count, bins);
   }
   Accumulator sums;
-  detail::for_each_value(bytes.data(), type, count, [&](double v) { sums.add(v, 1); });
+  detail::guard_faults(bytes, [&]() noexcept {
+    detail::for_each_value(bytes.data(), type, count, [&](double v) { sums.add(v, 1); });
+  });
   TensorStats s = sums.finish();
   s.count = count;
   s.histogram.assign(bins, 0);
   if (std::isnan(s.min)) return s;
   const Binner bin(s, bins);
-  detail::for_each_value(bytes.data(), type, count, [&](double v) {
-    if (std::isfinite(v)) ++s.histogram[bin(v)];
+  detail::guard_faults(bytes, [&]() noexcept {
+    detail::for_each_value(bytes.data(), type, count, [&](double v) {
+      if (std::isfinite(v)) ++s.histogram[bin(v)];
+    });
   });
   return s;
 }
@@ -150,8 +155,11 @@ std::vector<double> decode_values(std::span<const std::byte> bytes, DataType typ
                                   std::uint64_t count) {
   detail::check_values(bytes, type, count);
   std::vector<double> out;
-  out.reserve(count);
-  detail::for_each_value(bytes.data(), type, count, [&](double v) { out.push_back(v); });
+  out.resize(count);  // written in place: the guarded loop allocates nothing
+  double* at = out.data();
+  detail::guard_faults(bytes, [&]() noexcept {
+    detail::for_each_value(bytes.data(), type, count, [&](double v) { *at++ = v; });
+  });
   return out;
 }
 
