@@ -31,7 +31,8 @@ using TP = schema::TensorProto;
 constexpr std::uint64_t kKept = 8192;  // bytes left when the model is cut: two pages
 constexpr std::int64_t kFloats = 16384;
 
-// A model whose first tensor "head" lies in the first kKept bytes and whose others lie after:
+// A model whose first tensor "head" lies in the first kKept bytes, "pad" across them, and whose
+// others lie after:
 // "w" (FLOAT raw), "typed" (FLOAT in float_data), "nibbles" (INT4 raw), "bools" (BOOL raw).
 std::vector<std::byte> model_bytes() {
   std::vector<std::byte> floats(kFloats * 4);
@@ -45,6 +46,10 @@ std::vector<std::byte> model_bytes() {
       test::sub(g, schema::GraphProto::kInitializer,
                 test::raw_tensor("head", DataType::float32, {1024},
                                  std::vector<std::byte>(floats.begin(), floats.begin() + 4096)));
+      // Across the cut, so that the tensors after it start past it.
+      test::sub(g, schema::GraphProto::kInitializer,
+                test::raw_tensor("pad", DataType::uint8, {8192},
+                                 std::vector<std::byte>(8192, std::byte{0})));
       test::sub(g, schema::GraphProto::kInitializer,
                 test::raw_tensor("w", DataType::float32, {kFloats}, floats));
       test::sub(g, schema::GraphProto::kInitializer, [&](wire::Writer& t) {
@@ -54,7 +59,7 @@ std::vector<std::byte> model_bytes() {
         t.field_packed_fixed32(TP::kFloatData, typed);
       });
       test::sub(g, schema::GraphProto::kInitializer,
-                test::raw_tensor("nibbles", DataType::int4, {2 * kFloats}, floats));
+                test::raw_tensor("nibbles", DataType::int4, {8 * kFloats}, floats));
       test::sub(g, schema::GraphProto::kInitializer,
                 test::raw_tensor("bools", DataType::boolean, {kFloats * 4},
                                  std::vector<std::byte>(floats.size(), std::byte{1})));
@@ -104,8 +109,8 @@ TEST_F(FaultGuard, StatisticsAndDecodingOfLostBytesAreErrors) {
   expect_shrunk([&] { (void)decode_values(bytes, DataType::float32, kFloats); });
   expect_shrunk([&] { (void)compare_values(bytes, bytes, DataType::float32, kFloats); });
   // Counted by bit pattern (16 bits and less), on the stack of tables each thread keeps.
-  expect_shrunk([&] { (void)tensor_stats(nibbles().bytes(), DataType::int4, 2 * kFloats); });
-  std::vector<std::byte> unpacked(2 * kFloats);
+  expect_shrunk([&] { (void)tensor_stats(nibbles().bytes(), DataType::int4, 8 * kFloats); });
+  std::vector<std::byte> unpacked(8 * kFloats);
   expect_shrunk([&] { unpack_sub_byte(DataType::int4, nibbles().bytes(), unpacked); });
   expect_shrunk([&] { (void)typed().data(); });
   // The bytes before the cut still count.
@@ -158,7 +163,7 @@ TEST_F(FaultGuard, LoadsInEveryModeEndInAnError) {
   }
   std::vector<std::byte> buffer(typed().byte_size());
   const std::span<std::byte> buffers[] = {buffer};
-  expect_shrunk([&] { (void)load_into(typed_only, buffers); });
+  expect_shrunk([&] { (void)load_into(typed_only, buffers, {}); });
 }
 
 TEST_F(FaultGuard, DeviceLoadsIntoHostMemoryEndInAnError) {
@@ -188,6 +193,22 @@ TEST_F(FaultGuard, CheckingPayloadsEndsInAnError) {
   const auto error = test::error_of([&] { (void)check(*model_, options); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->kind(), ErrorKind::io) << error->what();
+}
+
+TEST_F(FaultGuard, CheckingTheDataOfAShrunkDataFileEndsInAnError) {
+  SynthOptions options;
+  options.layers = 1;
+  options.hidden = 256;
+  options.external_data = true;
+  const fs::path path = at("ext.onnx");
+  (void)synth(path, options);
+  const Model model = Model::open(path);
+  fs::resize_file(at("ext.onnx.data"), fs::file_size(at("ext.onnx.data")) / 2 / 4096 * 4096);
+  CheckOptions read;
+  read.read_data = true;
+  const std::string message = test::expect_error([&] { (void)check(model, read); }, ErrorKind::io);
+  EXPECT_NE(message.find("ext.onnx.data"), std::string::npos) << message;
+  EXPECT_NE(message.find("shrink"), std::string::npos) << message;
 }
 
 TEST_F(FaultGuard, AThreadThatFaultsLeavesTheOthersGoingOn) {
