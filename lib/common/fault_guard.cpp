@@ -3,6 +3,8 @@
 
 #include "common/fault_guard.hpp"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -23,14 +25,73 @@ struct GuardFrame {
   sigjmp_buf jump;
   std::uintptr_t begin[2];            // NOLINT(modernize-avoid-c-arrays): read in a signal handler
   std::uintptr_t end[2];              // NOLINT(modernize-avoid-c-arrays)
-  GuardFrame* outer;                  // the guard this one runs inside, or null
+  unsigned depth = 0;                 // 1 for a thread's outermost guard, 2 inside it, ...
   volatile std::uintptr_t fault = 0;  // written by the handler before it jumps
 };
 
-// The innermost guard of this thread. Initial-exec TLS: reading it in a signal handler touches
-// no allocator (a dlopen'd module's dynamic TLS may be allocated on first use), and a plain
-// pointer needs no constructor.
-__attribute__((tls_model("initial-exec"))) thread_local GuardFrame* innermost = nullptr;
+// The guards running now, one slot each, found by the handler through the thread that owns
+// them: no thread_local there, since a module loaded with dlopen (the Python extension) may
+// allocate its TLS on first use, and an allocator is no place for a signal handler. A slot is
+// claimed by its `thread` (compare-and-swap from 0), then given its `frame`; only that thread
+// writes it until it sets `thread` back to 0, so the handler, which runs on the faulting thread,
+// reads its own slots only.
+struct alignas(64) Slot {
+  std::atomic<pthread_t> thread{0};
+  std::atomic<GuardFrame*> frame{nullptr};
+};
+constexpr std::size_t kSlots = 512;
+Slot slots[kSlots];  // NOLINT(modernize-avoid-c-arrays): constant-initialized, read in a handler
+
+// How many guards this thread is inside (normal code only, never the handler).
+thread_local unsigned depth = 0;
+
+Slot& claim_slot(GuardFrame* frame) {
+  const pthread_t self = pthread_self();
+  // Threads start at different slots: a claim is one uncontended compare-and-swap.
+  const std::size_t start = (static_cast<std::size_t>(self) >> 12U) * 7 + frame->depth;
+  while (true) {
+    for (std::size_t i = 0; i < kSlots; ++i) {
+      Slot& slot = slots[(start + i) % kSlots];
+      pthread_t free = 0;
+      if (slot.thread.compare_exchange_strong(free, self, std::memory_order_acquire)) {
+        slot.frame.store(frame, std::memory_order_relaxed);
+        return slot;
+      }
+    }
+    sched_yield();  // more than kSlots guards at once: wait for one to end
+  }
+}
+
+void release_slot(Slot& slot) {
+  slot.frame.store(nullptr, std::memory_order_relaxed);
+  slot.thread.store(0, std::memory_order_release);
+}
+
+// After a jump to a guard of depth `landed`: the slots of this thread's guards inside it (which
+// the jump left without releasing) are released.
+void release_inner_slots(unsigned landed) {
+  const pthread_t self = pthread_self();
+  for (Slot& slot : slots) {
+    if (slot.thread.load(std::memory_order_relaxed) != self) continue;
+    const GuardFrame* frame = slot.frame.load(std::memory_order_relaxed);
+    if (frame != nullptr && frame->depth > landed) release_slot(slot);
+  }
+}
+
+// This thread's innermost guard covering `address`, or null. Async-signal-safe.
+GuardFrame* guard_of(std::uintptr_t address) {
+  const pthread_t self = pthread_self();
+  GuardFrame* best = nullptr;
+  for (Slot& slot : slots) {
+    if (slot.thread.load(std::memory_order_relaxed) != self) continue;
+    GuardFrame* frame = slot.frame.load(std::memory_order_relaxed);
+    if (frame == nullptr || (best != nullptr && frame->depth < best->depth)) continue;
+    for (int k = 0; k < 2; ++k) {
+      if (address >= frame->begin[k] && address < frame->end[k]) best = frame;
+    }
+  }
+  return best;
+}
 
 // The handler ours replaced, written once before ours is installed, read only by the handler.
 struct sigaction previous {};
@@ -60,13 +121,9 @@ void on_sigbus(int signal, siginfo_t* info, void* context) {
   // Faults only (si_code > 0): a SIGBUS another process sent is not a fault in our bytes.
   if (info != nullptr && info->si_code > 0) {
     const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
-    for (GuardFrame* frame = innermost; frame != nullptr; frame = frame->outer) {
-      for (int k = 0; k < 2; ++k) {
-        if (address >= frame->begin[k] && address < frame->end[k]) {
-          frame->fault = address;
-          siglongjmp(frame->jump, 1);
-        }
-      }
+    if (GuardFrame* frame = guard_of(address)) {
+      frame->fault = address;
+      siglongjmp(frame->jump, 1);
     }
   }
   chain(signal, info, context);
@@ -138,17 +195,19 @@ bool run_guarded(std::span<const std::byte> first, std::span<const std::byte> se
   frame.end[0] = frame.begin[0] + first.size();
   frame.begin[1] = reinterpret_cast<std::uintptr_t>(second.data());
   frame.end[1] = frame.begin[1] + second.size();
-  frame.outer = innermost;
+  frame.depth = ++depth;
+  Slot& slot = claim_slot(&frame);
   if (sigsetjmp(frame.jump, 0) != 0) {
-    innermost = frame.outer;
+    release_inner_slots(frame.depth - 1);  // this guard's slot and any inside it
+    depth = frame.depth - 1;
     *fault = reinterpret_cast<const void*>(frame.fault);
     return false;
   }
-  innermost = &frame;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   kernel(context);
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  innermost = frame.outer;
+  release_slot(slot);
+  --depth;
   return true;
 }
 
