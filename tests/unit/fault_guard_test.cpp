@@ -234,6 +234,42 @@ TEST_F(FaultGuard, AThreadThatFaultsLeavesTheOthersGoingOn) {
   EXPECT_EQ(errors, 200);
 }
 
+// Nested guards over kept and lost bytes (run_guarded's kernels are plain functions).
+struct Nested {
+  std::span<const std::byte> kept, lost;
+  const void* inner_fault = nullptr;
+  bool inner_returned = false;
+};
+void touch_lost(void* p) {
+  volatile std::byte lost = static_cast<Nested*>(p)->lost[8];
+  (void)lost;
+}
+void inner_over_kept(void* p) {
+  auto* n = static_cast<Nested*>(p);
+  n->inner_returned = detail::run_guarded(n->kept, {}, touch_lost, n, &n->inner_fault);
+}
+void inner_over_lost(void* p) {
+  auto* n = static_cast<Nested*>(p);
+  n->inner_returned = detail::run_guarded(n->lost, {}, touch_lost, n, &n->inner_fault);
+}
+
+TEST_F(FaultGuard, AFaultGoesToTheInnermostGuardCoveringIt) {
+  cut();
+  Nested n{head().bytes(), w().bytes()};
+  // The inner guard covers only the kept bytes, so a fault in the lost ones jumps past it to the
+  // outer guard, releasing both guards' slots: a thousand rounds would exhaust them otherwise.
+  for (int round = 0; round < 1000; ++round) {
+    const void* fault = nullptr;
+    ASSERT_FALSE(detail::run_guarded(n.lost, {}, inner_over_kept, &n, &fault));
+    ASSERT_EQ(fault, n.lost.data() + 8);
+  }
+  // An inner guard that covers the fault takes it, and the outer one runs on.
+  const void* fault = nullptr;
+  EXPECT_TRUE(detail::run_guarded(n.lost, {}, inner_over_lost, &n, &fault));
+  EXPECT_FALSE(n.inner_returned);
+  EXPECT_EQ(n.inner_fault, n.lost.data() + 8);
+}
+
 TEST_F(FaultGuard, AFaultNoOpenModelHoldsIsStillAnError) {
   // A map of the caller's own, not a model's: the error says so, with no file.
   const fs::path own = at("own.bin");
