@@ -30,7 +30,9 @@ std::byte touch_pages(std::span<const std::byte> bytes) {
   constexpr std::size_t kPage = 4096;
   std::byte sum{};
   detail::guard_faults(bytes, [&]() noexcept {
-    for (std::size_t at = 0; at < bytes.size(); at += kPage) sum ^= bytes[at];
+    std::byte local{};
+    for (std::size_t at = 0; at < bytes.size(); at += kPage) local ^= bytes[at];
+    sum = local;
   });
   return sum;
 }

@@ -33,6 +33,7 @@ ValuesDiff compare_range(const std::byte* a, const std::byte* b, DataType type, 
       static_cast<std::size_t>((range.last * bits + 7) / 8 - range.first * bits / 8));
   const std::span<const std::byte> b_bytes(b + range.first * bits / 8, a_bytes.size());
   detail::guard_faults(a_bytes, b_bytes, [&]() noexcept {
+    ValuesDiff local;  // the kernel's own (kept in registers), handed out at its end
     detail::with_decoder(type, [&](auto decode) {
       for (std::uint64_t first = range.first; first < range.last; first += kChunk) {
         const std::uint64_t last = std::min(range.last, first + kChunk);
@@ -44,17 +45,18 @@ ValuesDiff compare_range(const std::byte* a, const std::byte* b, DataType type, 
           const double y = decode(b, i);
           if (x == y || (std::isnan(x) && std::isnan(y))) continue;
           if (!std::isfinite(x) || !std::isfinite(y)) {
-            ++out.differing;
+            ++local.differing;
             continue;
           }
           const double gap = std::abs(x - y);
           if (gap <= tolerance) continue;
-          ++out.differing;
-          out.max_abs = std::max(out.max_abs, gap);
-          out.max_rel = std::max(out.max_rel, gap / std::max(std::abs(x), std::abs(y)));
+          ++local.differing;
+          local.max_abs = std::max(local.max_abs, gap);
+          local.max_rel = std::max(local.max_rel, gap / std::max(std::abs(x), std::abs(y)));
         }
       }
     });
+    out = local;
   });
   return out;
 }
