@@ -4,6 +4,7 @@
 
 #include "onnxmap/annotations.hpp"
 #include "onnxmap/builder.hpp"
+#include "onnxmap/bytes.hpp"
 #include "onnxmap/check.hpp"
 #include "onnxmap/device.hpp"
 #include "onnxmap/dump.hpp"

@@ -9,7 +9,9 @@
 
 #include "check/checks.hpp"
 #include "check/sha1.hpp"
+#include "common/fault_guard.hpp"
 #include "io/mapped_file.hpp"
+#include "onnxmap/bytes.hpp"
 #include "view/view_access.hpp"
 
 namespace onnxmap::detail {
@@ -17,7 +19,6 @@ namespace onnxmap::detail {
 namespace {
 
 constexpr std::size_t kChunk = std::size_t{8} << 20U;  // progress granularity
-constexpr std::size_t kPage = 4096;
 
 bool is_hex_digest(std::string_view text) {
   return text.size() == 40 && std::all_of(text.begin(), text.end(), [](char c) {
@@ -104,19 +105,24 @@ class DataReader {
     for (std::size_t at = 0; at < bytes.size(); at += kChunk) {
       const auto chunk = bytes.subspan(at, std::min(kChunk, bytes.size() - at));
       if (is_bool && !bad_bool_reported) {
-        const auto bad =
-            std::find_if(chunk.begin(), chunk.end(), [](std::byte b) { return b > std::byte{1}; });
-        if (bad != chunk.end()) {
-          const std::uint64_t element = at + static_cast<std::uint64_t>(bad - chunk.begin());
+        std::size_t bad = chunk.size();
+        std::byte value{};
+        guard_faults(chunk, [&]() noexcept {
+          const auto found = std::find_if(chunk.begin(), chunk.end(),
+                                          [](std::byte b) { return b > std::byte{1}; });
+          bad = static_cast<std::size_t>(found - chunk.begin());
+          if (found != chunk.end()) value = *found;
+        });
+        if (bad != chunk.size()) {
           add_problem(report_, ProblemKind::payload, t.path(),
-                      "BOOL element " + std::to_string(element) + " is " +
-                          std::to_string(std::to_integer<int>(*bad)) + ", not 0 or 1",
+                      "BOOL element " + std::to_string(at + bad) + " is " +
+                          std::to_string(std::to_integer<int>(value)) + ", not 0 or 1",
                       detail::offset_of(t));
           bad_bool_reported = true;
         }
       } else {
         // One load per page is what brings a mapped page in from disk.
-        for (std::size_t i = 0; i < chunk.size(); i += kPage) touched_ ^= chunk[i];
+        touched_ ^= touch_pages(chunk);
       }
       advance(chunk.size());
     }

@@ -59,6 +59,7 @@ void check_elements(const Tensor& tensor, CheckReport& report) {
   try {
     (void)tensor.data();  // decoding counts the entries and checks the field fits the type
   } catch (const Error& e) {
+    if (e.kind() == ErrorKind::io) throw;  // the file failed (it shrank), not the model
     add_problem(report, ProblemKind::payload,
                 e.field_path().empty() ? tensor.path() : e.field_path(), e.detail(), e.offset());
   }

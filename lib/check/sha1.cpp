@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "common/fault_guard.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::detail {
@@ -26,7 +27,11 @@ Sha1::Sha1() : context_(EVP_MD_CTX_new()) {
 }
 
 void Sha1::update(std::span<const std::byte> bytes) {
-  if (EVP_DigestUpdate(context_.get(), bytes.data(), bytes.size()) != 1) fail("EVP_DigestUpdate");
+  int ok = 0;
+  // The bytes may be a mapped file's: a fault (the file shrank) is an error, not a signal.
+  guard_faults(
+      bytes, [&]() noexcept { ok = EVP_DigestUpdate(context_.get(), bytes.data(), bytes.size()); });
+  if (ok != 1) fail("EVP_DigestUpdate");
 }
 
 std::string Sha1::finish_hex() {

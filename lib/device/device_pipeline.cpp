@@ -3,11 +3,11 @@
 #include "device/device_pipeline.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "onnxmap/bytes.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::detail {
@@ -127,7 +127,7 @@ void DevicePipeline::Worker::stage_memory(const Unit& unit) {
   for (std::uint64_t at = 0; at < bytes.size(); at += p_.chunk_bytes_) {
     settle();
     const auto part = static_cast<std::size_t>(std::min(p_.chunk_bytes_, bytes.size() - at));
-    std::memcpy(slot(), bytes.data() + at, part);
+    copy_bytes(bytes.subspan(static_cast<std::size_t>(at), part), {slot(), part});
     copy(piece.item, at, slot(), part, true);
   }
 }

@@ -3,11 +3,11 @@
 #include "device/host_engine.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <iterator>
 #include <utility>
 
 #include "device/ring_memory.hpp"
+#include "onnxmap/bytes.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::detail {
@@ -130,7 +130,9 @@ void HostCopyEngine::copy_async(void* device, const void* host, std::size_t byte
     const std::lock_guard lock(s.lock);
     s.queue.emplace_back([device, host, bytes, fail] {
       if (fail) throw Error(ErrorKind::device, "injected copy failure on host");
-      if (bytes > 0) std::memcpy(device, host, bytes);
+      // Guarded: `host` may be a registered map of a file that shrank (an error, not a signal).
+      copy_bytes({static_cast<const std::byte*>(host), bytes},
+                 {static_cast<std::byte*>(device), bytes});
     });
   }
   s.changed.notify_all();

@@ -16,6 +16,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/fault_guard.hpp"
 #include "io/file_reader.hpp"
 #include "io/file_version.hpp"
 #include "onnxmap/error.hpp"
@@ -154,9 +155,14 @@ MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
     // metadata beside the payload too, whose next touch maps it all again.
     (void)::madvise(map, size, MADV_NOHUGEPAGE);
     file.bytes_ = {static_cast<const std::byte*>(map), static_cast<std::size_t>(size)};
+    // The deleter keeps the file open while it is mapped: a fault's error (fstat) names its size.
     file.storage_ = std::shared_ptr<const std::byte>(
-        file.bytes_.data(),
-        [size](const std::byte* p) { ::munmap(const_cast<std::byte*>(p), size); });
+        file.bytes_.data(), [size, open_file = reader](const std::byte* p) {
+          detail::unregister_mapping(p);  // before the address can be mapped again
+          ::munmap(const_cast<std::byte*>(p), size);
+        });
+    // So that a fault in these bytes under a guard (common/fault_guard.hpp) names this file.
+    detail::register_mapping(file.bytes_, path, reader->fd());
     file.mapped_ = true;
     // Opened on the first read_ahead, not here: most mapped files (a model's many external data
     // files) are never read ahead, and each would hold a second descriptor for nothing.

@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include "onnxmap/bytes.hpp"
+
 namespace onnxmap::detail {
 
 LoadStats Engine::run() {
@@ -111,8 +113,7 @@ void Engine::deliver_in_memory(std::size_t i) {
     bytes = decoded.emplace(item.request->tensor.data()).bytes();
   if (!buffers_.empty() || buffer_for_ != nullptr) {
     const std::span<std::byte> target = buffers_.empty() ? caller_buffer(i) : buffers_[i];
-    // An empty tensor's span may be null: memcpy must not see it.
-    if (!bytes.empty()) std::memcpy(target.data(), bytes.data(), bytes.size());
+    copy_bytes(bytes, target);  // guarded: a fault in a mapped file is an error
     stats_.bytes_copied += bytes.size();
     bytes = target;
   }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/fault_guard.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap {
@@ -40,12 +41,14 @@ void unpack_sub_byte(DataType type, std::span<const std::byte> packed, std::span
   const std::uint32_t mask = (1U << bits) - 1;
   const std::uint32_t sign = 1U << (bits - 1);
   const bool extend = is_signed(type);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const auto byte = static_cast<std::uint32_t>(packed[i / per_byte]);
-    std::uint32_t v = (byte >> (bits * (i % per_byte))) & mask;
-    if (extend && (v & sign) != 0) v |= ~mask;
-    out[i] = static_cast<std::byte>(v & 0xFFU);
-  }
+  detail::guard_faults(packed.first(static_cast<std::size_t>(needed)), [&]() noexcept {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const auto byte = static_cast<std::uint32_t>(packed[i / per_byte]);
+      std::uint32_t v = (byte >> (bits * (i % per_byte))) & mask;
+      if (extend && (v & sign) != 0) v |= ~mask;
+      out[i] = static_cast<std::byte>(v & 0xFFU);
+    }
+  });
 }
 
 }  // namespace onnxmap

@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/fault_guard.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/stats.hpp"
 #include "stats/pieces.hpp"
@@ -27,27 +28,35 @@ ValuesDiff compare_range(const std::byte* a, const std::byte* b, DataType type, 
   const std::uint64_t bits = element_bits(type);
   constexpr std::uint64_t kChunk = 65536;
   ValuesDiff out;
-  detail::with_decoder(type, [&](auto decode) {
-    for (std::uint64_t first = range.first; first < range.last; first += kChunk) {
-      const std::uint64_t last = std::min(range.last, first + kChunk);
-      const std::size_t from = first * bits / 8;
-      const std::size_t to = (last * bits + 7) / 8;
-      if (std::memcmp(a + from, b + from, to - from) == 0) continue;
-      for (std::uint64_t i = first; i < last; ++i) {
-        const double x = decode(a, i);
-        const double y = decode(b, i);
-        if (x == y || (std::isnan(x) && std::isnan(y))) continue;
-        if (!std::isfinite(x) || !std::isfinite(y)) {
-          ++out.differing;
-          continue;
+  const std::span<const std::byte> a_bytes(
+      a + range.first * bits / 8,
+      static_cast<std::size_t>((range.last * bits + 7) / 8 - range.first * bits / 8));
+  const std::span<const std::byte> b_bytes(b + range.first * bits / 8, a_bytes.size());
+  detail::guard_faults(a_bytes, b_bytes, [&]() noexcept {
+    ValuesDiff local;  // the kernel's own (kept in registers), handed out at its end
+    detail::with_decoder(type, [&](auto decode) {
+      for (std::uint64_t first = range.first; first < range.last; first += kChunk) {
+        const std::uint64_t last = std::min(range.last, first + kChunk);
+        const std::size_t from = first * bits / 8;
+        const std::size_t to = (last * bits + 7) / 8;
+        if (std::memcmp(a + from, b + from, to - from) == 0) continue;
+        for (std::uint64_t i = first; i < last; ++i) {
+          const double x = decode(a, i);
+          const double y = decode(b, i);
+          if (x == y || (std::isnan(x) && std::isnan(y))) continue;
+          if (!std::isfinite(x) || !std::isfinite(y)) {
+            ++local.differing;
+            continue;
+          }
+          const double gap = std::abs(x - y);
+          if (gap <= tolerance) continue;
+          ++local.differing;
+          local.max_abs = std::max(local.max_abs, gap);
+          local.max_rel = std::max(local.max_rel, gap / std::max(std::abs(x), std::abs(y)));
         }
-        const double gap = std::abs(x - y);
-        if (gap <= tolerance) continue;
-        ++out.differing;
-        out.max_abs = std::max(out.max_abs, gap);
-        out.max_rel = std::max(out.max_rel, gap / std::max(std::abs(x), std::abs(y)));
       }
-    }
+    });
+    out = local;
   });
   return out;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/fault_guard.hpp"
 #include "stats/values.hpp"
 
 namespace onnxmap::detail {
@@ -65,9 +66,14 @@ bool counted_by_pattern(DataType type, std::uint64_t count) noexcept {
 void add_patterns(const std::byte* p, std::uint64_t first, std::uint64_t last, std::uint64_t bits,
                   std::span<std::uint64_t> counts) {
   const std::size_t patterns = std::size_t{1} << bits;
+  // The bytes read, whose faults (a mapped file that shrank) become errors.
+  const std::span<const std::byte> bytes(
+      p + first * bits / 8, static_cast<std::size_t>((last * bits + 7) / 8 - first * bits / 8));
   // A few elements are counted straight into the totals: the tables would cost more to add up.
   if (bits < 8 || last - first < patterns / 4) {
-    for (std::uint64_t i = first; i < last; ++i) ++counts[pattern_at(p, i, bits)];
+    guard_faults(bytes, [&]() noexcept {
+      for (std::uint64_t i = first; i < last; ++i) ++counts[pattern_at(p, i, bits)];
+    });
     return;
   }
   // Runs of at most 2^31 elements, so that no 32-bit counter overflows.
@@ -76,10 +82,19 @@ void add_patterns(const std::byte* p, std::uint64_t first, std::uint64_t last, s
   std::uint32_t* odd = even + kTable;
   for (std::uint64_t begin = first; begin < last; begin += kRun) {
     const std::uint64_t end = std::min(last, begin + kRun);
-    if (bits == 16) {
-      count16(p, begin, end, even, odd);
-    } else {
-      count8(p, begin, end, even, odd);
+    try {
+      guard_faults(bytes, [&]() noexcept {
+        if (bits == 16) {
+          count16(p, begin, end, even, odd);
+        } else {
+          count8(p, begin, end, even, odd);
+        }
+      });
+    } catch (const Error&) {
+      // The tables are zero between calls, also after a fault midway.
+      std::fill(even, even + patterns, 0);
+      std::fill(odd, odd + patterns, 0);
+      throw;
     }
     for (std::size_t k = 0; k < patterns; ++k) counts[k] += std::uint64_t{even[k]} + odd[k];
     std::fill(even, even + patterns, 0);

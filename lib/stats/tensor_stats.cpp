@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/fault_guard.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/stats.hpp"
 #include "stats/patterns.hpp"
@@ -134,14 +135,21 @@ TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type, std::u
     return detail::stats_from_patterns(counts, type, count, bins);
   }
   Accumulator sums;
-  detail::for_each_value(bytes.data(), type, count, [&](double v) { sums.add(v, 1); });
+  detail::guard_faults(bytes, [&]() noexcept {
+    // Counted in a copy of the kernel's own, whose address does not escape: kept in registers.
+    Accumulator local = sums;
+    detail::for_each_value(bytes.data(), type, count, [&](double v) { local.add(v, 1); });
+    sums = local;
+  });
   TensorStats s = sums.finish();
   s.count = count;
   s.histogram.assign(bins, 0);
   if (std::isnan(s.min)) return s;
   const Binner bin(s, bins);
-  detail::for_each_value(bytes.data(), type, count, [&](double v) {
-    if (std::isfinite(v)) ++s.histogram[bin(v)];
+  detail::guard_faults(bytes, [&]() noexcept {
+    detail::for_each_value(bytes.data(), type, count, [&](double v) {
+      if (std::isfinite(v)) ++s.histogram[bin(v)];
+    });
   });
   return s;
 }
@@ -150,8 +158,10 @@ std::vector<double> decode_values(std::span<const std::byte> bytes, DataType typ
                                   std::uint64_t count) {
   detail::check_values(bytes, type, count);
   std::vector<double> out;
-  out.reserve(count);
-  detail::for_each_value(bytes.data(), type, count, [&](double v) { out.push_back(v); });
+  out.reserve(count);  // so that the guarded loop allocates nothing
+  detail::guard_faults(bytes, [&]() noexcept {
+    detail::for_each_value(bytes.data(), type, count, [&](double v) { out.push_back(v); });
+  });
   return out;
 }
 

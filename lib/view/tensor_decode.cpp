@@ -3,6 +3,7 @@
 #include <string>
 
 #include "index/tensor_table.hpp"
+#include "onnxmap/bytes.hpp"
 #include "wire/cursor.hpp"
 
 namespace onnxmap::detail {
@@ -62,8 +63,17 @@ std::vector<std::byte> decode_typed(const ModelIndex& index, const SpanList& spa
   const auto append = [&](std::uint64_t v) {
     for (std::size_t i = 0; i < width; ++i) out.push_back(static_cast<std::byte>(v >> (8U * i)));
   };
+  std::vector<std::byte> copy;
   for (const Span& span : spans) {
-    wire::Cursor cursor(index.bytes(span), span.offset);
+    // Decoded from a copy, made under a guard: a fault in the mapped file (it shrank while open)
+    // is then an error here, and the decoding (which allocates and may throw) reads memory.
+    std::span<const std::byte> bytes = index.bytes(span);
+    if (index.file.is_mapped()) {
+      copy.resize(bytes.size());
+      copy_bytes(bytes, copy);
+      bytes = copy;
+    }
+    wire::Cursor cursor(bytes, span.offset);
     while (cursor.next(field)) {
       const wire::Field& f = cursor.field();
       const std::uint64_t at = cursor.payload_span().offset;

@@ -173,7 +173,7 @@ std::string other_difference(const Tensor& ta, const Tensor& tb) {
   if (ta.data_type() == DataType::string) {
     return ta.strings() == tb.strings() ? "" : "the strings differ";
   }
-  return std::ranges::equal(ta.data().bytes(), tb.data().bytes()) ? "" : "the bytes differ";
+  return equal_bytes(ta.data().bytes(), tb.data().bytes()) ? "" : "the bytes differ";
 }
 
 using Pairs = std::vector<std::pair<const std::string*, const Tensor*>>;

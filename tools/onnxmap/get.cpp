@@ -99,6 +99,14 @@ int run_get(const GetArgs& args) {
     shape[0] = static_cast<std::int64_t>(end - begin);
     count = tensor.row_elements() * (end - begin);
   }
+  // A copy of a view, made under a guard: a fault in a mapped file that shrank while open is an
+  // error (exit 1), and the writers below read memory.
+  std::vector<std::byte> copy;
+  if ((data && data->is_view()) || !args.rows.empty()) {
+    copy.resize(bytes.size());
+    copy_bytes(bytes, copy);
+    bytes = copy;
+  }
   if (!npy) {
     write_file(args.raw_out, {}, bytes);
     return kExitOk;

@@ -183,17 +183,12 @@ int run_load(const LoadArgs& args) {
   options.threads = host.threads;
   ProgressBar bar("load");
   options.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
-  // Every page of every tensor is read once, so map-mode bytes are really in this process.
-  unsigned char sink = 0;
+  // Every page of every tensor is read once, so map-mode bytes are really in this process; a
+  // file that shrank while open is then an error, not SIGBUS (touch_pages is guarded).
+  std::byte sink{};
   const LoadStats stats = load(
-      plan,
-      [&](const LoadedTensor& t) {
-        for (std::size_t at = 0; at < t.bytes.size(); at += 4096) {
-          sink ^= static_cast<unsigned char>(t.bytes[at]);
-        }
-      },
-      options);
-  [[maybe_unused]] volatile unsigned char keep = sink;
+      plan, [&](const LoadedTensor& t) { sink ^= touch_pages(t.bytes); }, options);
+  [[maybe_unused]] volatile std::byte keep = sink;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const CpuSeconds cpu_after = CpuSeconds::now();

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
+#include "onnxmap/bytes.hpp"
 #include "onnxmap/stats.hpp"
 #include "shared/json_number.hpp"
 #include "shared/model_json.hpp"
@@ -37,9 +39,12 @@ std::span<const std::byte> leading_bytes(const Tensor& t, std::uint64_t elements
   return t.slice_rows(0, std::min((elements + per_row - 1) / per_row, t.row_count()));
 }
 
-// [re, im] pairs of complex64 (two float32) or complex128 (two float64) elements.
-nlohmann::json complex_values(std::span<const std::byte> bytes, DataType type,
+// [re, im] pairs of complex64 (two float32) or complex128 (two float64) elements, decoded from
+// a copy made under a guard (a fault in a file that shrank is an error, not SIGBUS).
+nlohmann::json complex_values(std::span<const std::byte> stored, DataType type,
                               std::uint64_t count) {
+  std::vector<std::byte> bytes(static_cast<std::size_t>(count * element_bits(type) / 8));
+  copy_bytes(stored.first(bytes.size()), bytes);
   nlohmann::json out = nlohmann::json::array();
   for (std::uint64_t i = 0; i < count; ++i) {
     double re = 0;

@@ -1,0 +1,30 @@
+#pragma once
+// Reading a model's bytes safely while its file may shrink. The views onnxmap hands out
+// (Tensor::bytes(), slice_rows(), a loaded tensor's bytes in map mode) are plain memory: a file
+// truncated while it is mapped raises SIGBUS on the next touch of a page past its new end, which
+// kills the process. onnxmap's own copies, counts and decodes of those bytes (the loaders, data(),
+// tensor_stats, decode_values, compare_values, unpack_sub_byte, check) turn such a fault into an
+// onnxmap::Error; these functions give a caller the same for its own copies.
+
+#include <cstddef>
+#include <span>
+
+#include "onnxmap/export.hpp"
+
+namespace onnxmap {
+
+// Copies `from` into `to`. A fault reading `from` (a mapped file that shrank while open, or an
+// I/O error under the map) is an onnxmap::Error (io) naming the file, the byte and the file's
+// size now, not a signal; `to` then holds some of the bytes. Throws onnxmap::Error
+// (invalid_argument) when the sizes differ. Any number of threads may call it at once.
+ONNXMAP_API void copy_bytes(std::span<const std::byte> from, std::span<std::byte> to);
+
+// Whether `a` and `b` hold the same bytes (the same sizes included), faults as copy_bytes.
+[[nodiscard]] ONNXMAP_API bool equal_bytes(std::span<const std::byte> a,
+                                           std::span<const std::byte> b);
+
+// Reads one byte in every 4096 of `bytes`, which brings each page of a mapped file into this
+// process, and returns their XOR (so the reads cannot be left out); faults as copy_bytes.
+[[nodiscard]] ONNXMAP_API std::byte touch_pages(std::span<const std::byte> bytes);
+
+}  // namespace onnxmap

@@ -1,0 +1,245 @@
+// Faults in mapped bytes turned into errors (fault_guard.hpp): the SIGBUS handler, the guard
+// points, and the registry of mapped files that names a fault's file.
+
+#include "common/fault_guard.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <csetjmp>
+#include <csignal>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace onnxmap::detail {
+
+namespace {
+
+// One guard point on a thread's stack: where a fault in [begin, end) jumps to.
+struct GuardFrame {
+  sigjmp_buf jump;
+  std::uintptr_t begin[2];            // NOLINT(modernize-avoid-c-arrays): read in a signal handler
+  std::uintptr_t end[2];              // NOLINT(modernize-avoid-c-arrays)
+  unsigned depth = 0;                 // 1 for a thread's outermost guard, 2 inside it, ...
+  volatile std::uintptr_t fault = 0;  // written by the handler before it jumps
+};
+
+// The guards running now, one slot each, found by the handler through the thread that owns
+// them: no thread_local there, since a module loaded with dlopen (the Python extension) may
+// allocate its TLS on first use, and an allocator is no place for a signal handler. A slot is
+// claimed by its `thread` (compare-and-swap from 0), then given its `frame`; only that thread
+// writes it until it sets `thread` back to 0, so the handler, which runs on the faulting thread,
+// reads its own slots only.
+struct alignas(64) Slot {
+  std::atomic<pthread_t> thread{0};
+  std::atomic<GuardFrame*> frame{nullptr};
+};
+constexpr std::size_t kSlots = 512;
+Slot slots[kSlots];  // NOLINT(modernize-avoid-c-arrays): constant-initialized, read in a handler
+
+// How many guards this thread is inside (normal code only, never the handler).
+thread_local unsigned depth = 0;
+
+Slot& claim_slot(GuardFrame* frame) {
+  const pthread_t self = pthread_self();
+  // Threads start at different slots: a claim is one uncontended compare-and-swap.
+  const std::size_t start = (static_cast<std::size_t>(self) >> 12U) * 7 + frame->depth;
+  while (true) {
+    for (std::size_t i = 0; i < kSlots; ++i) {
+      Slot& slot = slots[(start + i) % kSlots];
+      pthread_t free = 0;
+      if (slot.thread.compare_exchange_strong(free, self, std::memory_order_acquire)) {
+        slot.frame.store(frame, std::memory_order_relaxed);
+        return slot;
+      }
+    }
+    sched_yield();  // more than kSlots guards at once: wait for one to end
+  }
+}
+
+void release_slot(Slot& slot) {
+  slot.frame.store(nullptr, std::memory_order_relaxed);
+  slot.thread.store(0, std::memory_order_release);
+}
+
+// After a jump to a guard of depth `landed`: the slots of this thread's guards inside it (which
+// the jump left without releasing) are released.
+void release_inner_slots(unsigned landed) {
+  const pthread_t self = pthread_self();
+  for (Slot& slot : slots) {
+    if (slot.thread.load(std::memory_order_relaxed) != self) continue;
+    const GuardFrame* frame = slot.frame.load(std::memory_order_relaxed);
+    if (frame != nullptr && frame->depth > landed) release_slot(slot);
+  }
+}
+
+// This thread's innermost guard covering `address`, or null. Async-signal-safe.
+GuardFrame* guard_of(std::uintptr_t address) {
+  const pthread_t self = pthread_self();
+  GuardFrame* best = nullptr;
+  for (Slot& slot : slots) {
+    if (slot.thread.load(std::memory_order_relaxed) != self) continue;
+    GuardFrame* frame = slot.frame.load(std::memory_order_relaxed);
+    if (frame == nullptr || (best != nullptr && frame->depth < best->depth)) continue;
+    for (int k = 0; k < 2; ++k) {
+      if (address >= frame->begin[k] && address < frame->end[k]) best = frame;
+    }
+  }
+  return best;
+}
+
+// The handler ours replaced, written once before ours is installed, read only by the handler.
+struct sigaction previous {};
+
+// Hands a fault no guard covers to the handler installed before ours.
+void chain(int signal, siginfo_t* info, void* context) {
+  if ((previous.sa_flags & SA_SIGINFO) != 0U) {
+    previous.sa_sigaction(signal, info, context);
+    return;
+  }
+  // A SIGBUS sent by a process (kill, si_code <= 0) that was ignored stays ignored; one raised
+  // by a fault cannot be ignored (the kernel forces it), so it kills as the default does.
+  if (previous.sa_handler == SIG_IGN && info != nullptr && info->si_code <= 0) return;
+  if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    (void)sigaction(signal, &fallback, nullptr);
+    (void)raise(signal);  // not blocked (SA_NODEFER): the process ends here, as before
+    return;
+  }
+  previous.sa_handler(signal);
+}
+
+// Async-signal-safe: reads this thread's guard frames, jumps, or chains.
+void on_sigbus(int signal, siginfo_t* info, void* context) {
+  // Faults only (si_code > 0): a SIGBUS another process sent is not a fault in our bytes.
+  if (info != nullptr && info->si_code > 0) {
+    const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+    if (GuardFrame* frame = guard_of(address)) {
+      frame->fault = address;
+      siglongjmp(frame->jump, 1);
+    }
+  }
+  chain(signal, info, context);
+}
+
+// Installs on_sigbus once, over whatever handler the process has then (pytest's faulthandler,
+// an application's own). SA_NODEFER: SIGBUS stays unblocked in the handler, so the jump out of
+// it leaves the signal mask as it was at the fault (no mask to save at the guard point: no
+// system call there), and a second fault is caught too. The mask blocks nothing more.
+void install_handler() {
+  static const bool installed = [] {
+    struct sigaction ours {};
+    ours.sa_sigaction = on_sigbus;
+    ours.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+    sigemptyset(&ours.sa_mask);
+    (void)sigaction(SIGBUS, nullptr, &previous);
+    return sigaction(SIGBUS, &ours, nullptr) == 0;
+  }();
+  (void)installed;
+}
+
+struct Mapping {
+  std::size_t size;
+  std::string path;
+  int fd;
+};
+
+// Mapped files by the address of their first byte.
+struct Registry {
+  std::mutex lock;
+  std::map<std::uintptr_t, Mapping> maps;
+};
+
+Registry& registry() {
+  static Registry* const instance = new Registry();  // never destroyed: maps outlive statics
+  return *instance;
+}
+
+// The error for a fault at `offset` of `mapping`'s file: shrunk below it, or an I/O error.
+Error fault_error(const Mapping& mapping, std::uint64_t offset) {
+  const std::string where = "byte " + std::to_string(offset) + " could not be read through the map";
+  struct stat now {};
+  if (::fstat(mapping.fd, &now) != 0) {
+    return {ErrorKind::io, where + " (the file cannot be examined)", offset, {}, mapping.path};
+  }
+  const auto size = static_cast<std::uint64_t>(now.st_size);
+  if (size <= offset) {
+    return {ErrorKind::io,
+            "the file is now " + std::to_string(size) + " bytes, " + std::to_string(mapping.size) +
+                " at open: " + where + " (did it shrink while open?)",
+            offset,
+            {},
+            mapping.path};
+  }
+  return {ErrorKind::io,
+          where + ": an I/O error under the map (the file is " + std::to_string(size) + " bytes)",
+          offset,
+          {},
+          mapping.path};
+}
+
+}  // namespace
+
+bool run_guarded(std::span<const std::byte> first, std::span<const std::byte> second,
+                 void (*kernel)(void*), void* context, const void** fault) {
+  install_handler();
+  GuardFrame frame;
+  frame.begin[0] = reinterpret_cast<std::uintptr_t>(first.data());
+  frame.end[0] = frame.begin[0] + first.size();
+  frame.begin[1] = reinterpret_cast<std::uintptr_t>(second.data());
+  frame.end[1] = frame.begin[1] + second.size();
+  frame.depth = ++depth;
+  Slot& slot = claim_slot(&frame);
+  if (sigsetjmp(frame.jump, 0) != 0) {
+    release_inner_slots(frame.depth - 1);  // this guard's slot and any inside it
+    depth = frame.depth - 1;
+    *fault = reinterpret_cast<const void*>(frame.fault);
+    return false;
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  kernel(context);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  release_slot(slot);
+  --depth;
+  return true;
+}
+
+Error mapped_fault_error(const void* address) {
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  std::optional<Mapping> mapping;
+  std::uint64_t offset = 0;
+  {
+    Registry& r = registry();
+    const std::lock_guard lock(r.lock);
+    const auto after = r.maps.upper_bound(at);
+    if (after != r.maps.begin() && at - std::prev(after)->first < std::prev(after)->second.size) {
+      mapping = std::prev(after)->second;
+      offset = at - std::prev(after)->first;
+    }
+    // Looked up under the lock: the map (and so its descriptor) cannot go before fstat.
+    if (mapping) return fault_error(*mapping, offset);
+  }
+  return {ErrorKind::io, "a fault (SIGBUS) reading mapped memory that no open model holds"};
+}
+
+void register_mapping(std::span<const std::byte> map, const std::filesystem::path& path, int fd) {
+  Registry& r = registry();
+  const std::lock_guard lock(r.lock);
+  r.maps.insert_or_assign(reinterpret_cast<std::uintptr_t>(map.data()),
+                          Mapping{map.size(), path.string(), fd});
+}
+
+void unregister_mapping(const std::byte* begin) noexcept {
+  Registry& r = registry();
+  const std::lock_guard lock(r.lock);
+  r.maps.erase(reinterpret_cast<std::uintptr_t>(begin));
+}
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,61 @@
+#pragma once
+// Faults in mapped bytes turned into errors on onnxmap's own copies. A file truncated while it
+// is mapped raises SIGBUS on the next touch of a page past its new end; a kernel run through
+// guard_faults (a copy, a count, a decode over a chunk of bytes) is left by a jump back to its
+// guard point instead, and the guard throws onnxmap::Error (io) naming the file and its size
+// now. One SIGBUS handler, installed at the first guarded call, serves every thread; a fault
+// outside a guard, or in bytes the guard does not cover, goes to the handler that was installed
+// before it (the default one: the process dies as before).
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <type_traits>
+#include <utility>
+
+#include "onnxmap/error.hpp"
+
+namespace onnxmap::detail {
+
+// Runs kernel(context) with a SIGBUS at an address in `first` or `second` (either may be
+// empty) on this thread turned into a return: false, with *fault the address; true when the
+// kernel ran to its end. Guards nest: a fault goes to the innermost guard covering its address.
+[[nodiscard]] bool run_guarded(std::span<const std::byte> first, std::span<const std::byte> second,
+                               void (*kernel)(void*), void* context, const void** fault);
+
+// The error for a fault at `address`: names the mapped file holding it, the byte, and the
+// file's size now (an fstat after the fault), or says that no mapped file of onnxmap holds it.
+[[nodiscard]] Error mapped_fault_error(const void* address);
+
+// Runs kernel() with a fault reading `first` or `second` turned into mapped_fault_error. The
+// contract that makes the jump safe: `kernel` is a plain loop over the bytes (copy, count, compare,
+// decode into memory the caller holds) that creates no object with a destructor, takes no lock,
+// allocates nothing and throws nothing (it must be noexcept), because a fault leaves it by a
+// jump that runs no destructor. Its state lives in the caller's frame, outside the guard. The
+// cost is one sigsetjmp (no system call): guard a chunk or a whole tensor, not a page.
+template <class Kernel>
+void guard_faults(std::span<const std::byte> first, std::span<const std::byte> second,
+                  Kernel&& kernel) {
+  static_assert(std::is_nothrow_invocable_v<Kernel&>, "a guarded kernel must be noexcept");
+  using Plain = std::remove_reference_t<Kernel>;
+  const void* fault = nullptr;
+  void* context = const_cast<void*>(static_cast<const void*>(std::addressof(kernel)));
+  if (!run_guarded(
+          first, second, [](void* k) { (*static_cast<Plain*>(k))(); }, context, &fault)) {
+    throw mapped_fault_error(fault);
+  }
+}
+// The same over one run of bytes.
+template <class Kernel>
+void guard_faults(std::span<const std::byte> bytes, Kernel&& kernel) {
+  guard_faults(bytes, {}, std::forward<Kernel>(kernel));
+}
+
+// The mapped files a fault may name: MappedFile registers each map when it is made and
+// unregisters it before unmapping it. `fd` is the open file behind the map, which must stay open
+// while the map is registered (fstat gives its size after a fault); `size` is the map's.
+void register_mapping(std::span<const std::byte> map, const std::filesystem::path& path, int fd);
+void unregister_mapping(const std::byte* begin) noexcept;
+
+}  // namespace onnxmap::detail

@@ -1,0 +1,40 @@
+// Guarded copies, comparisons and touches of a caller's bytes (onnxmap/bytes.hpp).
+
+#include <cstring>
+#include <string>
+
+#include "common/fault_guard.hpp"
+#include "onnxmap/bytes.hpp"
+
+namespace onnxmap {
+
+void copy_bytes(std::span<const std::byte> from, std::span<std::byte> to) {
+  if (from.size() != to.size()) {
+    throw Error(ErrorKind::invalid_argument, "a copy of " + std::to_string(from.size()) +
+                                                 " bytes into " + std::to_string(to.size()));
+  }
+  if (from.empty()) return;  // an empty span's data may be null: memcpy must not see it
+  detail::guard_faults(from, [&]() noexcept { std::memcpy(to.data(), from.data(), from.size()); });
+}
+
+bool equal_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
+  if (a.size() != b.size()) return false;
+  if (a.empty()) return true;
+  bool equal = false;
+  detail::guard_faults(a, b,
+                       [&]() noexcept { equal = std::memcmp(a.data(), b.data(), a.size()) == 0; });
+  return equal;
+}
+
+std::byte touch_pages(std::span<const std::byte> bytes) {
+  constexpr std::size_t kPage = 4096;
+  std::byte sum{};
+  detail::guard_faults(bytes, [&]() noexcept {
+    std::byte local{};
+    for (std::size_t at = 0; at < bytes.size(); at += kPage) local ^= bytes[at];
+    sum = local;
+  });
+  return sum;
+}
+
+}  // namespace onnxmap
