@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <numeric>
 #include <optional>
+#include <queue>
 
 #include "shared/value_text.hpp"
 
@@ -48,10 +50,12 @@ NodeGraph::NodeGraph(Model model, std::optional<Graph> graph)
   index_nodes();
   index_producers();
   index_hosts();
-  by_key_.resize(nodes_.size());
-  std::iota(by_key_.begin(), by_key_.end(), 0);
-  std::sort(by_key_.begin(), by_key_.end(),
-            [&](std::uint32_t a, std::uint32_t b) { return keys_[a] < keys_[b]; });
+  index_paths();
+  index_order();
+  by_path_.resize(nodes_.size());
+  std::iota(by_path_.begin(), by_path_.end(), 0);
+  std::sort(by_path_.begin(), by_path_.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return paths_[a] < paths_[b]; });
 }
 
 // The graph's initializers, inputs, outputs and declared types.
@@ -115,44 +119,25 @@ void NodeGraph::index_producers() {
   input_begin_.reserve(nodes_.size() + 1);
   for (const Node& node : nodes_) {
     input_begin_.push_back(static_cast<std::uint32_t>(input_producers_.size()));
+    std::uint32_t graph_inputs = 0;
     for (const std::string_view input : node.inputs()) {
       const auto p = producer_.find(input);
-      if (p == producer_.end()) continue;
+      if (p == producer_.end()) {
+        graph_inputs +=
+            !input.empty() && !initializers_.contains(input) && graph_input_set_.contains(input);
+        continue;
+      }
       input_producers_.push_back(p->second);
       input_values_.push_back(input);
     }
+    graph_input_reads_.push_back(graph_inputs);
   }
   input_begin_.push_back(static_cast<std::uint32_t>(input_producers_.size()));
 }
 
-// A Constant or Identity whose one output feeds one node, and is not a graph output, is drawn
-// inside that node (and a chain of them inside the last one's reader).
-void NodeGraph::index_hosts() {
+// guests(i) from host_: the nodes drawn inside each node, in one array.
+void NodeGraph::index_guests() {
   const std::size_t n = nodes_.size();
-  host_.resize(n);
-  std::vector<std::optional<std::uint32_t>> reader(n);
-  for (std::uint32_t id = 0; id < n; ++id) {
-    host_[id] = id;
-    const Node& node = nodes_[id];
-    const std::string_view op = node.op_type();
-    if ((op != "Constant" && op != "Identity") || !node.domain().empty()) continue;
-    const Names outputs = node.outputs();
-    if (outputs.size() != 1 || graph_output_set_.contains(*outputs.begin())) continue;
-    const auto found = consumers_.find(*outputs.begin());
-    if (found == consumers_.end()) continue;
-    const std::vector<std::uint32_t>& readers = found->second;
-    if (std::all_of(readers.begin(), readers.end(), [&](auto r) { return r == readers[0]; })) {
-      reader[id] = readers[0];
-    }
-  }
-  for (std::uint32_t id = 0; id < n; ++id) {
-    std::uint32_t at = id;
-    // At most n steps: a malformed graph may loop.
-    for (std::size_t steps = 0; reader[at] && steps < n && *reader[at] != id; ++steps) {
-      at = *reader[at];
-    }
-    host_[id] = at;
-  }
   guest_begin_.assign(n + 1, 0);
   for (std::uint32_t id = 0; id < n; ++id) {
     if (host_[id] != id) ++guest_begin_[host_[id] + 1];
@@ -162,6 +147,47 @@ void NodeGraph::index_hosts() {
   std::vector<std::uint32_t> filled(guest_begin_.begin(), guest_begin_.end() - 1);
   for (std::uint32_t id = 0; id < n; ++id) {
     if (host_[id] != id) guests_[filled[host_[id]]++] = id;
+  }
+}
+
+// The drawn nodes' edges (successors) and their topological order (Kahn's, smallest id first).
+void NodeGraph::index_order() {
+  const std::size_t n = nodes_.size();
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
+  for (std::uint32_t id = 0; id < n; ++id) {
+    if (!drawn(id)) continue;
+    for_each_input(id, [&](std::uint32_t producer, std::string_view) {
+      if (host_[producer] != id) edges.emplace_back(host_[producer], id);
+    });
+  }
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  successor_begin_.assign(n + 1, 0);
+  std::vector<std::uint32_t> waiting(n, 0);  // unplaced predecessors
+  for (const auto& [from, to] : edges) {
+    ++successor_begin_[from + 1];
+    ++waiting[to];
+    successors_.push_back(to);
+  }
+  for (std::size_t id = 0; id < n; ++id) successor_begin_[id + 1] += successor_begin_[id];
+  position_.assign(n, 0);
+  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
+  for (std::uint32_t id = 0; id < n; ++id) {
+    if (waiting[id] == 0) ready.push(id);
+  }
+  std::vector<bool> placed(n, false);
+  std::uint32_t next = 0;
+  while (!ready.empty()) {
+    const std::uint32_t id = ready.top();
+    ready.pop();
+    placed[id] = true;
+    position_[id] = next++;
+    for (const std::uint32_t s : successors(id)) {
+      if (--waiting[s] == 0) ready.push(s);
+    }
+  }
+  for (std::uint32_t id = 0; id < n; ++id) {
+    if (!placed[id]) position_[id] = next++;
   }
 }
 
@@ -222,15 +248,15 @@ std::string NodeGraph::value_type(std::string_view value) const {
   return "";
 }
 
-std::pair<std::size_t, std::size_t> NodeGraph::key_range(const std::string& prefix) const {
+std::pair<std::size_t, std::size_t> NodeGraph::path_range(const std::string& prefix) const {
   const auto lo =
-      std::lower_bound(by_key_.begin(), by_key_.end(), prefix,
-                       [&](std::uint32_t id, const std::string& p) { return keys_[id] < p; });
-  const auto hi = std::partition_point(lo, by_key_.end(), [&](std::uint32_t id) {
-    return std::string_view(keys_[id]).starts_with(prefix);
+      std::lower_bound(by_path_.begin(), by_path_.end(), prefix,
+                       [&](std::uint32_t id, const std::string& p) { return paths_[id] < p; });
+  const auto hi = std::partition_point(lo, by_path_.end(), [&](std::uint32_t id) {
+    return std::string_view(paths_[id]).starts_with(prefix);
   });
-  return {static_cast<std::size_t>(lo - by_key_.begin()),
-          static_cast<std::size_t>(hi - by_key_.begin())};
+  return {static_cast<std::size_t>(lo - by_path_.begin()),
+          static_cast<std::size_t>(hi - by_path_.begin())};
 }
 
 nlohmann::json NodeGraph::search(const std::string& text, std::uint64_t offset,
