@@ -77,27 +77,43 @@ def check_box(judge, box, graph_path):
 
 
 def places(judge, d):
-    """Where each drawn node is drawn: {node: box index}, and {node: (run, block, shown)} for
-    the nodes of unfolded runs. A run unfolded shows one block; each node of its other blocks
-    is drawn as its like in the block shown (the k-th in graph order as the k-th), so that
-    what the run reads and makes stays connected to that block (docs/view.md)."""
-    box_of, block_of = {}, {}
+    """Where each drawn node is drawn: {node: box index}, and {node: [(run, block, shown)]}
+    for the nodes of unfolded runs, the outermost run first. A run unfolded shows one block;
+    each node of its other blocks is drawn as its like in the block shown (the k-th in graph
+    order as the k-th; that like drawn as its own like where a run is unfolded inside the
+    block), so that what the run reads and makes stays connected to that block
+    (docs/view.md)."""
+    box_of, block_of = {}, collections.defaultdict(list)
     for b, box in enumerate(d["boxes"]):
         if box["kind"] in LEVEL_KINDS:
             box_of.update((i, b) for i in judge.contents(box["id"]))
-    runs = [c["id"] for c in d["clusters"] if c["id"].startswith("r:")]
-    for r, run in enumerate(runs):
+    runs = []
+    for run in [c["id"] for c in d["clusters"] if c["id"].startswith("r:")]:
         _, units, (begin, end), (shown_begin, shown_end) = judge.parse(run)
         period = shown_end - shown_begin
         blocks = [sorted(i for u in units[at:at + period] for i in u.nodes)
                   for at in range(begin, end, period)]
-        shown = blocks[(shown_begin - begin) // period]
+        runs.append((blocks, (shown_begin - begin) // period))
         for k, ids in enumerate(blocks):
-            for i, like in zip(ids, shown) if len(ids) == len(shown) else ():
-                if ids is not shown and like in box_of:
+            for i in ids:
+                block_of[i].append((len(runs) - 1, k, k == runs[-1][1]))
+    for blocks, shown in reversed(runs):  # the inner runs first
+        for k, ids in enumerate(blocks):
+            for i, like in zip(ids, blocks[shown]) if len(ids) == len(blocks[shown]) else ():
+                if k != shown and like in box_of:
                     box_of[i] = box_of[like]
-            block_of.update((i, (r, k, ids is shown)) for i in ids)
     return box_of, block_of
+
+
+def hidden_value(a, b):
+    """Whether a value from a node in runs `a` to one in runs `b` (places()) is not drawn:
+    within the innermost run holding both, they are in different blocks or not in the one
+    shown."""
+    for run, block, _ in reversed(a):
+        for other, other_block, shown in reversed(b):
+            if run == other:
+                return block != other_block or not shown
+    return False
 
 
 def expected_edges(judge, d):
@@ -123,9 +139,9 @@ def expected_edges(judge, d):
                 if x not in judge.producer or judge.parameter[judge.producer[x]]:
                     continue
                 source = judge.host[judge.producer[x]]
-                frm, a, b = box_of.get(source), block_of.get(source), block_of.get(i)
+                frm = box_of.get(source)
                 # Within a run, only the shown block's own values are drawn.
-                if a and b and a[0] == b[0] and (a[1] != b[1] or not b[2]):
+                if hidden_value(block_of.get(source, ()), block_of.get(i, ())):
                     continue
                 if frm is not None and frm != to:
                     edges[frm, to].append(x)
@@ -213,6 +229,8 @@ def check_flow(d):
     boxes, problems = d["boxes"], []
     nxt = collections.defaultdict(list)
     for e in d["edges"]:
+        if not (0 <= e["from"] < len(boxes) and 0 <= e["to"] < len(boxes)):
+            continue  # check_edges says so
         nxt[e["from"]].append(e["to"])
         a, b = boxes[e["from"]], boxes[e["to"]]
         if not a["y"] + a["height"] / 2 < b["y"] + b["height"] / 2:

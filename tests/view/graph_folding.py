@@ -5,8 +5,10 @@ fold_rules.cpp) stated again in Python for the judge (graph_judge.py), from the 
     less the segments just before it that are the node's op type (case and all):
     p2o.Conv.12 -> p2o.;
   - a scope *tells* where a node is when it has two segments or more, or one after a leading
-    `/`; a node's scope is the first telling one of: its name's, its outputs' (torch writes the
-    module path there), its readers' common scope (in reverse graph order); else its name's;
+    `/`; a node's scope is its name's; for an unnamed node, the first telling one of: its
+    outputs' (torch writes the module path there), its readers' common scope (in reverse graph
+    order) where it reads another node's output (not a parameter's); quantization plumbing
+    whose name has no scope takes its readers' too;
   - a *parameter* computes only from initializers and parameters (not a graph output, no
     subgraph): drawn inside its first reader, and it makes no edge; an Identity whose one
     output feeds one node, inside it; then quantization plumbing of an activation, inside the
@@ -115,13 +117,13 @@ def hosts(nodes, producer, readers, initializers, outputs):
     return resolve(), param
 
 
-def paths(nodes, keys, host, readers):
+def paths(nodes, keys, host, readers, producer, param):
     """(fold path of each node, label of each node)."""
     n = len(nodes)
     scope, from_name = [""] * n, [True] * n
     for i, node in enumerate(nodes):
         scope[i] = node.name[:scope_length(node.name, node.op_type)]
-        if telling(scope[i]):
+        if node.name:
             continue
         for out in node.output:
             s = out[:scope_length(out, node.op_type)]
@@ -129,7 +131,9 @@ def paths(nodes, keys, host, readers):
                 scope[i], from_name[i] = s, False
                 break
     for i in reversed(range(n)):
-        if telling(scope[i]):
+        inner = not nodes[i].name and any(
+            x in producer and not param[producer[x]] for x in nodes[i].input)
+        if not from_name[i] or scope[i] or not (inner or quantize_op(nodes[i])):
             continue
         common = None
         for out in nodes[i].output:

@@ -109,7 +109,7 @@ class GraphJudge:
                 self.guests[self.host[i]].append(i)
         self.drawn = [i for i in range(n) if self.host[i] == i]
         self.paths, self.labels = graph_folding.paths(self.nodes, self.keys, self.host,
-                                                      self.readers)
+                                                      self.readers, self.producer, self.parameter)
         self.sorted_keys = sorted((self.paths[i], i) for i in self.drawn)
         self.successors = collections.defaultdict(set)
         for i in self.drawn:

@@ -164,11 +164,15 @@ void NodeGraph::index_hosts() {
   index_guests();
 }
 
-// Each node's fold path: scope + leaf_segment(label). The scope is the first that tells where
-// the node is (telling_scope): its name's; its output values' (torch writes the module path
-// there when it leaves nodes unnamed); its readers' common scope (in reverse graph order, so
-// that a chain of unnamed nodes takes the scope of what it feeds); else its name's, telling or
-// not. The label is the rest of its name where the scope is the name's, else its key.
+// Each node's fold path: scope + leaf_segment(label). The scope is its name's; for an unnamed
+// node, the first of these that tells where it is (telling_scope): its output values' (torch
+// writes the module path there when it leaves nodes unnamed), its readers' common scope (in
+// reverse graph order, so that a chain of unnamed nodes takes the scope of what it feeds) where
+// it reads another node's output (a node that reads only the graph's inputs and parameters,
+// such as an embedding, starts the graph: it is not put inside the layer it feeds); and so
+// for quantization plumbing whose name has no scope (the quantization of a graph input is part
+// of the layer that reads it). The label is the rest of its name where the scope is the name's,
+// else its key.
 void NodeGraph::index_paths() {
   const std::size_t n = nodes_.size();
   std::vector<std::string_view> scope(n);
@@ -179,7 +183,7 @@ void NodeGraph::index_paths() {
     const std::string_view op = node.op_type();
     scope[id] = name.substr(0, scope_length(name, op));
     from_name[id] = true;
-    if (telling_scope(scope[id])) continue;
+    if (!name.empty()) continue;
     for (const std::string_view out : node.outputs()) {
       const std::string_view s = out.substr(0, scope_length(out, op));
       if (!telling_scope(s)) continue;
@@ -189,7 +193,15 @@ void NodeGraph::index_paths() {
     }
   }
   for (std::uint32_t id = static_cast<std::uint32_t>(n); id-- > 0;) {
-    if (telling_scope(scope[id])) continue;
+    const Node& node = nodes_[id];
+    const auto producers = input_producers(id);
+    const bool unnamed_inner =
+        node.name().empty() && std::any_of(producers.begin(), producers.end(),
+                                           [&](std::uint32_t p) { return !parameter_[p]; });
+    if (!from_name[id] || !scope[id].empty() ||
+        !(unnamed_inner || quantize_op(node.domain(), node.op_type()))) {
+      continue;
+    }
     std::optional<std::string_view> common;
     for (const std::string_view out : nodes_[id].outputs()) {
       for (const std::uint32_t r : readers(out)) {

@@ -163,7 +163,7 @@ std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges) {
   for (std::size_t a = 0; a < m; ++a) units.begin[a + 1] += units.begin[a];
   units.crossing.assign(m + 1, 0);
   for (const auto& [from, to] : edges) {
-    const auto [a, b] = std::minmax(from - level.begin, to - level.begin);
+    const std::size_t a = std::min(from, to) - level.begin, b = std::max(from, to) - level.begin;
     ++units.crossing[a + 1];
     --units.crossing[b + 1];
   }
