@@ -27,12 +27,9 @@ def is_cut(c):
 
 
 def segment_start(name, end):
-    at = end
-    if at > 0 and is_cut(name[at - 1]):
-        at -= 1
-    while at > 0 and not is_cut(name[at - 1]):
-        at -= 1
-    return at
+    """Where the segment that ends at `end` starts (its own cut, at end - 1, is part of it)."""
+    at = end - 1 if end > 0 and is_cut(name[end - 1]) else end
+    return max(name.rfind(".", 0, at), name.rfind("/", 0, at)) + 1
 
 
 def scope_length(name, op):
@@ -86,14 +83,17 @@ def hosts(nodes, producer, readers, initializers, outputs):
         return any(o in outputs for o in node.output)
 
     for i, node in enumerate(nodes):
-        subgraphs = any(a.HasField("g") or len(a.graphs) for a in node.attribute)
-        param[i] = not subgraphs and not any_output(node) and all(
-            not v or made_by_parameter(v) for v in node.input)
+        param[i] = all(not v or made_by_parameter(v) for v in node.input) and \
+            not any_output(node) and \
+            not any(a.HasField("g") or len(a.graphs) for a in node.attribute)
+        identity = not param[i] and node.op_type == "Identity" and \
+            node.domain in ("", "ai.onnx") and len(node.output) == 1 and not any_output(node)
+        if not param[i] and not identity:
+            continue
         reads = [r for o in node.output if o for r in readers.get(o, ())]
         if param[i]:
             into[i] = min(reads, default=None)
-        elif node.op_type == "Identity" and node.domain in ("", "ai.onnx") and \
-                len(node.output) == 1 and not any_output(node) and len(set(reads)) == 1:
+        elif len(set(reads)) == 1:
             into[i] = reads[0]
 
     def resolve():

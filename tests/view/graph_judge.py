@@ -101,6 +101,7 @@ class GraphJudge:
             fresh = node.name and node.name not in taken
             taken.add(node.name)
             self.keys.append(node.name if fresh else f"{node.op_type}#{i}")
+        self.node_inputs = [list(node.input) for node in self.nodes]
         self.host, self.parameter = graph_folding.hosts(
             self.nodes, self.producer, self.readers, self.initializers, self.outputs)
         self.guests = collections.defaultdict(list)
@@ -123,7 +124,7 @@ class GraphJudge:
         """(drawn node, value) for each input of drawn node i and its guests that a node other
         than a parameter makes."""
         return [(self.host[self.producer[x]], x) for j in self.inside(i)
-                for x in self.nodes[j].input
+                for x in self.node_inputs[j]
                 if x in self.producer and not self.parameter[self.producer[x]]]
 
     @property

@@ -194,6 +194,8 @@ def test_flat_300001_nodes(onnxmap, tmp_path):
     boxes, counts = level_boxes(walk.default), repeat_counts(walk.default)
     assert len(boxes) <= 30 and counts and max(counts) >= graph_models.FLAT_LAYERS - 2, \
         (len(boxes), counts)
+    run = max((b for b in boxes if b["kind"] == "repeat"), key=lambda b: b["count"])
+    assert run["first"] == "n0_LayerNormalization", run  # where the first layer starts
     assert len(walk.levels) >= 5, walk.levels
 
 

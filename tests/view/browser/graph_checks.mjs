@@ -101,6 +101,14 @@ async function checkFirstDrawing(page, m, shots) {
   const repeats = scene.boxes.filter((b) => b.kind === 'repeat');
   const repeatTexts = await texts(page, '[data-testid=graph-box][data-kind=repeat] .repeat-count');
   check(`${m.label} graph: repeats say × N`, same(repeatTexts, repeats.map((b) => `× ${formatInt(b.count)}`)), repeatTexts);
+  // The "× N" of a repeat never covers its title: the two texts' boxes, as drawn, do not meet.
+  const covered = await page.$$eval('[data-testid=graph-box][data-kind=repeat]', (all) => all.filter((g) => {
+    const title = g.querySelector('.box-title')?.getBBox();
+    const count = g.querySelector('.repeat-count')?.getBBox();
+    return title && count && title.x + title.width > count.x && count.x + count.width > title.x
+      && title.y + title.height > count.y && count.y + count.height > title.y;
+  }).map((g) => g.dataset.id));
+  check(`${m.label} graph: no "× N" covers a title`, covered.length === 0, covered);
   console.log(`FIGURE ${m.label} graph: first drawing ${ms} ms, ${measured.boxes} boxes, ${measured.edges} edges, `
     + `${repeats.length} repeats (${repeats.map((b) => `× ${b.count}`).join(', ')}), ${scene.clusters.length} unfolded`);
   await screenshot(page, shots, m.label, 'graph');
