@@ -9,8 +9,8 @@ fold_rules.cpp) stated again in Python for the judge (graph_judge.py), from the 
     outputs' (torch writes the module path there), its readers' common scope (in reverse graph
     order) where it reads another node's output (not a parameter's); quantization plumbing
     whose name has no scope takes its readers' too;
-  - a *parameter* computes only from initializers and parameters (not a graph output, no
-    subgraph): drawn inside its first reader, and it makes no edge; an Identity whose one
+  - a *parameter* reads no graph input and no output of a node other than a parameter (so
+    only initializers, constants, parameters' outputs; not a graph output, no subgraph): drawn inside its first reader, and it makes no edge; an Identity whose one
     output feeds one node, inside it; then quantization plumbing of an activation, inside the
     node that makes the activation;
   - a node's *path* is its scope and its label (the rest of its name, or its key) as one
@@ -70,14 +70,15 @@ def quantized_op(node):
         op.endswith("Integer")
 
 
-def hosts(nodes, producer, readers, initializers, outputs):
-    """(host of each node, parameter flag of each node)."""
+def hosts(nodes, producer, readers, inputs, outputs):
+    """(host of each node, parameter flag of each node); `inputs`: the graph inputs that are
+    not initializers."""
     n = len(nodes)
     param, into = [False] * n, [None] * n
-    outputs = set(outputs)
+    outputs, inputs = set(outputs), set(inputs)
 
     def made_by_parameter(v):
-        return param[producer[v]] if v in producer else v in initializers
+        return param[producer[v]] if v in producer else v not in inputs
 
     def any_output(node):
         return any(o in outputs for o in node.output)

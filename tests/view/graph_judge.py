@@ -103,7 +103,7 @@ class GraphJudge:
             self.keys.append(node.name if fresh else f"{node.op_type}#{i}")
         self.node_inputs = [list(node.input) for node in self.nodes]
         self.host, self.parameter = graph_folding.hosts(
-            self.nodes, self.producer, self.readers, self.initializers, self.outputs)
+            self.nodes, self.producer, self.readers, self.inputs, self.outputs)
         self.guests = collections.defaultdict(list)
         for i in range(n):
             if self.host[i] != i:

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <unordered_set>
+#include <numeric>
 
 #include "node_graph.hpp"
 
@@ -89,7 +89,8 @@ bool quantized_op(std::string_view domain, std::string_view op) {
 }
 
 // Three rules, each target resolved through chains of them:
-//   - a parameter (a node whose inputs are all initializers or parameters' outputs: a Constant,
+//   - a parameter (a node that reads no graph input and no output of a node other than a
+//     parameter, so only initializers, constants and parameters' outputs: a Constant,
 //     a Reshape, Transpose, Cast or DequantizeLinear of a weight, a chain of them), not a graph
 //     output and without subgraphs, is drawn inside its first reader;
 //   - an Identity whose one output (not a graph output) feeds one node, inside that node;
@@ -102,9 +103,10 @@ void NodeGraph::index_hosts() {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> into(n, kNone);
   parameter_.assign(n, false);
-  const auto made_by_parameter = [&](std::string_view value) {
+  const auto made_by_parameter = [&](std::string_view value) {  // for the rare quantize ops
     const auto p = producer_.find(value);
-    return p == producer_.end() ? initializers_.contains(value) : bool(parameter_[p->second]);
+    if (p != producer_.end()) return bool(parameter_[p->second]);
+    return !graph_input_set_.contains(value) || initializers_.contains(value);
   };
   const auto any_graph_output = [&](const Node& node) {
     const Names outputs = node.outputs();
@@ -113,11 +115,11 @@ void NodeGraph::index_hosts() {
   };
   for (std::uint32_t id = 0; id < n; ++id) {
     const Node& node = nodes_[id];
-    const Names inputs = node.inputs();
-    parameter_[id] =
-        std::all_of(inputs.begin(), inputs.end(),
-                    [&](std::string_view v) { return v.empty() || made_by_parameter(v); }) &&
-        !any_graph_output(node) && !has_subgraphs(node);
+    const auto producers = input_producers(id);
+    parameter_[id] = graph_input_reads_[id] == 0 &&
+                     std::all_of(producers.begin(), producers.end(),
+                                 [&](std::uint32_t p) { return bool(parameter_[p]); }) &&
+                     !any_graph_output(node) && !has_subgraphs(node);
     const bool identity = !parameter_[id] && node.op_type() == "Identity" &&
                           default_domain(node.domain()) && node.outputs().size() == 1 &&
                           !any_graph_output(node);
@@ -193,15 +195,13 @@ void NodeGraph::index_paths() {
     }
   }
   for (std::uint32_t id = static_cast<std::uint32_t>(n); id-- > 0;) {
+    if (!from_name[id] || !scope[id].empty()) continue;
     const Node& node = nodes_[id];
     const auto producers = input_producers(id);
     const bool unnamed_inner =
         node.name().empty() && std::any_of(producers.begin(), producers.end(),
                                            [&](std::uint32_t p) { return !parameter_[p]; });
-    if (!from_name[id] || !scope[id].empty() ||
-        !(unnamed_inner || quantize_op(node.domain(), node.op_type()))) {
-      continue;
-    }
+    if (!unnamed_inner && !quantize_op(node.domain(), node.op_type())) continue;
     std::optional<std::string_view> common;
     for (const std::string_view out : nodes_[id].outputs()) {
       for (const std::uint32_t r : readers(out)) {
@@ -215,16 +215,36 @@ void NodeGraph::index_paths() {
     }
   }
   paths_.resize(n);
-  std::unordered_set<std::string_view> taken(n);
+  labels_.resize(n);
   for (std::uint32_t id = 0; id < n; ++id) {
     const std::string_view key = keys_[id];
     const bool named = from_name[id] && key == nodes_[id].name();
-    const std::string_view label = named ? key.substr(scope[id].size()) : key;
-    std::string path = std::string(scope[id]) + leaf_segment(label);
-    while (taken.contains(path)) path += "'";
-    paths_[id] = std::move(path);
-    labels_.push_back(label);
-    taken.insert(paths_[id]);
+    labels_[id] = named ? key.substr(scope[id].size()) : key;
+    if (named && labels_[id].find_first_of("./") == std::string_view::npos) {
+      paths_[id] = key;  // the name itself: nothing to make
+    } else {
+      paths_[id] = made_paths_.emplace_back(std::string(scope[id]) + leaf_segment(labels_[id]));
+    }
+  }
+  sort_paths();
+}
+
+// by_path_; a path taken by another node (rare: a name that reads as another's scope and
+// label) gets "'" until it is unique, the first node in graph order keeping it.
+void NodeGraph::sort_paths() {
+  by_path_.resize(nodes_.size());
+  for (bool unique = false; !unique;) {
+    std::iota(by_path_.begin(), by_path_.end(), 0);
+    std::sort(by_path_.begin(), by_path_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return paths_[a] != paths_[b] ? paths_[a] < paths_[b] : a < b;
+    });
+    unique = true;
+    for (std::size_t k = 1; k < by_path_.size(); ++k) {
+      const std::uint32_t id = by_path_[k];
+      if (paths_[by_path_[k - 1]] != paths_[id]) continue;
+      paths_[id] = made_paths_.emplace_back(std::string(paths_[id]) + "'");
+      unique = false;
+    }
   }
 }
 

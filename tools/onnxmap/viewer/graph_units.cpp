@@ -3,6 +3,7 @@
 #include "graph_units.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <queue>
 #include <span>
 
@@ -20,9 +21,10 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t value) {
 // Where the inputs of drawn node `id` (and its guests) come from, sorted: 0 from outside `ids`
 // (another unit, or a graph input), else 1 + the producer's place in `ids` (sorted node ids).
 // Sorted, so that a layer reading the graph input reads as one reading the layer before it.
-std::vector<std::uint64_t> sources(const NodeGraph& graph, std::uint32_t id,
-                                   std::span<const std::uint32_t> ids) {
-  std::vector<std::uint64_t> from;
+// `from` is the caller's, reused: a level of 300,000 units makes no vector per unit.
+void sources(const NodeGraph& graph, std::uint32_t id, std::span<const std::uint32_t> ids,
+             std::vector<std::uint64_t>& from) {
+  from.clear();
   graph.for_each_input(id, [&](std::uint32_t producer, std::string_view) {
     const std::uint32_t host = graph.host(producer);
     const auto at = std::lower_bound(ids.begin(), ids.end(), host);
@@ -32,17 +34,17 @@ std::vector<std::uint64_t> sources(const NodeGraph& graph, std::uint32_t id,
   for (const std::uint32_t guest : graph.guests(id)) outside += graph.graph_input_reads(guest);
   from.insert(from.end(), outside, std::uint64_t{0});
   std::sort(from.begin(), from.end());
-  return from;
 }
 
 // The token of `unit`: its nodes in graph order, each by op type and where its inputs come
 // from (sources()); and, for a group, its op counts, most common first (a node's are its op:
 // Unit::ops stays empty, sparing a vector per node).
-void describe(const NodeGraph& graph, Unit& unit) {
+void describe(const NodeGraph& graph, Unit& unit, std::vector<std::uint64_t>& from) {
   if (unit.node) {
     std::uint64_t token = mix(mix(0, 1), graph.op(*unit.node));
     const std::uint32_t self[] = {*unit.node};
-    for (const std::uint64_t from : sources(graph, *unit.node, self)) token = mix(token, from);
+    sources(graph, *unit.node, self, from);
+    for (const std::uint64_t f : from) token = mix(token, f);
     unit.token = token;
     return;
   }
@@ -60,7 +62,8 @@ void describe(const NodeGraph& graph, Unit& unit) {
       ++counted->second;
     }
     token = mix(token, op);
-    for (const std::uint64_t from : sources(graph, id, ids)) token = mix(token, from);
+    sources(graph, id, ids, from);
+    for (const std::uint64_t f : from) token = mix(token, f);
   }
   unit.token = token;
   std::stable_sort(unit.ops.begin(), unit.ops.end(),
@@ -170,9 +173,22 @@ class ConvexCheck {
 // the units that both reach and are reached from a cycle (the others placed before them).
 bool order_units(const NodeGraph& graph, std::vector<Unit>& units, std::vector<bool>& on_cycle) {
   const std::size_t m = units.size();
-  UnitList list{"", std::move(units)};
+  // By first node; where that order is topological already it is Kahn's (the smallest order
+  // by first node of all the topological ones), and the common case costs one pass.
+  std::vector<std::uint32_t> by_first(m);
+  std::iota(by_first.begin(), by_first.end(), 0);
+  std::sort(by_first.begin(), by_first.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return units[a].first < units[b].first; });
+  std::vector<Unit> sorted_units;
+  sorted_units.reserve(m);
+  for (const std::uint32_t u : by_first) sorted_units.push_back(std::move(units[u]));
+  UnitList list{"", std::move(sorted_units)};
   const auto edges = unit_edges(graph, list, 0, m);
   units = std::move(list.units);
+  on_cycle.assign(m, false);
+  if (std::all_of(edges.begin(), edges.end(), [](const auto& e) { return e.first < e.second; })) {
+    return true;
+  }
   const auto kahn = [&](bool forward) {
     std::vector<std::vector<std::uint32_t>> next(m);
     std::vector<std::uint32_t> waiting(m, 0);
@@ -199,7 +215,6 @@ bool order_units(const NodeGraph& graph, std::vector<Unit>& units, std::vector<b
     return order;
   };
   std::vector<std::uint32_t> order = kahn(true);
-  on_cycle.assign(m, false);
   if (order.size() < m) {
     std::vector<bool> placed(m, false), backward(m, false);
     for (const std::uint32_t u : order) placed[u] = true;
@@ -237,17 +252,20 @@ UnitList units_at(const NodeGraph& graph, std::string prefix) {
   ConvexCheck convex(graph);
   std::vector<bool> on_cycle;  // see order_units
   for (bool changed = true; changed;) {
-    changed = false;
-    std::vector<Unit> kept;
-    for (Unit& unit : units) {
-      if (unit.node || convex(unit)) {
-        kept.push_back(std::move(unit));
-        continue;
+    std::vector<bool> keep(units.size());
+    for (std::size_t u = 0; u < units.size(); ++u) keep[u] = units[u].node || convex(units[u]);
+    changed = std::find(keep.begin(), keep.end(), false) != keep.end();
+    if (changed) {
+      std::vector<Unit> kept;
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        if (keep[u]) {
+          kept.push_back(std::move(units[u]));
+        } else {
+          open_group(graph, units[u], prefix, kept);
+        }
       }
-      open_group(graph, unit, prefix, kept);
-      changed = true;
+      units = std::move(kept);
     }
-    units = std::move(kept);
     if (changed || order_units(graph, units, on_cycle)) continue;
     std::vector<Unit> opened;  // convex groups that close a cycle between units: opened
     for (std::size_t u = 0; u < units.size(); ++u) {
@@ -260,7 +278,8 @@ UnitList units_at(const NodeGraph& graph, std::string prefix) {
     }
     units = std::move(opened);
   }
-  for (Unit& unit : units) describe(graph, unit);
+  std::vector<std::uint64_t> from;
+  for (Unit& unit : units) describe(graph, unit, from);
   return {std::move(prefix), std::move(units)};
 }
 

@@ -52,10 +52,6 @@ NodeGraph::NodeGraph(Model model, std::optional<Graph> graph)
   index_hosts();
   index_paths();
   index_order();
-  by_path_.resize(nodes_.size());
-  std::iota(by_path_.begin(), by_path_.end(), 0);
-  std::sort(by_path_.begin(), by_path_.end(),
-            [&](std::uint32_t a, std::uint32_t b) { return paths_[a] < paths_[b]; });
 }
 
 // The graph's initializers, inputs, outputs and declared types.
@@ -117,14 +113,21 @@ void NodeGraph::index_nodes() {
 // The producers of each node's inputs and their names, in one array each (input_begin_).
 void NodeGraph::index_producers() {
   input_begin_.reserve(nodes_.size() + 1);
+  // Whether a value no node makes is a graph input (not an initializer): most graphs have a
+  // few inputs, compared in place; more, through a set.
+  const std::unordered_set<std::string_view> many(
+      inputs_.size() > 16 ? inputs_.begin() : inputs_.end(), inputs_.end());
+  const auto reads_graph_input = [&](std::string_view value) {
+    if (inputs_.size() > 16) return many.contains(value);
+    return std::find(inputs_.begin(), inputs_.end(), value) != inputs_.end();
+  };
   for (const Node& node : nodes_) {
     input_begin_.push_back(static_cast<std::uint32_t>(input_producers_.size()));
     std::uint32_t graph_inputs = 0;
     for (const std::string_view input : node.inputs()) {
       const auto p = producer_.find(input);
       if (p == producer_.end()) {
-        graph_inputs +=
-            !input.empty() && !initializers_.contains(input) && graph_input_set_.contains(input);
+        graph_inputs += !input.empty() && reads_graph_input(input);
         continue;
       }
       input_producers_.push_back(p->second);
@@ -163,6 +166,8 @@ void NodeGraph::index_order() {
   std::sort(edges.begin(), edges.end());
   edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
   successor_begin_.assign(n + 1, 0);
+  const bool in_order =
+      std::all_of(edges.begin(), edges.end(), [](const auto& e) { return e.first < e.second; });
   std::vector<std::uint32_t> waiting(n, 0);  // unplaced predecessors
   for (const auto& [from, to] : edges) {
     ++successor_begin_[from + 1];
@@ -170,7 +175,11 @@ void NodeGraph::index_order() {
     successors_.push_back(to);
   }
   for (std::size_t id = 0; id < n; ++id) successor_begin_[id + 1] += successor_begin_[id];
-  position_.assign(n, 0);
+  position_.resize(n);
+  if (in_order) {  // as ONNX asks: the graph's own order is topological, Kahn's would keep it
+    std::iota(position_.begin(), position_.end(), 0);
+    return;
+  }
   std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
   for (std::uint32_t id = 0; id < n; ++id) {
     if (waiting[id] == 0) ready.push(id);
@@ -252,9 +261,8 @@ std::pair<std::size_t, std::size_t> NodeGraph::path_range(const std::string& pre
   const auto lo =
       std::lower_bound(by_path_.begin(), by_path_.end(), prefix,
                        [&](std::uint32_t id, const std::string& p) { return paths_[id] < p; });
-  const auto hi = std::partition_point(lo, by_path_.end(), [&](std::uint32_t id) {
-    return std::string_view(paths_[id]).starts_with(prefix);
-  });
+  const auto hi = std::partition_point(
+      lo, by_path_.end(), [&](std::uint32_t id) { return paths_[id].starts_with(prefix); });
   return {static_cast<std::size_t>(lo - by_path_.begin()),
           static_cast<std::size_t>(hi - by_path_.begin())};
 }

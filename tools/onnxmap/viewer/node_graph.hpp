@@ -124,6 +124,7 @@ class NodeGraph {
   void index_hosts();
   void index_guests();
   void index_paths();
+  void sort_paths();
   void index_order();
   void index_values();
   [[nodiscard]] nlohmann::json node_ref(std::uint32_t id) const;
@@ -137,7 +138,8 @@ class NodeGraph {
   std::vector<Node> nodes_;
   std::vector<std::string_view> keys_;    // the name, or "OpType#id" when empty or taken
   std::deque<std::string> made_keys_;     // the "OpType#id" keys keys_ points into
-  std::vector<std::string> paths_;        // see path()
+  std::vector<std::string_view> paths_;   // see path(): a name, or one of made_paths_
+  std::deque<std::string> made_paths_;    // the paths that are not a node's name
   std::vector<std::string_view> labels_;  // see label()
   std::vector<std::uint32_t> by_path_;    // node ids sorted by path
   std::vector<bool> parameter_;           // see parameter()
