@@ -83,6 +83,41 @@ struct Layered {
     if (slot_a != slot_b) lifted[a + 1].push_back({slot_a, slot_b});
   }
 
+  // Each item's rank: the longest path to it from the container's sources, its items taken in
+  // topological order; where a cycle leaves none ready, the earliest left in graph order is
+  // taken (its edges from those not taken yet are not followed).
+  [[nodiscard]] std::vector<std::size_t> ranks_of(std::size_t container) const {
+    const std::size_t n = items[container].size();
+    std::vector<std::vector<std::size_t>> out(n);
+    std::vector<std::size_t> waiting(n, 0), rank(n, 0);
+    for (const auto& [from, to] : lifted[container]) {
+      out[from].push_back(to);
+      ++waiting[to];
+    }
+    std::vector<bool> taken(n, false);
+    std::vector<std::size_t> ready;
+    for (std::size_t s = n; s-- > 0;) {
+      if (waiting[s] == 0) ready.push_back(s);
+    }
+    std::size_t next_unranked = 0;
+    for (std::size_t done = 0; done < n; ++done) {
+      if (ready.empty()) {
+        while (taken[next_unranked]) ++next_unranked;
+        ready.push_back(next_unranked);
+      }
+      // Each item is ready once: when its last edge in is followed, or to break a cycle.
+      const std::size_t s = ready.back();
+      ready.pop_back();
+      taken[s] = true;
+      for (const std::size_t to : out[s]) {
+        if (taken[to]) continue;
+        rank[to] = std::max(rank[to], rank[s] + 1);
+        if (--waiting[to] == 0) ready.push_back(to);
+      }
+    }
+    return rank;
+  }
+
   [[nodiscard]] Placed& placed(const Item& item) {
     return item.cluster ? clusters[item.index] : boxes[item.index];
   }
@@ -90,16 +125,9 @@ struct Layered {
   // Ranks and places the items of `container` (their sizes known); returns its content's size.
   std::pair<double, double> arrange(std::size_t container) {
     const std::vector<Item>& list = items[container];
-    std::vector<std::size_t> rank(list.size(), 0);
-    std::vector<std::vector<std::size_t>> into(list.size());
-    for (const auto& [from, to] : lifted[container]) {
-      if (from < to) into[to].push_back(from);  // graph order: never a loop
-    }
+    const std::vector<std::size_t> rank = ranks_of(container);
     std::size_t ranks = 0;
-    for (std::size_t s = 0; s < list.size(); ++s) {
-      for (const std::size_t from : into[s]) rank[s] = std::max(rank[s], rank[from] + 1);
-      ranks = std::max(ranks, rank[s] + 1);
-    }
+    for (const std::size_t r : rank) ranks = std::max(ranks, r + 1);
     std::vector<double> row_width(ranks, 0), row_height(ranks, 0);
     for (std::size_t s = 0; s < list.size(); ++s) {
       const Placed& p = placed(list[s]);
