@@ -75,10 +75,30 @@ def with_shown(repeat_id, shown):
 Unit = collections.namedtuple("Unit", "prefix name nodes")  # nodes: drawn ids, ascending
 
 
+def free_values(graph):
+    """The values `graph` and the graphs of its nodes read and do not make, in reading order."""
+    made = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    read = []
+    for node in graph.node:
+        read += list(node.input) + node_free_values(node)
+        made |= set(node.output)
+    return [x for x in read if x and x not in made]
+
+
+def node_free_values(node):
+    """What the graphs of `node`'s attributes read from outside them."""
+    out = []
+    for a in node.attribute:
+        for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+            out += free_values(g)
+    return out
+
+
 class GraphJudge:
     """One graph's nodes, values and folding, as the spec defines them."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, nested=False):
+        """`nested`: a subgraph, whose values read from the graphs around it are its inputs."""
         self.graph = graph
         self.nodes = list(graph.node)
         n = len(self.nodes)
@@ -96,6 +116,9 @@ class GraphJudge:
             for y in node.output:
                 if y:
                     self.producer.setdefault(y, i)
+        self.outer = set()
+        if nested:
+            self._outer_scope()
         taken, self.keys = set(), []
         for i, node in enumerate(self.nodes):
             fresh = node.name and node.name not in taken
@@ -119,6 +142,24 @@ class GraphJudge:
                     self.successors[source].add(i)
         self._position = None
         self._units = {}
+
+    def _outer_scope(self):
+        """The values read from outside a subgraph: its inputs after its declared ones, read by
+        the nodes that read them or whose own graphs do."""
+        inside = set(self.producer) | set(self.initializers) | {i.name for i in self.graph.input}
+        self.outer = []
+        for i, node in enumerate(self.nodes):
+            for x in node.input:
+                if x and x not in inside and x not in self.outer:
+                    self.outer.append(x)
+            for x in dict.fromkeys(node_free_values(node)):
+                if x in inside:
+                    continue
+                if x not in self.outer:
+                    self.outer.append(x)
+                self.readers[x].append(i)
+        self.inputs += self.outer
+        self.outer = set(self.outer)
 
     def sources(self, i):
         """(drawn node, value) for each input of drawn node i and its guests that a node other

@@ -126,7 +126,7 @@ def test_subgraphs_drawn_by_path(subgraphs_viewer):
              for s in b["subgraphs"]]
     assert sorted(links) == sorted(p for p in paths if "/" not in p), links
     for p in paths:
-        walk = Walk(v, GraphJudge(subgraph_at(proto.graph, p)), graph_path=p)
+        walk = Walk(v, GraphJudge(subgraph_at(proto.graph, p), nested=True), graph_path=p)
         walk.check_default()
         walk.run()
         walk.check_partition()

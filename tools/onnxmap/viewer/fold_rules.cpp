@@ -106,7 +106,9 @@ void NodeGraph::index_hosts() {
   const auto made_by_parameter = [&](std::string_view value) {  // for the rare quantize ops
     const auto p = producer_.find(value);
     if (p != producer_.end()) return bool(parameter_[p->second]);
-    return !graph_input_set_.contains(value) || initializers_.contains(value);
+    // A subgraph's outer-scope values are drawn as its inputs (index_outer_scope).
+    return (!graph_input_set_.contains(value) && !outer_.contains(value)) ||
+           initializers_.contains(value);
   };
   const auto any_graph_output = [&](const Node& node) {
     const Names outputs = node.outputs();

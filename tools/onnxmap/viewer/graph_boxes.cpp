@@ -154,6 +154,7 @@ void describe_boxes(const NodeGraph& graph, const std::string& graph_path,
     if (!box.level) {
       box.content = value_json(graph, box.value);
       box.content["kind"] = box.graph_input ? "input" : "output";
+      if (box.graph_input && graph.outer_scope(box.value)) box.content["outer"] = true;
       lines = 2;
     } else if (box.item.kind == ItemKind::node) {
       box.content =

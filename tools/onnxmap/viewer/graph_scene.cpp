@@ -241,7 +241,8 @@ LayoutInput layout_input(const std::vector<SceneBox>& boxes,
 
 }  // namespace
 
-nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request) {
+nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request,
+                           LayoutHelpers& layouts) {
   Scene scene{graph, {}, {}, {}, {}, {}, {}};
   std::string found;
   if (request.node) {
@@ -263,11 +264,12 @@ nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request) 
   scene.add_level(request.level, -1, 0);
   const std::vector<SceneEdge> edges = connect(graph, scene.boxes, scene.runs);
   describe_boxes(graph, request.graph, scene.boxes);
-  const LayoutResult layout = layout_graph(layout_input(scene.boxes, scene.clusters, edges));
+  const LayoutResult layout = layouts.layout(layout_input(scene.boxes, scene.clusters, edges));
   return scene_json(graph, scene.boxes, scene.clusters, edges, layout,
                     {{"graph", request.graph},
                      {"level", request.level},
                      {"layout", layout.way},
+                     {"layout_note", layout.note},
                      {"open", scene.opened},
                      {"refused", scene.refused},
                      {"found", found}});

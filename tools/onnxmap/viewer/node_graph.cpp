@@ -42,12 +42,13 @@ nlohmann::json names_json(const Names& names) {
   return out;
 }
 
-NodeGraph::NodeGraph(Model model, std::optional<Graph> graph)
+NodeGraph::NodeGraph(Model model, std::optional<Graph> graph, bool nested)
     : model_(std::move(model)), graph_(std::move(graph)) {
   if (!graph_) return;
   for (const Node node : graph_->nodes()) nodes_.push_back(node);
   index_values();
   index_nodes();
+  if (nested) index_outer_scope();
   index_producers();
   index_hosts();
   index_paths();
@@ -71,6 +72,59 @@ void NodeGraph::index_values() {
     declared_types_.emplace(v.name(), v.type());
   }
   for (const ValueInfo v : graph_->value_infos()) declared_types_.emplace(v.name(), v.type());
+}
+
+namespace {
+
+// The values the graphs of `node`'s attributes read and do not make (nor declare as inputs or
+// initializers), nested graphs included, into `free` (`depth` bounds a hostile nesting).
+void free_values(const Node& node, std::vector<std::string_view>& free, int depth);
+
+void free_values(const Graph& graph, std::vector<std::string_view>& free, int depth) {
+  std::unordered_set<std::string_view> made;
+  for (const ValueInfo v : graph.inputs()) made.insert(v.name());
+  for (const Tensor& t : graph.initializers()) made.insert(t.name());
+  std::vector<std::string_view> read;
+  for (const Node node : graph.nodes()) {
+    for (const std::string_view input : node.inputs()) read.push_back(input);
+    free_values(node, read, depth);
+    for (const std::string_view output : node.outputs()) made.insert(output);
+  }
+  for (const std::string_view v : read) {
+    if (!v.empty() && !made.contains(v)) free.push_back(v);
+  }
+}
+
+void free_values(const Node& node, std::vector<std::string_view>& free, int depth) {
+  if (depth <= 0) return;
+  for (const Attribute a : node.attributes()) {
+    if (const auto g = a.g()) free_values(*g, free, depth - 1);
+    for (const Graph g : a.graphs()) free_values(g, free, depth - 1);
+  }
+}
+
+}  // namespace
+
+// The values this subgraph reads from the graphs around it: drawn as its inputs, read by the
+// nodes that read them directly or in their own subgraphs.
+void NodeGraph::index_outer_scope() {
+  const auto inside = [&](std::string_view v) {
+    return v.empty() || producer_.contains(v) || initializers_.contains(v) ||
+           graph_input_set_.contains(v);
+  };
+  for (std::uint32_t id = 0; id < nodes_.size(); ++id) {
+    std::vector<std::string_view> nested;
+    free_values(nodes_[id], nested, 64);
+    for (const std::string_view v : nodes_[id].inputs()) {
+      if (!inside(v) && outer_.insert(v).second) inputs_.push_back(v);
+    }
+    std::unordered_set<std::string_view> counted;
+    for (const std::string_view v : nested) {
+      if (inside(v) || !counted.insert(v).second) continue;
+      if (outer_.insert(v).second) inputs_.push_back(v);
+      consumers_[v].push_back(id);
+    }
+  }
 }
 
 // Each node's key and op type, who produces each value and who reads it.

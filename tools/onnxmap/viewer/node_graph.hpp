@@ -23,8 +23,9 @@ namespace onnxmap::cli::viewer {
 
 class NodeGraph {
  public:
-  // The index of `graph` of `model` (none: an empty graph).
-  NodeGraph(Model model, std::optional<Graph> graph);
+  // The index of `graph` of `model` (none: an empty graph); `nested`: a subgraph (of an If, Loop,
+  // Scan), whose nodes may read values of the graphs around it.
+  NodeGraph(Model model, std::optional<Graph> graph, bool nested = false);
 
   [[nodiscard]] std::size_t size() const noexcept { return nodes_.size(); }
   // Nodes whose name, op type, input or output contains `text`, case-insensitive (/api/nodes).
@@ -95,9 +96,13 @@ class NodeGraph {
   // The place of drawn node `id` in a topological order of the drawn nodes (the smallest id
   // first among those ready; nodes on a cycle of a malformed graph last, by id).
   [[nodiscard]] std::uint32_t position(std::uint32_t id) const { return position_[id]; }
-  // The graph's inputs that are not initializers, its outputs, in order; who reads and makes them.
+  // The graph's inputs that are not initializers, then (in a subgraph) the values its nodes, and
+  // the subgraphs of its nodes, read from the graphs around it, in the order first read; its
+  // outputs, in order; who reads and makes them (a node whose subgraph reads an outer value
+  // reads it).
   [[nodiscard]] const std::vector<std::string_view>& graph_inputs() const { return inputs_; }
   [[nodiscard]] const std::vector<std::string_view>& graph_outputs() const { return outputs_; }
+  [[nodiscard]] bool outer_scope(std::string_view value) const { return outer_.contains(value); }
   [[nodiscard]] std::optional<std::uint32_t> producer(std::string_view value) const;
   [[nodiscard]] std::span<const std::uint32_t> readers(std::string_view value) const;
   // The initializer named `value` of this graph, if any.
@@ -127,6 +132,7 @@ class NodeGraph {
   void sort_paths();
   void index_order();
   void index_values();
+  void index_outer_scope();
   [[nodiscard]] nlohmann::json node_ref(std::uint32_t id) const;
   [[nodiscard]] std::shared_ptr<const void> memo_find(const std::string& key) const;
   void memo_keep(const std::string& key, std::shared_ptr<const void> value,
@@ -159,7 +165,7 @@ class NodeGraph {
   std::vector<std::string_view> input_values_;
   std::unordered_map<std::string_view, std::uint32_t> initializers_;  // index in initializer_list_
   std::vector<Tensor> initializer_list_;
-  std::unordered_set<std::string_view> graph_input_set_, graph_output_set_;
+  std::unordered_set<std::string_view> graph_input_set_, graph_output_set_, outer_;
   std::vector<std::string_view> inputs_, outputs_;
   std::unordered_map<std::string_view, Type> declared_types_;
 

@@ -121,14 +121,14 @@ function drawBox(box, options) {
     lines = nodeLines(box, x, inner, options.graph);
   } else if (box.kind === 'input' || box.kind === 'output') {
     lines = [text(box.width / 2, TOP, 'box-title', box.name, box.width - 24, { 'text-anchor': 'middle' }),
-      text(box.width / 2, TOP + LINE, 'box-line', box.type || box.kind, box.width - 24, { 'text-anchor': 'middle' })];
+      text(box.width / 2, TOP + LINE, 'box-line', box.outer ? `from the outer graph${box.type ? ` · ${box.type}` : ''}` : box.type || box.kind, box.width - 24, { 'text-anchor': 'middle' })];
   } else {
     lines = foldedLines(box, x, inner);
   }
   g.append(...lines);
   g.append(svgEl('title', null, boxTitle(box)));
-  if (box.kind === 'node' && !options.graph) {
-    g.addEventListener('click', (event) => { if (!event.target.closest('a')) location.hash = href.node(box.node); });
+  if (box.kind === 'node') {
+    g.addEventListener('click', (event) => { if (!event.target.closest('a')) location.hash = href.node(box.node, options.graph); });
   } else if (['group', 'repeat', 'range'].includes(box.kind)) {
     g.addEventListener('click', () => options.onUnfold(box));
   }
@@ -139,7 +139,7 @@ function boxTitle(box) {
   switch (box.kind) {
     case 'node': return `${box.op} ${box.name || ''}\nnode ${box.node}${box.weights?.length ? `\nweights: ${box.weights.map((w) => `${w.name} ${w.type}`).join(', ')}` : ''}`;
     case 'repeat': return `${box.title}: ${formatInt(box.count)} blocks alike (${box.first} … ${box.last}), ${formatInt(box.nodes)} nodes\nclick: unfold one block`;
-    case 'input': case 'output': return `graph ${box.kind} ${box.name}\n${box.type}`;
+    case 'input': case 'output': return `${box.outer ? 'read from the outer graph' : `graph ${box.kind}`} ${box.name}\n${box.type}`;
     default: return `${box.title}\n${formatInt(box.nodes)} nodes: ${opsText(box.ops)}\nclick: unfold`;
   }
 }
