@@ -131,30 +131,44 @@ void NodeGraph::index_outer_scope() {
 void NodeGraph::index_nodes() {
   const std::size_t n = nodes_.size();
   std::unordered_set<std::string_view> taken(n);
+  // Ops by qualified name, and (no string made per node) ai.onnx ops by their type's view.
   std::unordered_map<std::string, std::uint32_t> op_index;
+  std::unordered_map<std::string_view, std::uint32_t> onnx_op_index;
   keys_.reserve(n);
   op_of_.reserve(n);
   producer_.reserve(n);
   consumers_.reserve(n);
   // Keys are unique: a node's name, the first time it is given; else "OpType#id", with "'"
-  // added while a name (of any node) or an earlier key is spelled so.
-  std::unordered_set<std::string_view> names(n);
-  for (const Node& node : nodes_) names.insert(node.name());
+  // added while a name (of any node) or an earlier key is spelled so. The names are gathered
+  // at the first key made: most graphs name every node once and need none.
+  std::unordered_set<std::string_view> names;
   for (std::uint32_t id = 0; id < n; ++id) {
     const Node& node = nodes_[id];
     const std::string_view name = node.name();
     if (!name.empty() && taken.insert(name).second) {
       keys_.push_back(name);
     } else {
+      if (names.empty()) {
+        names.reserve(n);
+        for (const Node& named : nodes_) names.insert(named.name());
+      }
       std::string made = std::string(node.op_type()) + "#" + std::to_string(id);
       while (names.contains(made) || taken.contains(made)) made += "'";
       keys_.push_back(made_keys_.emplace_back(std::move(made)));
       taken.insert(keys_.back());
     }
-    const auto [op, fresh] =
-        op_index.try_emplace(qualified_op(node), static_cast<std::uint32_t>(op_names_.size()));
-    if (fresh) op_names_.push_back(op->first);
-    op_of_.push_back(op->second);
+    const std::string_view domain = node.domain();
+    const bool onnx = domain.empty() || domain == "ai.onnx";
+    const auto onnx_op = onnx ? onnx_op_index.find(node.op_type()) : onnx_op_index.end();
+    if (onnx_op == onnx_op_index.end()) {
+      const auto [op, fresh] =
+          op_index.try_emplace(qualified_op(node), static_cast<std::uint32_t>(op_names_.size()));
+      if (fresh) op_names_.push_back(op->first);
+      if (onnx) onnx_op_index.emplace(node.op_type(), op->second);
+      op_of_.push_back(op->second);
+    } else {
+      op_of_.push_back(onnx_op->second);
+    }
     for (const std::string_view input : node.inputs()) {
       if (!input.empty()) consumers_[input].push_back(id);
     }
