@@ -10,7 +10,9 @@ its boxes and clusters hold the drawn nodes of what it unfolds, each once; what 
 most common ops; a repeat's count, first and last block); the graph inputs and outputs drawn;
 every edge real (its values made in its `from` box and read in its `to` box) and every value
 crossing between boxes an edge, `count` being the (value, reading input) pairs; `open` and
-`found`; the geometry.
+`found`; the geometry. And that the folding keeps the dataflow: the drawing is a DAG whose
+edges all point down, every folded box is convex (no path of the graph leaves it and comes
+back), and no group is named after an op type (`Conv.`: a counter, not a scope).
 """
 import collections
 
@@ -36,7 +38,8 @@ def check_box(judge, box, graph_path):
     if kind == "node":
         i = int(bid[2:])
         want = judge.node_box(i, graph_path)
-        bad = [k for k in ("more_weights", "more_constants", "subgraphs") if box[k] != want[k]]
+        bad = [k for k in ("quantized", "more_weights", "more_constants", "subgraphs")
+               if box[k] != want[k]]
         bad += [k for k in ("weights", "constants") if not same_typed(box[k], want[k])]
         if box["node"] != i or box["op"] != judge.op(i) or box["name"] != judge.nodes[i].name:
             bad.append("node/op/name")
@@ -44,6 +47,14 @@ def check_box(judge, box, graph_path):
     nodes = judge.contents(bid)
     problems = [] if box["nodes"] == len(nodes) else [
         f"{bid}: says {box['nodes']} nodes, holds {len(nodes)}"]
+    if not judge.convex(nodes):
+        problems.append(f"{bid}: not convex, a path leaves it and comes back: folded, it "
+                        "draws a cycle")
+    if kind == "group":
+        last = box["prefix"].rstrip("./").replace("/", ".").split(".")[-1]
+        if last in {judge.nodes[i].op_type for i in nodes}:
+            problems.append(f"{bid}: a group named after the op type {last}, a counter's "
+                            "prefix, not a scope")
     ops = collections.Counter(judge.op(i) for i in nodes)
     listed = [(o["op"], o["count"]) for o in box["ops"]]
     floor = min((c for _, c in listed), default=0)
@@ -66,27 +77,43 @@ def check_box(judge, box, graph_path):
 
 
 def places(judge, d):
-    """Where each drawn node is drawn: {node: box index}, and {node: (run, block, shown)} for
-    the nodes of unfolded runs. A run unfolded shows one block; each node of its other blocks
-    is drawn as its like in the block shown (the k-th in graph order as the k-th), so that
-    what the run reads and makes stays connected to that block (docs/view.md)."""
-    box_of, block_of = {}, {}
+    """Where each drawn node is drawn: {node: box index}, and {node: [(run, block, shown)]}
+    for the nodes of unfolded runs, the outermost run first. A run unfolded shows one block;
+    each node of its other blocks is drawn as its like in the block shown (the k-th in graph
+    order as the k-th; that like drawn as its own like where a run is unfolded inside the
+    block), so that what the run reads and makes stays connected to that block
+    (docs/view.md)."""
+    box_of, block_of = {}, collections.defaultdict(list)
     for b, box in enumerate(d["boxes"]):
         if box["kind"] in LEVEL_KINDS:
             box_of.update((i, b) for i in judge.contents(box["id"]))
-    runs = [c["id"] for c in d["clusters"] if c["id"].startswith("r:")]
-    for r, run in enumerate(runs):
+    runs = []
+    for run in [c["id"] for c in d["clusters"] if c["id"].startswith("r:")]:
         _, units, (begin, end), (shown_begin, shown_end) = judge.parse(run)
         period = shown_end - shown_begin
         blocks = [sorted(i for u in units[at:at + period] for i in u.nodes)
                   for at in range(begin, end, period)]
-        shown = blocks[(shown_begin - begin) // period]
+        runs.append((blocks, (shown_begin - begin) // period))
         for k, ids in enumerate(blocks):
-            for i, like in zip(ids, shown) if len(ids) == len(shown) else ():
-                if ids is not shown and like in box_of:
+            for i in ids:
+                block_of[i].append((len(runs) - 1, k, k == runs[-1][1]))
+    for blocks, shown in reversed(runs):  # the inner runs first
+        for k, ids in enumerate(blocks):
+            for i, like in zip(ids, blocks[shown]) if len(ids) == len(blocks[shown]) else ():
+                if k != shown and like in box_of:
                     box_of[i] = box_of[like]
-            block_of.update((i, (r, k, ids is shown)) for i in ids)
     return box_of, block_of
+
+
+def hidden_value(a, b):
+    """Whether a value from a node in runs `a` to one in runs `b` (places()) is not drawn:
+    within the innermost run holding both, they are in different blocks or not in the one
+    shown."""
+    for run, block, _ in reversed(a):
+        for other, other_block, shown in reversed(b):
+            if run == other:
+                return block != other_block or not shown
+    return False
 
 
 def expected_edges(judge, d):
@@ -109,12 +136,12 @@ def expected_edges(judge, d):
     for i, to in box_of.items():
         for j in judge.inside(i):
             for x in judge.nodes[j].input:
-                if x not in judge.producer:
+                if x not in judge.producer or judge.parameter[judge.producer[x]]:
                     continue
                 source = judge.host[judge.producer[x]]
-                frm, a, b = box_of.get(source), block_of.get(source), block_of.get(i)
+                frm = box_of.get(source)
                 # Within a run, only the shown block's own values are drawn.
-                if a and b and a[0] == b[0] and (a[1] != b[1] or not b[2]):
+                if hidden_value(block_of.get(source, ()), block_of.get(i, ())):
                     continue
                 if frm is not None and frm != to:
                     edges[frm, to].append(x)
@@ -197,6 +224,36 @@ def check_levels(judge, d):
     return problems
 
 
+def check_flow(d):
+    """The drawing is a DAG and every edge points down (its `to` box below its `from` box)."""
+    boxes, problems = d["boxes"], []
+    nxt = collections.defaultdict(list)
+    for e in d["edges"]:
+        if not (0 <= e["from"] < len(boxes) and 0 <= e["to"] < len(boxes)):
+            continue  # check_edges says so
+        nxt[e["from"]].append(e["to"])
+        a, b = boxes[e["from"]], boxes[e["to"]]
+        if not a["y"] + a["height"] / 2 < b["y"] + b["height"] / 2:
+            problems.append(f"edge {a['id']} -> {b['id']} points up")
+    state = {}  # 1: on the walk's stack, 2: done
+    for root in range(len(boxes)):
+        stack = [(root, iter(nxt[root]))] if root not in state else []
+        state.setdefault(root, 1)
+        while stack:
+            at, it = stack[-1]
+            step = next(it, None)
+            if step is None:
+                state[at] = 2
+                stack.pop()
+            elif state.get(step) == 1:
+                problems.append(f"a cycle through {boxes[step]['id']}")
+                return problems[:10]
+            elif step not in state:
+                state[step] = 1
+                stack.append((step, iter(nxt[step])))
+    return problems[:10]
+
+
 def check_drawing(judge, d, graph_path=""):
     """All problems of one answer of /api/graph: levels, boxes, edges, geometry, open/found."""
     problems = check_levels(judge, d)
@@ -204,6 +261,7 @@ def check_drawing(judge, d, graph_path=""):
         if box["kind"] in LEVEL_KINDS:
             problems += check_box(judge, box, graph_path)
     problems += check_edges(judge, d)
+    problems += check_flow(d)
     problems += graph_geometry.problems(d)
     if d["open"] != [c["id"] for c in d["clusters"]]:
         problems.append(f"open {d['open']} is not the clusters' ids")

@@ -7,12 +7,15 @@ following the spec's rules, not the server's code (graph_checks.py compares a dr
 
 Terms (the spec's):
   - a node's *key* is its name, or OpType#INDEX when unnamed or its name is taken already;
-  - its *host* is itself, or, for a Constant or Identity whose one output (not a graph output)
-    feeds one node, that node's host: it is drawn inside that node. *Drawn* nodes are their own
-    hosts; the *guests* of a drawn node are the other nodes it hosts;
-  - the *units* of a prefix are its children: drawn nodes grouped by their key's next segment
-    (cut after `.` or `/`), in order of their first node; a prefix whose only child is a group
-    is passed through to that group's prefix;
+  - its *host* is itself, or the node it is drawn inside, and its *path* what it folds by
+    (graph_folding.py states those rules). *Drawn* nodes are their own hosts; the *guests* of a
+    drawn node are the other nodes it hosts; parameters make no edges;
+  - the *units* of a prefix are its children: drawn nodes grouped by their path's next segment
+    (cut after `.` or `/`); a prefix whose only child is a group is passed through to that
+    group's prefix; a group that is not convex, or that closes a cycle between units (it both
+    reaches and is reached from one), is replaced by its children, until none is; the units
+    then come in Kahn's topological order (the smallest first node first). A unit is named by
+    its path past the prefix, a one-node leaf by its label;
   - the *contents* of a box id are the drawn nodes it stands for: n:N itself, g:P every unit of
     P, k:B:E:P units [B, E) of P, r:B:PER:C:S:P units [B, B + PER*C) as a folded box and the
     block [B + S*PER, B + (S+1)*PER) as a level (unfolded, it shows block S only).
@@ -21,6 +24,8 @@ import bisect
 import collections
 
 import onnx
+
+import graph_folding
 
 
 def dtype_name(code):
@@ -70,10 +75,30 @@ def with_shown(repeat_id, shown):
 Unit = collections.namedtuple("Unit", "prefix name nodes")  # nodes: drawn ids, ascending
 
 
+def free_values(graph):
+    """The values `graph` and the graphs of its nodes read and do not make, in reading order."""
+    made = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    read = []
+    for node in graph.node:
+        read += list(node.input) + node_free_values(node)
+        made |= set(node.output)
+    return [x for x in read if x and x not in made]
+
+
+def node_free_values(node):
+    """What the graphs of `node`'s attributes read from outside them."""
+    out = []
+    for a in node.attribute:
+        for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+            out += free_values(g)
+    return out
+
+
 class GraphJudge:
     """One graph's nodes, values and folding, as the spec defines them."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, nested=False):
+        """`nested`: a subgraph, whose values read from the graphs around it are its inputs."""
         self.graph = graph
         self.nodes = list(graph.node)
         n = len(self.nodes)
@@ -91,35 +116,70 @@ class GraphJudge:
             for y in node.output:
                 if y:
                     self.producer.setdefault(y, i)
+        self.outer = set()
+        if nested:
+            self._outer_scope()
         taken, self.keys = set(), []
         for i, node in enumerate(self.nodes):
             fresh = node.name and node.name not in taken
             taken.add(node.name)
             self.keys.append(node.name if fresh else f"{node.op_type}#{i}")
-        self.host = [self._host_of(i) for i in range(n)]
+        self.node_inputs = [list(node.input) for node in self.nodes]
+        self.host, self.parameter = graph_folding.hosts(
+            self.nodes, self.producer, self.readers, self.inputs, self.outputs)
         self.guests = collections.defaultdict(list)
         for i in range(n):
             if self.host[i] != i:
                 self.guests[self.host[i]].append(i)
         self.drawn = [i for i in range(n) if self.host[i] == i]
-        self.sorted_keys = sorted((self.keys[i], i) for i in self.drawn)
+        self.paths, self.labels = graph_folding.paths(self.nodes, self.keys, self.host,
+                                                      self.readers, self.producer, self.parameter)
+        self.sorted_keys = sorted((self.paths[i], i) for i in self.drawn)
+        self.successors = collections.defaultdict(set)
+        for i in self.drawn:
+            for source, _ in self.sources(i):
+                if source != i:
+                    self.successors[source].add(i)
+        self._position = None
         self._units = {}
 
-    def _reader(self, i):
-        """The one node that Constant/Identity node i feeds, or None."""
-        node = self.nodes[i]
-        if node.op_type not in ("Constant", "Identity") or node.domain or len(node.output) != 1:
-            return None
-        out = node.output[0]
-        readers = set(self.readers.get(out, ()))
-        return readers.pop() if len(readers) == 1 and out not in self.outputs else None
+    def _outer_scope(self):
+        """The values read from outside a subgraph: its inputs after its declared ones, read by
+        the nodes that read them or whose own graphs do."""
+        inside = set(self.producer) | set(self.initializers) | {i.name for i in self.graph.input}
+        self.outer = []
+        for i, node in enumerate(self.nodes):
+            for x in node.input:
+                if x and x not in inside and x not in self.outer:
+                    self.outer.append(x)
+            for x in dict.fromkeys(node_free_values(node)):
+                if x in inside:
+                    continue
+                if x not in self.outer:
+                    self.outer.append(x)
+                self.readers[x].append(i)
+        self.inputs += self.outer
+        self.outer = set(self.outer)
 
-    def _host_of(self, i):
-        at, seen = i, {i}
-        while (r := self._reader(at)) is not None and r not in seen:
-            at = r
-            seen.add(r)
-        return at
+    def sources(self, i):
+        """(drawn node, value) for each input of drawn node i and its guests that a node other
+        than a parameter makes."""
+        return [(self.host[self.producer[x]], x) for j in self.inside(i)
+                for x in self.node_inputs[j]
+                if x in self.producer and not self.parameter[self.producer[x]]]
+
+    @property
+    def position(self):
+        """Each drawn node's place in a topological order (for convexity)."""
+        if self._position is None:
+            self._position = graph_folding.topological_positions(
+                len(self.nodes), self.drawn, self.successors)
+        return self._position
+
+    def convex(self, nodes):
+        """Whether no path of the drawn graph leaves the drawn nodes `nodes` and comes
+        back."""
+        return graph_folding.convex(set(nodes), self.successors, self.position)
 
     def op(self, i):
         """The op as the API names it: domain.Op outside ai.onnx."""
@@ -137,24 +197,72 @@ class GraphJudge:
         dtype = dtype_name(t.data_type)
         return None if dtype is None else dtype + "[" + ", ".join(map(str, t.dims)) + "]"
 
+    def children(self, prefix):
+        """(the prefix passed through, its children by next segment: {segment: drawn ids})."""
+        while True:
+            groups, keys = {}, self.sorted_keys
+            for k in range(bisect.bisect_left(keys, (prefix, -1)), len(keys)):
+                if not keys[k][0].startswith(prefix):
+                    break
+                groups.setdefault(segment(keys[k][0], len(prefix)), []).append(keys[k][1])
+            if len(groups) == 1:
+                [(seg, ids)] = groups.items()
+                if len(ids) > 1 and seg:
+                    prefix += seg
+                    continue
+            return prefix, groups
+
+    def _unit(self, level, prefix, ids):
+        ids = sorted(ids)
+        leaf = len(ids) == 1 and not prefix.endswith((".", "/"))
+        return Unit(prefix, self.labels[ids[0]] if leaf else prefix[len(level):], ids)
+
+    def _open(self, level, unit):
+        inner, groups = self.children(unit.prefix)
+        return [self._unit(level, inner + seg, ids) for seg, ids in groups.items()]
+
+    def _order(self, units):
+        """(units in Kahn's order, which of them are on a cycle (or between cycles))."""
+        unit_of = {i: u for u, unit in enumerate(units) for i in unit.nodes}
+        edges = {(unit_of[i], unit_of[s]) for unit in units for i in unit.nodes
+                 for s in self.successors[i] if s in unit_of and unit_of[s] != unit_of[i]}
+        first = [unit.nodes[0] for unit in units]
+        order = graph_folding.kahn(len(units), edges, first)
+        placed = set(order)
+        backward = set(graph_folding.kahn(len(units), edges, first, forward=False))
+        cycle = {u for u in range(len(units)) if u not in placed and u not in backward}
+        order += [u for u in range(len(units)) if u not in placed]
+        return [units[u] for u in order], [u in cycle for u in order]
+
     def units(self, prefix):
         """(the prefix passed through, its units)."""
         asked = prefix
         if asked not in self._units:
-            while True:
-                groups, keys = {}, self.sorted_keys
-                for k in range(bisect.bisect_left(keys, (prefix, -1)), len(keys)):
-                    if not keys[k][0].startswith(prefix):
-                        break
-                    groups.setdefault(segment(keys[k][0], len(prefix)), []).append(keys[k][1])
-                if len(groups) == 1:
-                    [(seg, ids)] = groups.items()
-                    if len(ids) > 1 and seg:
-                        prefix += seg
-                        continue
-                break
-            units = sorted((Unit(prefix + seg, seg or f"({prefix})", sorted(ids))
-                            for seg, ids in groups.items()), key=lambda u: u.nodes[0])
+            prefix, groups = self.children(prefix)
+            units = [self._unit(prefix, prefix + seg, ids) for seg, ids in groups.items()]
+            changed = True
+            while changed:
+                changed, kept = False, []
+                for u in units:
+                    if len(u.nodes) == 1 or self.convex(u.nodes):
+                        kept.append(u)
+                    else:
+                        kept += self._open(prefix, u)
+                        changed = True
+                units = kept
+                if changed:
+                    continue
+                units, cycle = self._order(units)
+                if not any(cycle):
+                    break
+                opened = []
+                for u, on in zip(units, cycle):
+                    if on and len(u.nodes) > 1:
+                        opened += self._open(prefix, u)
+                        changed = True
+                    else:
+                        opened.append(u)
+                units = opened
             self._units[asked] = (prefix, units)
         return self._units[asked]
 
@@ -212,6 +320,8 @@ class GraphJudge:
                 subgraphs.append({"attribute": a.name, "graph": base + a.name})
             subgraphs += [{"attribute": f"{a.name}[{k}]", "graph": f"{base}{a.name}.{k}"}
                           for k in range(len(a.graphs))]
-        return {"weights": [{"name": x, "type": self.value_type(x)} for x in reads[:4]],
+        quantized = any(graph_folding.quantized_op(self.nodes[j]) for j in self.inside(i))
+        return {"quantized": quantized,
+                "weights": [{"name": x, "type": self.value_type(x)} for x in reads[:4]],
                 "more_weights": max(0, len(reads) - 4), "constants": constants[:3],
                 "more_constants": max(0, len(constants) - 3), "subgraphs": subgraphs}

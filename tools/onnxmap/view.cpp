@@ -2,6 +2,7 @@
 
 #include <spawn.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -29,6 +30,7 @@ struct ViewArgs {
   unsigned short port = kDefaultViewPort;
   bool port_given = false;
   bool no_browser = false;
+  double layout_seconds = 5;
   LoadModeOption load;
   RemoteOptions remote;
 };
@@ -78,7 +80,10 @@ int run_view(const ViewArgs& args) {
   options.mode = args.load.mode();
   options.remote = args.remote;
   options.collect_payload_errors = true;  // a model with a broken tensor is still shown
-  viewer::ViewApi api(Model::open(args.model, options), source_name(args.model));
+  viewer::LayoutHelperOptions layout;
+  layout.command = viewer::self_helper_command();
+  layout.time_limit = std::chrono::milliseconds(static_cast<long>(args.layout_seconds * 1000));
+  viewer::ViewApi api(Model::open(args.model, options), source_name(args.model), layout);
   const auto server = listen(args, api);
   const std::string host =
       args.host.find(':') != std::string::npos ? "[" + args.host + "]" : args.host;
@@ -109,6 +114,10 @@ void add_view_verb(CLI::App& app) {
                   "the address to listen on (default 127.0.0.1: this machine only; another "
                   "address serves the model to the network)");
   sub->add_flag("--no-browser", args->no_browser, "only print the URL");
+  sub->add_option("--layout-time-limit", args->layout_seconds,
+                  "seconds Graphviz may take to lay out one drawing of the graph page; past "
+                  "them a simpler drawing is shown (default 5)")
+      ->check(CLI::Range(0.01, 3600.0));
   add_load_mode_option(sub, args->load);
   add_verb(sub, [args] { return run_view(*args); });
 }

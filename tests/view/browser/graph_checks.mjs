@@ -98,13 +98,46 @@ async function checkFirstDrawing(page, m, shots) {
   const folded = scene.boxes.filter((b) => ['node', 'group', 'repeat', 'range'].includes(b.kind)).length;
   check(`${m.label} graph: at most 150 boxes a level`, scene.clusters.length > 0 || folded <= 150, folded);
   await checkNodeEdges(m, scene);
+  await checkFirstScreen(page, m, scene);
   const repeats = scene.boxes.filter((b) => b.kind === 'repeat');
   const repeatTexts = await texts(page, '[data-testid=graph-box][data-kind=repeat] .repeat-count');
   check(`${m.label} graph: repeats say × N`, same(repeatTexts, repeats.map((b) => `× ${formatInt(b.count)}`)), repeatTexts);
+  // The "× N" of a repeat never covers its title: the two texts' boxes, as drawn, do not meet.
+  const covered = await page.$$eval('[data-testid=graph-box][data-kind=repeat]', (all) => all.filter((g) => {
+    const title = g.querySelector('.box-title')?.getBBox();
+    const count = g.querySelector('.repeat-count')?.getBBox();
+    return title && count && title.x + title.width > count.x && count.x + count.width > title.x
+      && title.y + title.height > count.y && count.y + count.height > title.y;
+  }).map((g) => g.dataset.id));
+  check(`${m.label} graph: no "× N" covers a title`, covered.length === 0, covered);
   console.log(`FIGURE ${m.label} graph: first drawing ${ms} ms, ${measured.boxes} boxes, ${measured.edges} edges, `
     + `${repeats.length} repeats (${repeats.map((b) => `× ${b.count}`).join(', ')}), ${scene.clusters.length} unfolded`);
   await screenshot(page, shots, m.label, 'graph');
   return scene;
+}
+
+/** The first screen shows the graph's inputs (each whole, inside the drawing's view), and where
+ *  boxes lie out of view, the bar under it counts them by side. */
+async function checkFirstScreen(page, m, scene) {
+  const seen = await page.evaluate(() => {
+    const view = document.querySelector('.drawing-box').getBoundingClientRect();
+    const inside = (r) => r.left >= view.left - 1 && r.right <= view.right + 1 && r.top >= view.top - 1 && r.bottom <= view.bottom + 1;
+    const boxes = [...document.querySelectorAll('[data-testid=graph-box]')];
+    const rest = {};
+    for (const b of document.querySelectorAll('[data-testid^=rest-]')) rest[b.dataset.testid.slice(5)] = Number(b.textContent.replace(/[^0-9]/g, ''));
+    return {
+      inputs: boxes.filter((g) => g.dataset.kind === 'input').map((g) => [g.dataset.id, inside(g.querySelector('.frame').getBoundingClientRect())]),
+      outside: boxes.filter((g) => !inside(g.querySelector('.frame').getBoundingClientRect())).length,
+      rest,
+    };
+  });
+  const wanted = scene.boxes.filter((b) => b.kind === 'input').length;
+  const shown = seen.inputs.filter(([, ok]) => ok).length;
+  // As many inputs as fit across the view: all of them, on every model of the tests.
+  check(`${m.label} graph: the graph's inputs are on the first screen`, shown === wanted, seen.inputs);
+  const counted = Object.values(seen.rest).reduce((a, b) => a + b, 0);
+  check(`${m.label} graph: the boxes out of view are counted under the drawing`, seen.outside === 0 ? counted === 0 : counted > 0 && counted <= seen.outside,
+    { outside: seen.outside, rest: seen.rest });
 }
 
 /** A click on a folded box unfolds it in place; a click on its cluster's label folds it back. */

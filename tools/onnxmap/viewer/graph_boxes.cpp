@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "fold_rules.hpp"
 #include "shared/value_text.hpp"
 
 namespace onnxmap::cli::viewer {
@@ -58,9 +59,11 @@ nlohmann::json node_content(const NodeGraph& graph, const std::string& graph_pat
   add_weights(node);
   nlohmann::json constants = nlohmann::json::array();
   std::size_t more_constants = 0;
+  bool quantized = quantized_op(node.domain(), node.op_type());
   for (const std::uint32_t guest : graph.guests(id)) {
     const Node& g = graph.node_at(guest);
     add_weights(g);
+    quantized = quantized || quantized_op(g.domain(), g.op_type());
     if (constants.size() >= kConstantsShown) {
       ++more_constants;
       continue;
@@ -91,6 +94,7 @@ nlohmann::json node_content(const NodeGraph& graph, const std::string& graph_pat
           {"node", id},
           {"op", graph.op_name(graph.op(id))},
           {"name", std::string(node.name())},
+          {"quantized", quantized},
           {"weights", weights},
           {"more_weights", more_weights},
           {"constants", constants},
@@ -150,6 +154,7 @@ void describe_boxes(const NodeGraph& graph, const std::string& graph_path,
     if (!box.level) {
       box.content = value_json(graph, box.value);
       box.content["kind"] = box.graph_input ? "input" : "output";
+      if (box.graph_input && graph.outer_scope(box.value)) box.content["outer"] = true;
       lines = 2;
     } else if (box.item.kind == ItemKind::node) {
       box.content =

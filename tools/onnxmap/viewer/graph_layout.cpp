@@ -60,7 +60,9 @@ struct GraphDeleter {
 };
 using GraphPtr = std::unique_ptr<Agraph_t, GraphDeleter>;
 
-void check(const LayoutInput& in) {
+}  // namespace
+
+void check_layout_input(const LayoutInput& in) {
   for (std::size_t c = 0; c < in.clusters.size(); ++c) {
     const int parent = in.clusters[c].parent;
     if (parent >= static_cast<int>(c)) {
@@ -78,6 +80,8 @@ void check(const LayoutInput& in) {
     }
   }
 }
+
+namespace {
 
 // The graph of `in` with its attributes, not laid out yet.
 GraphPtr build(const LayoutInput& in, const char* way, std::vector<Agraph_t*>& clusters,
@@ -172,7 +176,7 @@ LayoutResult run_dot(const LayoutInput& in, const char* way) {
 }  // namespace
 
 LayoutResult layout_graph(const LayoutInput& in) {
-  check(in);
+  check_layout_input(in);
   if (in.boxes.empty()) return {};
   const std::lock_guard lock(graphviz_lock());
   // dot routes an edge through a box now and then where it crosses a cluster's border: then

@@ -1,9 +1,10 @@
 #pragma once
-// The layered drawing of one scene of the graph page, by Graphviz's `dot` (libgvc, in-process):
-// boxes of given sizes, nested clusters, directed edges; back, where each box and cluster is and
-// the curve of each edge, routed between the boxes. Measured against dagre and elkjs in the page
-// for this: dot lays out 150 boxes in about 30 ms where dagre takes 190 and elkjs 2,000
-// (bench/view.md). Graphviz is not thread-safe: one layout runs at a time.
+// The layered drawing of one scene of the graph page, by Graphviz's `dot` (libgvc): boxes of given
+// sizes, nested clusters, directed edges; back, where each box and cluster is and the curve of
+// each edge, routed between the boxes. Measured against dagre and elkjs in the page for this: dot
+// lays out 150 boxes in about 30 ms where dagre takes 190 and elkjs 2,000 (bench/view.md).
+// Graphviz is not thread-safe (one layout runs at a time), keeps memory per layout, and can take
+// minutes on a dense level: the viewer calls it in helper processes (layout_helpers.hpp).
 
 #include <cstddef>
 #include <string>
@@ -56,10 +57,15 @@ struct LayoutResult {
   // "flat" (no clusters in the layout; each cluster drawn around its boxes, and it may then
   // hold boxes of others) where those did too.
   std::string way = "spline";
+  // Why a simpler drawing was made instead of dot's ("" when dot's): said on the page.
+  std::string note;
 };
 
 // Lays `input` out top to bottom. Throws onnxmap::Error (invalid_argument) for an index out of
 // range, and (io) where Graphviz fails or its `dot` layout plugin is not installed.
 [[nodiscard]] LayoutResult layout_graph(const LayoutInput& input);
+
+// Throws onnxmap::Error (invalid_argument) for a cluster, box or edge index out of range.
+void check_layout_input(const LayoutInput& input);
 
 }  // namespace onnxmap::cli::viewer

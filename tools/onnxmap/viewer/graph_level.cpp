@@ -108,10 +108,10 @@ std::size_t number(std::string_view& rest, const std::string& id) {
 // The unit of [begin, end) of `list` that holds drawn node `id`; `end` where none does.
 std::size_t unit_holding(const NodeGraph& graph, const UnitList& list, std::size_t begin,
                          std::size_t end, std::uint32_t id) {
-  const std::string_view key = graph.key(id);
+  const std::string_view path = graph.path(id);
   for (std::size_t u = begin; u < end; ++u) {
     const Unit& unit = list.units[u];
-    if (unit.node ? *unit.node == id : key.starts_with(unit.prefix)) return u;
+    if (unit.node ? *unit.node == id : path.starts_with(unit.prefix)) return u;
   }
   return end;
 }

@@ -18,6 +18,7 @@ constexpr std::uint64_t kMaxSpan = 4000;  // items passed by a level's edges, fo
 
 struct Stretch {
   std::size_t start = 0, period = 0, count = 0;
+  std::size_t span = 0;  // units whose tokens repeat with the period, from start
   [[nodiscard]] std::size_t saved() const { return count < 2 ? 0 : period * (count - 1); }
 };
 
@@ -26,6 +27,7 @@ struct Stretch {
 struct Units {
   std::vector<std::uint64_t> tokens;
   std::vector<std::uint32_t> begin, targets;
+  std::vector<std::int64_t> crossing;  // crossing[c]: edges from units < c to units >= c
 
   [[nodiscard]] std::span<const std::uint32_t> out(std::size_t a) const {
     return {targets.data() + begin[a], begin[a + 1] - begin[a]};
@@ -80,12 +82,26 @@ std::array<Stretch, kCandidates> periodic_stretches(const Units& units, std::siz
       if (match) ++length;
       if ((!match || i + p + 1 == hi) && length >= p) {
         const std::size_t start = (match ? i + 1 : i) - length;
-        consider({start, p, (length + p) / p});
+        consider({start, p, (length + p) / p, length + p});
       }
       if (!match) length = 0;
     }
   }
   return best;
+}
+
+// `run` started where a block starts: of the starts that keep its count of blocks, the one
+// whose cut after the first block the fewest edges cross (between layers, only what one layer
+// hands the next), the earliest of those.
+Stretch aligned(const Units& units, Stretch run) {
+  std::size_t best = run.start;
+  for (std::size_t s = run.start;
+       s + run.period * run.count <= run.start + run.span && s < run.start + run.period; ++s) {
+    if (units.crossing[s + run.period] < units.crossing[best + run.period]) best = s;
+  }
+  run.span -= best - run.start;
+  run.start = best;
+  return run;
 }
 
 // The run to fold in [lo, hi), if any.
@@ -94,6 +110,7 @@ std::optional<Stretch> best_run(const Units& units, std::size_t lo, std::size_t 
   std::optional<Stretch> chosen;
   for (Stretch run : periodic_stretches(units, lo, hi)) {
     if (run.count < 2) continue;
+    run = aligned(units, run);
     run.count = units.wired_alike(run);
     if (run.saved() >= 2 && (!chosen || run.saved() > chosen->saved())) chosen = run;
   }
@@ -144,6 +161,13 @@ std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges) {
     units.targets.push_back(static_cast<std::uint32_t>(to - level.begin));
   }
   for (std::size_t a = 0; a < m; ++a) units.begin[a + 1] += units.begin[a];
+  units.crossing.assign(m + 1, 0);
+  for (const auto& [from, to] : edges) {
+    const std::size_t a = std::min(from, to) - level.begin, b = std::max(from, to) - level.begin;
+    ++units.crossing[a + 1];
+    --units.crossing[b + 1];
+  }
+  for (std::size_t c = 1; c <= m; ++c) units.crossing[c] += units.crossing[c - 1];
   std::vector<Stretch> runs;
   std::vector<std::pair<std::size_t, std::size_t>> todo{{0, m}};
   while (!todo.empty() && runs.size() < kMaxRuns) {

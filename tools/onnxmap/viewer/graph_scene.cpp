@@ -79,18 +79,29 @@ struct Scene {
   }
 };
 
-// Where each drawn node is drawn: its box (-1: none), and for the nodes of an unfolded run of
-// blocks, the run and the block. The nodes of the blocks not shown are drawn as their like in
-// the block shown (the k-th node of a block in graph order as the k-th of the shown one), so
-// that what the run reads and makes connects to the block; the edges between blocks are not
-// drawn (run and block tell them apart).
+// Where each drawn node is drawn: its box (-1: none), and for the nodes of unfolded runs of
+// blocks, the innermost run and the block. The nodes of the blocks not shown are drawn as their
+// like in the block shown (the k-th node of a block in graph order as the k-th of the shown
+// one, itself drawn as its like where it is in a run unfolded inside), so that what the run
+// reads and makes connects to the block. Runs nest (a run unfolded in the block shown of
+// another): within any run, only the shown block's own values are drawn (edge_hidden).
 struct NodePlaces {
-  std::vector<std::int32_t> box, run;
-  std::vector<std::uint32_t> block;
-  std::vector<std::uint32_t> hidden;  // the nodes of the blocks not shown
+  std::vector<std::int32_t> box, run;  // per node; run: the innermost holding it, -1: none
+  std::vector<std::uint32_t> block;    // per node: its block in that run
+  std::vector<std::int32_t> parent;    // per run: the run it is unfolded in, -1: none
+  std::vector<std::uint32_t> parent_block, shown;  // per run: its block in parent; block shown
+  std::vector<std::uint32_t> hidden;               // the nodes of the blocks not shown
 
-  [[nodiscard]] bool between_blocks(std::uint32_t a, std::uint32_t b) const {
-    return run[a] >= 0 && run[a] == run[b] && block[a] != block[b];
+  // Whether the value a -> b is not drawn: the innermost run holding both holds them in
+  // different blocks, or in a block not shown.
+  [[nodiscard]] bool edge_hidden(std::uint32_t a, std::uint32_t b) const {
+    for (std::int32_t ra = run[a], ba = block[a]; ra >= 0; ba = parent_block[ra], ra = parent[ra]) {
+      for (std::int32_t rb = run[b], bb = block[b]; rb >= 0;
+           bb = parent_block[rb], rb = parent[rb]) {
+        if (ra == rb) return ba != bb || static_cast<std::uint32_t>(bb) != shown[rb];
+      }
+    }
+    return false;
   }
 };
 
@@ -103,6 +114,7 @@ std::vector<std::uint32_t> block_nodes(const NodeGraph& graph, const Run& run, s
   return ids;
 }
 
+// `runs` in the order they were unfolded: a run before those unfolded inside it.
 NodePlaces place_nodes(const NodeGraph& graph, const std::vector<SceneBox>& boxes,
                        const std::vector<std::string>& runs) {
   NodePlaces at;
@@ -116,18 +128,29 @@ NodePlaces place_nodes(const NodeGraph& graph, const std::vector<SceneBox>& boxe
                     [&](std::uint32_t id) { at.box[id] = static_cast<std::int32_t>(b); });
     }
   }
-  for (std::size_t r = 0; r < runs.size(); ++r) {
+  std::vector<std::vector<std::vector<std::uint32_t>>> blocks(runs.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) {  // outer first: the innermost run is kept
     const Run run = parse_run(graph, runs[r]);
-    const std::vector<std::uint32_t> shown = block_nodes(graph, run, run.shown);
+    for (std::size_t b = 0; b < run.count; ++b) blocks[r].push_back(block_nodes(graph, run, b));
+    const std::uint32_t first = blocks[r][0].empty() ? 0 : blocks[r][0][0];
+    at.parent.push_back(blocks[r][0].empty() ? -1 : at.run[first]);
+    at.parent_block.push_back(at.block[first]);
+    at.shown.push_back(static_cast<std::uint32_t>(run.shown));
     for (std::size_t b = 0; b < run.count; ++b) {
-      const std::vector<std::uint32_t> ids = b == run.shown ? shown : block_nodes(graph, run, b);
+      for (const std::uint32_t id : blocks[r][b]) {
+        at.run[id] = static_cast<std::int32_t>(r);
+        at.block[id] = static_cast<std::uint32_t>(b);
+      }
+    }
+  }
+  for (std::size_t r = runs.size(); r-- > 0;) {  // inner first: a like's own place is known
+    const std::vector<std::uint32_t>& shown = blocks[r][at.shown[r]];
+    for (std::size_t b = 0; b < blocks[r].size(); ++b) {
+      const std::vector<std::uint32_t>& ids = blocks[r][b];
+      if (b == at.shown[r] || ids.size() != shown.size()) continue;
       for (std::size_t k = 0; k < ids.size(); ++k) {
-        if (b != run.shown && ids.size() == shown.size()) {
-          at.box[ids[k]] = at.box[shown[k]];
-          at.hidden.push_back(ids[k]);
-        }
-        at.run[ids[k]] = static_cast<std::int32_t>(r);
-        at.block[ids[k]] = static_cast<std::uint32_t>(b);
+        at.box[ids[k]] = at.box[shown[k]];
+        at.hidden.push_back(ids[k]);
       }
     }
   }
@@ -186,7 +209,7 @@ std::vector<SceneEdge> connect(const NodeGraph& graph, std::vector<SceneBox>& bo
         graph.for_each_input(id, [&](std::uint32_t producer, std::string_view value) {
           const std::uint32_t source = graph.host(producer);
           const std::int32_t from = box_of[source];
-          if (from >= 0 && !at.between_blocks(source, id)) {
+          if (from >= 0 && !at.edge_hidden(source, id)) {
             add(static_cast<std::size_t>(from), b, value);
           }
         });
@@ -198,7 +221,7 @@ std::vector<SceneEdge> connect(const NodeGraph& graph, std::vector<SceneBox>& bo
     graph.for_each_input(id, [&](std::uint32_t producer, std::string_view value) {
       const std::uint32_t source = graph.host(producer);
       const std::int32_t from = box_of[source];
-      if (from >= 0 && box_of[id] >= 0 && at.run[source] != at.run[id]) {
+      if (from >= 0 && box_of[id] >= 0 && !at.edge_hidden(source, id)) {
         add(static_cast<std::size_t>(from), static_cast<std::size_t>(box_of[id]), value);
       }
     });
@@ -218,7 +241,8 @@ LayoutInput layout_input(const std::vector<SceneBox>& boxes,
 
 }  // namespace
 
-nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request) {
+nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request,
+                           LayoutHelpers& layouts) {
   Scene scene{graph, {}, {}, {}, {}, {}, {}};
   std::string found;
   if (request.node) {
@@ -240,11 +264,12 @@ nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request) 
   scene.add_level(request.level, -1, 0);
   const std::vector<SceneEdge> edges = connect(graph, scene.boxes, scene.runs);
   describe_boxes(graph, request.graph, scene.boxes);
-  const LayoutResult layout = layout_graph(layout_input(scene.boxes, scene.clusters, edges));
+  const LayoutResult layout = layouts.layout(layout_input(scene.boxes, scene.clusters, edges));
   return scene_json(graph, scene.boxes, scene.clusters, edges, layout,
                     {{"graph", request.graph},
                      {"level", request.level},
                      {"layout", layout.way},
+                     {"layout_note", layout.note},
                      {"open", scene.opened},
                      {"refused", scene.refused},
                      {"found", found}});

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "layout_helpers.hpp"
 #include "node_graph.hpp"
 
 namespace onnxmap::cli::viewer {
@@ -25,7 +26,8 @@ struct SceneRequest {
   std::optional<std::uint32_t> node;  // unfold what holds this node, and say which box it is
 };
 
-// Throws ApiError (400, 404) for a bad level, box id or node.
-[[nodiscard]] nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request);
+// Lays the drawing out by `layouts`. Throws ApiError (400, 404) for a bad level, box id or node.
+[[nodiscard]] nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request,
+                                         LayoutHelpers& layouts);
 
 }  // namespace onnxmap::cli::viewer

@@ -3,6 +3,9 @@
 #include "graph_units.hpp"
 
 #include <algorithm>
+#include <numeric>
+#include <queue>
+#include <span>
 
 #include "tensor_list.hpp"
 
@@ -15,15 +18,33 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t value) {
   return h * 0xff51afd7ed558ccdULL;
 }
 
+// Where the inputs of drawn node `id` (and its guests) come from, sorted: 0 from outside `ids`
+// (another unit, or a graph input), else 1 + the producer's place in `ids` (sorted node ids).
+// Sorted, so that a layer reading the graph input reads as one reading the layer before it.
+// `from` is the caller's, reused: a level of 300,000 units makes no vector per unit.
+void sources(const NodeGraph& graph, std::uint32_t id, std::span<const std::uint32_t> ids,
+             std::vector<std::uint64_t>& from) {
+  from.clear();
+  graph.for_each_input(id, [&](std::uint32_t producer, std::string_view) {
+    const std::uint32_t host = graph.host(producer);
+    const auto at = std::lower_bound(ids.begin(), ids.end(), host);
+    from.push_back(at != ids.end() && *at == host ? at - ids.begin() + 1 : 0);
+  });
+  std::uint32_t outside = graph.graph_input_reads(id);
+  for (const std::uint32_t guest : graph.guests(id)) outside += graph.graph_input_reads(guest);
+  from.insert(from.end(), outside, std::uint64_t{0});
+  std::sort(from.begin(), from.end());
+}
+
 // The token of `unit`: its nodes in graph order, each by op type and where its inputs come
-// from (a node of the unit by its place, or outside); and, for a group, its op counts, most
-// common first (a node's are its op: Unit::ops stays empty, sparing a vector per node).
-void describe(const NodeGraph& graph, Unit& unit) {
+// from (sources()); and, for a group, its op counts, most common first (a node's are its op:
+// Unit::ops stays empty, sparing a vector per node).
+void describe(const NodeGraph& graph, Unit& unit, std::vector<std::uint64_t>& from) {
   if (unit.node) {
     std::uint64_t token = mix(mix(0, 1), graph.op(*unit.node));
-    graph.for_each_input(*unit.node, [&](std::uint32_t producer, std::string_view) {
-      token = mix(token, graph.host(producer) == *unit.node ? 1 : 0);
-    });
+    const std::uint32_t self[] = {*unit.node};
+    sources(graph, *unit.node, self, from);
+    for (const std::uint64_t f : from) token = mix(token, f);
     unit.token = token;
     return;
   }
@@ -41,29 +62,26 @@ void describe(const NodeGraph& graph, Unit& unit) {
       ++counted->second;
     }
     token = mix(token, op);
-    graph.for_each_input(id, [&](std::uint32_t producer, std::string_view) {
-      const std::uint32_t from = graph.host(producer);
-      const auto at = std::lower_bound(ids.begin(), ids.end(), from);
-      token = mix(token, at != ids.end() && *at == from ? at - ids.begin() + 1 : 0);
-    });
+    sources(graph, id, ids, from);
+    for (const std::uint64_t f : from) token = mix(token, f);
   }
   unit.token = token;
   std::stable_sort(unit.ops.begin(), unit.ops.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
 }
 
-// The units of `prefix` in key order: runs of keys with the same next segment.
+// The units of `prefix` in path order: runs of paths with the same next segment.
 std::vector<Unit> group_by_segment(const NodeGraph& graph, const std::string& prefix) {
-  const auto [lo, hi] = graph.key_range(prefix);
+  const auto [lo, hi] = graph.path_range(prefix);
   std::vector<Unit> units;
   for (std::size_t k = lo; k < hi;) {
-    const std::string_view segment = next_segment(graph.key(graph.by_key(k)), prefix.size());
+    const std::string_view segment = next_segment(graph.path(graph.by_path(k)), prefix.size());
     std::size_t end = k;
     Unit unit;
     unit.first = UINT32_MAX;
-    for (; end < hi && next_segment(graph.key(graph.by_key(end)), prefix.size()) == segment;
+    for (; end < hi && next_segment(graph.path(graph.by_path(end)), prefix.size()) == segment;
          ++end) {
-      const std::uint32_t id = graph.by_key(end);
+      const std::uint32_t id = graph.by_path(end);
       if (!graph.drawn(id)) continue;
       ++unit.nodes;
       unit.first = std::min(unit.first, id);
@@ -71,14 +89,151 @@ std::vector<Unit> group_by_segment(const NodeGraph& graph, const std::string& pr
     if (unit.nodes > 0) {
       unit.name = segment.empty() ? "(" + prefix + ")" : std::string(segment);
       unit.prefix = prefix + std::string(segment);
-      unit.key_begin = k;
-      unit.key_end = end;
-      if (unit.nodes == 1) unit.node = unit.first;
+      unit.path_begin = k;
+      unit.path_end = end;
+      if (unit.nodes == 1) {
+        unit.node = unit.first;
+        if (segment.find_first_of("./") == std::string_view::npos) {
+          unit.name = graph.label(unit.first);
+        }
+      }
       units.push_back(std::move(unit));
     }
     k = end;
   }
   return units;
+}
+
+// The children of `prefix`, passed through levels of a single group.
+std::vector<Unit> children(const NodeGraph& graph, std::string& prefix) {
+  std::vector<Unit> units = group_by_segment(graph, prefix);
+  while (units.size() == 1 && !units.front().node && units.front().prefix != prefix) {
+    prefix = units.front().prefix;
+    units = group_by_segment(graph, prefix);
+  }
+  return units;
+}
+
+// Appends the children of group `unit` to `into`, each named by its path after `level` (the
+// prefix of the level they are units of).
+void open_group(const NodeGraph& graph, const Unit& unit, const std::string& level,
+                std::vector<Unit>& into) {
+  std::string inner = unit.prefix;
+  for (Unit& child : children(graph, inner)) {
+    if (!child.node || child.prefix.back() == '.' || child.prefix.back() == '/') {
+      child.name = child.prefix.substr(level.size());
+    }
+    into.push_back(std::move(child));
+  }
+}
+
+// Whether the drawn nodes of a group are convex: a walk from their successors outside the
+// group, over nodes placed before the group's last, never comes back into it. `stamp` marks
+// the group's members (member[id] == stamp) and the nodes walked (seen[id] == stamp).
+class ConvexCheck {
+ public:
+  explicit ConvexCheck(const NodeGraph& graph)
+      : graph_(graph), member_(graph.size(), 0), seen_(graph.size(), 0) {}
+
+  bool operator()(const Unit& unit) {
+    ++stamp_;
+    std::uint32_t last = 0;
+    for_each_node(graph_, unit, [&](std::uint32_t id) {
+      member_[id] = stamp_;
+      last = std::max(last, graph_.position(id));
+    });
+    std::vector<std::uint32_t> todo;
+    const auto step = [&](std::uint32_t from) {
+      for (const std::uint32_t s : graph_.successors(from)) {
+        if (member_[s] == stamp_ || seen_[s] == stamp_ || graph_.position(s) > last) continue;
+        seen_[s] = stamp_;
+        todo.push_back(s);
+      }
+    };
+    for_each_node(graph_, unit, step);
+    while (!todo.empty()) {
+      const std::uint32_t at = todo.back();
+      todo.pop_back();
+      for (const std::uint32_t s : graph_.successors(at)) {
+        if (member_[s] == stamp_) return false;
+      }
+      step(at);
+    }
+    return true;
+  }
+
+ private:
+  const NodeGraph& graph_;
+  std::vector<std::uint32_t> member_, seen_;
+  std::uint32_t stamp_ = 0;
+};
+
+// `units` in a topological order of the edges between them (Kahn's, the smallest first node
+// first among those ready), and whether they make a DAG; where they do not, `on_cycle` marks
+// the units that both reach and are reached from a cycle (the others placed before them).
+bool order_units(const NodeGraph& graph, std::vector<Unit>& units, std::vector<bool>& on_cycle) {
+  const std::size_t m = units.size();
+  // By first node; where that order is topological already it is Kahn's (the smallest order
+  // by first node of all the topological ones), and the common case costs one pass.
+  std::vector<std::uint32_t> by_first(m);
+  std::iota(by_first.begin(), by_first.end(), 0);
+  std::sort(by_first.begin(), by_first.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return units[a].first < units[b].first; });
+  std::vector<Unit> sorted_units;
+  sorted_units.reserve(m);
+  for (const std::uint32_t u : by_first) sorted_units.push_back(std::move(units[u]));
+  UnitList list{"", std::move(sorted_units)};
+  const auto edges = unit_edges(graph, list, 0, m);
+  units = std::move(list.units);
+  on_cycle.assign(m, false);
+  if (std::all_of(edges.begin(), edges.end(), [](const auto& e) { return e.first < e.second; })) {
+    return true;
+  }
+  const auto kahn = [&](bool forward) {
+    std::vector<std::vector<std::uint32_t>> next(m);
+    std::vector<std::uint32_t> waiting(m, 0);
+    for (const auto& [from, to] : edges) {
+      next[forward ? from : to].push_back(forward ? to : from);
+      ++waiting[forward ? to : from];
+    }
+    const auto later = [&](std::uint32_t a, std::uint32_t b) {
+      return units[a].first > units[b].first;
+    };
+    std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, decltype(later)> ready(later);
+    for (std::uint32_t u = 0; u < m; ++u) {
+      if (waiting[u] == 0) ready.push(u);
+    }
+    std::vector<std::uint32_t> order;
+    while (!ready.empty()) {
+      const std::uint32_t u = ready.top();
+      ready.pop();
+      order.push_back(u);
+      for (const std::uint32_t v : next[u]) {
+        if (--waiting[v] == 0) ready.push(v);
+      }
+    }
+    return order;
+  };
+  std::vector<std::uint32_t> order = kahn(true);
+  if (order.size() < m) {
+    std::vector<bool> placed(m, false), backward(m, false);
+    for (const std::uint32_t u : order) placed[u] = true;
+    for (const std::uint32_t u : kahn(false)) backward[u] = true;
+    for (std::uint32_t u = 0; u < m; ++u) {
+      on_cycle[u] = !placed[u] && !backward[u];
+      if (!placed[u]) order.push_back(u);
+    }
+  }
+  std::vector<Unit> sorted;
+  std::vector<bool> sorted_on_cycle;
+  sorted.reserve(m);
+  for (const std::uint32_t u : order) {
+    sorted.push_back(std::move(units[u]));
+    sorted_on_cycle.push_back(on_cycle[u]);
+  }
+  units = std::move(sorted);
+  on_cycle = std::move(sorted_on_cycle);
+  return std::none_of(on_cycle.begin(), on_cycle.end(), [](bool c) { return c; });
 }
 
 }  // namespace
@@ -93,14 +248,38 @@ std::size_t memo_bytes(const UnitList& list) {
 }
 
 UnitList units_at(const NodeGraph& graph, std::string prefix) {
-  std::vector<Unit> units = group_by_segment(graph, prefix);
-  while (units.size() == 1 && !units.front().node && units.front().prefix != prefix) {
-    prefix = units.front().prefix;
-    units = group_by_segment(graph, prefix);
+  std::vector<Unit> units = children(graph, prefix);
+  ConvexCheck convex(graph);
+  std::vector<bool> on_cycle;  // see order_units
+  for (bool changed = true; changed;) {
+    std::vector<bool> keep(units.size());
+    for (std::size_t u = 0; u < units.size(); ++u) keep[u] = units[u].node || convex(units[u]);
+    changed = std::find(keep.begin(), keep.end(), false) != keep.end();
+    if (changed) {
+      std::vector<Unit> kept;
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        if (keep[u]) {
+          kept.push_back(std::move(units[u]));
+        } else {
+          open_group(graph, units[u], prefix, kept);
+        }
+      }
+      units = std::move(kept);
+    }
+    if (changed || order_units(graph, units, on_cycle)) continue;
+    std::vector<Unit> opened;  // convex groups that close a cycle between units: opened
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      if (!on_cycle[u] || units[u].node) {
+        opened.push_back(std::move(units[u]));
+        continue;
+      }
+      open_group(graph, units[u], prefix, opened);
+      changed = true;
+    }
+    units = std::move(opened);
   }
-  for (Unit& unit : units) describe(graph, unit);
-  std::sort(units.begin(), units.end(),
-            [](const Unit& a, const Unit& b) { return a.first < b.first; });
+  std::vector<std::uint64_t> from;
+  for (Unit& unit : units) describe(graph, unit, from);
   return {std::move(prefix), std::move(units)};
 }
 

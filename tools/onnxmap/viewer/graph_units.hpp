@@ -1,9 +1,12 @@
 #pragma once
-// What the graph page folds: the children of a name prefix ("units"), each a group of nodes
-// whose names continue the prefix to the next `.` or `/`, or one node; nodes drawn inside
-// another (NodeGraph::host) are not units. Units come in graph order (of their first node) and
-// carry a token that is equal for units of the same ops and wiring, from which repeated
-// structure is found (graph_level.hpp).
+// What the graph page folds: the children of a path prefix ("units"), each a group of nodes
+// whose fold paths (NodeGraph::path) continue the prefix to the next `.` or `/`, or one node;
+// nodes drawn inside another (NodeGraph::host) are not units. A group is a unit only if it is
+// convex (no path of the graph leaves it and comes back); one that is not is opened into its
+// children, and so are groups that would close a cycle between units, so that the units of a
+// level, in the order they come in, are a topological order of a DAG: every range of
+// consecutive units is convex too. Units carry a token that is equal for units of the same ops
+// and wiring, from which repeated structure is found (graph_level.hpp).
 
 #include <cstdint>
 #include <optional>
@@ -16,13 +19,13 @@
 namespace onnxmap::cli::viewer {
 
 struct Unit {
-  std::string prefix;  // a group's prefix (its nodes' keys start with it); a node's key
-  std::string name;    // the part after the level's prefix
-  std::size_t key_begin = 0, key_end = 0;  // its nodes: NodeGraph::by_key(k) for k in here
-  std::uint32_t first = 0;                 // its first drawn node in graph order
-  std::uint32_t nodes = 0;                 // its drawn nodes
-  std::optional<std::uint32_t> node;       // the node, when it is one
-  std::uint64_t token = 0;                 // equal for units of the same ops and wiring
+  std::string prefix;  // a group's prefix (its nodes' paths start with it); a node's path
+  std::string name;    // a group: the part after the level's prefix; a node: its label
+  std::size_t path_begin = 0, path_end = 0;  // its nodes: NodeGraph::by_path(k) for k in here
+  std::uint32_t first = 0;                   // its first drawn node in graph order
+  std::uint32_t nodes = 0;                   // its drawn nodes
+  std::optional<std::uint32_t> node;         // the node, when it is one
+  std::uint64_t token = 0;                   // equal for units of the same ops and wiring
   // A group's (op, count), most common first; empty for a node (its op is NodeGraph::op).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ops;
 };
@@ -35,8 +38,10 @@ struct UnitList {
 // About the memory `list` holds (NodeGraph::memo).
 [[nodiscard]] std::size_t memo_bytes(const UnitList& list);
 
-// The units under `prefix`. A prefix whose only child is a group is passed through to that
-// group's children, so a chain of one-child levels costs no clicks.
+// The units under `prefix`, in a topological order of the DAG they make (the unit with the
+// smallest first node first among those ready). A prefix whose only child is a group is passed
+// through to that group's children, so a chain of one-child levels costs no clicks; so is a
+// group opened (above) whose only child is a group.
 [[nodiscard]] UnitList units_at(const NodeGraph& graph, std::string prefix);
 
 // Calls f(id) for each drawn node of `unit`.
@@ -46,8 +51,8 @@ void for_each_node(const NodeGraph& graph, const Unit& unit, F&& f) {
     f(*unit.node);
     return;
   }
-  for (std::size_t k = unit.key_begin; k < unit.key_end; ++k) {
-    const std::uint32_t id = graph.by_key(k);
+  for (std::size_t k = unit.path_begin; k < unit.path_end; ++k) {
+    const std::uint32_t id = graph.by_path(k);
     if (graph.drawn(id)) f(id);
   }
 }

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <numeric>
 #include <optional>
+#include <queue>
 
 #include "shared/value_text.hpp"
 
@@ -40,18 +42,17 @@ nlohmann::json names_json(const Names& names) {
   return out;
 }
 
-NodeGraph::NodeGraph(Model model, std::optional<Graph> graph)
+NodeGraph::NodeGraph(Model model, std::optional<Graph> graph, bool nested)
     : model_(std::move(model)), graph_(std::move(graph)) {
   if (!graph_) return;
   for (const Node node : graph_->nodes()) nodes_.push_back(node);
   index_values();
   index_nodes();
+  if (nested) index_outer_scope();
   index_producers();
   index_hosts();
-  by_key_.resize(nodes_.size());
-  std::iota(by_key_.begin(), by_key_.end(), 0);
-  std::sort(by_key_.begin(), by_key_.end(),
-            [&](std::uint32_t a, std::uint32_t b) { return keys_[a] < keys_[b]; });
+  index_paths();
+  index_order();
 }
 
 // The graph's initializers, inputs, outputs and declared types.
@@ -73,34 +74,101 @@ void NodeGraph::index_values() {
   for (const ValueInfo v : graph_->value_infos()) declared_types_.emplace(v.name(), v.type());
 }
 
+namespace {
+
+// The values the graphs of `node`'s attributes read and do not make (nor declare as inputs or
+// initializers), nested graphs included, into `free` (`depth` bounds a hostile nesting).
+void free_values(const Node& node, std::vector<std::string_view>& free, int depth);
+
+void free_values(const Graph& graph, std::vector<std::string_view>& free, int depth) {
+  std::unordered_set<std::string_view> made;
+  for (const ValueInfo v : graph.inputs()) made.insert(v.name());
+  for (const Tensor& t : graph.initializers()) made.insert(t.name());
+  std::vector<std::string_view> read;
+  for (const Node node : graph.nodes()) {
+    for (const std::string_view input : node.inputs()) read.push_back(input);
+    free_values(node, read, depth);
+    for (const std::string_view output : node.outputs()) made.insert(output);
+  }
+  for (const std::string_view v : read) {
+    if (!v.empty() && !made.contains(v)) free.push_back(v);
+  }
+}
+
+void free_values(const Node& node, std::vector<std::string_view>& free, int depth) {
+  if (depth <= 0) return;
+  for (const Attribute a : node.attributes()) {
+    if (const auto g = a.g()) free_values(*g, free, depth - 1);
+    for (const Graph g : a.graphs()) free_values(g, free, depth - 1);
+  }
+}
+
+}  // namespace
+
+// The values this subgraph reads from the graphs around it: drawn as its inputs, read by the
+// nodes that read them directly or in their own subgraphs.
+void NodeGraph::index_outer_scope() {
+  const auto inside = [&](std::string_view v) {
+    return v.empty() || producer_.contains(v) || initializers_.contains(v) ||
+           graph_input_set_.contains(v);
+  };
+  for (std::uint32_t id = 0; id < nodes_.size(); ++id) {
+    std::vector<std::string_view> nested;
+    free_values(nodes_[id], nested, 64);
+    for (const std::string_view v : nodes_[id].inputs()) {
+      if (!inside(v) && outer_.insert(v).second) inputs_.push_back(v);
+    }
+    std::unordered_set<std::string_view> counted;
+    for (const std::string_view v : nested) {
+      if (inside(v) || !counted.insert(v).second) continue;
+      if (outer_.insert(v).second) inputs_.push_back(v);
+      consumers_[v].push_back(id);
+    }
+  }
+}
+
 // Each node's key and op type, who produces each value and who reads it.
 void NodeGraph::index_nodes() {
   const std::size_t n = nodes_.size();
   std::unordered_set<std::string_view> taken(n);
+  // Ops by qualified name, and (no string made per node) ai.onnx ops by their type's view.
   std::unordered_map<std::string, std::uint32_t> op_index;
+  std::unordered_map<std::string_view, std::uint32_t> onnx_op_index;
   keys_.reserve(n);
   op_of_.reserve(n);
   producer_.reserve(n);
   consumers_.reserve(n);
   // Keys are unique: a node's name, the first time it is given; else "OpType#id", with "'"
-  // added while a name (of any node) or an earlier key is spelled so.
-  std::unordered_set<std::string_view> names(n);
-  for (const Node& node : nodes_) names.insert(node.name());
+  // added while a name (of any node) or an earlier key is spelled so. The names are gathered
+  // at the first key made: most graphs name every node once and need none.
+  std::unordered_set<std::string_view> names;
   for (std::uint32_t id = 0; id < n; ++id) {
     const Node& node = nodes_[id];
     const std::string_view name = node.name();
     if (!name.empty() && taken.insert(name).second) {
       keys_.push_back(name);
     } else {
+      if (names.empty()) {
+        names.reserve(n);
+        for (const Node& named : nodes_) names.insert(named.name());
+      }
       std::string made = std::string(node.op_type()) + "#" + std::to_string(id);
       while (names.contains(made) || taken.contains(made)) made += "'";
       keys_.push_back(made_keys_.emplace_back(std::move(made)));
       taken.insert(keys_.back());
     }
-    const auto [op, fresh] =
-        op_index.try_emplace(qualified_op(node), static_cast<std::uint32_t>(op_names_.size()));
-    if (fresh) op_names_.push_back(op->first);
-    op_of_.push_back(op->second);
+    const std::string_view domain = node.domain();
+    const bool onnx = domain.empty() || domain == "ai.onnx";
+    const auto onnx_op = onnx ? onnx_op_index.find(node.op_type()) : onnx_op_index.end();
+    if (onnx_op == onnx_op_index.end()) {
+      const auto [op, fresh] =
+          op_index.try_emplace(qualified_op(node), static_cast<std::uint32_t>(op_names_.size()));
+      if (fresh) op_names_.push_back(op->first);
+      if (onnx) onnx_op_index.emplace(node.op_type(), op->second);
+      op_of_.push_back(op->second);
+    } else {
+      op_of_.push_back(onnx_op->second);
+    }
     for (const std::string_view input : node.inputs()) {
       if (!input.empty()) consumers_[input].push_back(id);
     }
@@ -113,46 +181,34 @@ void NodeGraph::index_nodes() {
 // The producers of each node's inputs and their names, in one array each (input_begin_).
 void NodeGraph::index_producers() {
   input_begin_.reserve(nodes_.size() + 1);
+  // Whether a value no node makes is a graph input (not an initializer): most graphs have a
+  // few inputs, compared in place; more, through a set.
+  const std::unordered_set<std::string_view> many(
+      inputs_.size() > 16 ? inputs_.begin() : inputs_.end(), inputs_.end());
+  const auto reads_graph_input = [&](std::string_view value) {
+    if (inputs_.size() > 16) return many.contains(value);
+    return std::find(inputs_.begin(), inputs_.end(), value) != inputs_.end();
+  };
   for (const Node& node : nodes_) {
     input_begin_.push_back(static_cast<std::uint32_t>(input_producers_.size()));
+    std::uint32_t graph_inputs = 0;
     for (const std::string_view input : node.inputs()) {
       const auto p = producer_.find(input);
-      if (p == producer_.end()) continue;
+      if (p == producer_.end()) {
+        graph_inputs += !input.empty() && reads_graph_input(input);
+        continue;
+      }
       input_producers_.push_back(p->second);
       input_values_.push_back(input);
     }
+    graph_input_reads_.push_back(graph_inputs);
   }
   input_begin_.push_back(static_cast<std::uint32_t>(input_producers_.size()));
 }
 
-// A Constant or Identity whose one output feeds one node, and is not a graph output, is drawn
-// inside that node (and a chain of them inside the last one's reader).
-void NodeGraph::index_hosts() {
+// guests(i) from host_: the nodes drawn inside each node, in one array.
+void NodeGraph::index_guests() {
   const std::size_t n = nodes_.size();
-  host_.resize(n);
-  std::vector<std::optional<std::uint32_t>> reader(n);
-  for (std::uint32_t id = 0; id < n; ++id) {
-    host_[id] = id;
-    const Node& node = nodes_[id];
-    const std::string_view op = node.op_type();
-    if ((op != "Constant" && op != "Identity") || !node.domain().empty()) continue;
-    const Names outputs = node.outputs();
-    if (outputs.size() != 1 || graph_output_set_.contains(*outputs.begin())) continue;
-    const auto found = consumers_.find(*outputs.begin());
-    if (found == consumers_.end()) continue;
-    const std::vector<std::uint32_t>& readers = found->second;
-    if (std::all_of(readers.begin(), readers.end(), [&](auto r) { return r == readers[0]; })) {
-      reader[id] = readers[0];
-    }
-  }
-  for (std::uint32_t id = 0; id < n; ++id) {
-    std::uint32_t at = id;
-    // At most n steps: a malformed graph may loop.
-    for (std::size_t steps = 0; reader[at] && steps < n && *reader[at] != id; ++steps) {
-      at = *reader[at];
-    }
-    host_[id] = at;
-  }
   guest_begin_.assign(n + 1, 0);
   for (std::uint32_t id = 0; id < n; ++id) {
     if (host_[id] != id) ++guest_begin_[host_[id] + 1];
@@ -162,6 +218,53 @@ void NodeGraph::index_hosts() {
   std::vector<std::uint32_t> filled(guest_begin_.begin(), guest_begin_.end() - 1);
   for (std::uint32_t id = 0; id < n; ++id) {
     if (host_[id] != id) guests_[filled[host_[id]]++] = id;
+  }
+}
+
+// The drawn nodes' edges (successors) and their topological order (Kahn's, smallest id first).
+void NodeGraph::index_order() {
+  const std::size_t n = nodes_.size();
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
+  for (std::uint32_t id = 0; id < n; ++id) {
+    if (!drawn(id)) continue;
+    for_each_input(id, [&](std::uint32_t producer, std::string_view) {
+      if (host_[producer] != id) edges.emplace_back(host_[producer], id);
+    });
+  }
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  successor_begin_.assign(n + 1, 0);
+  const bool in_order =
+      std::all_of(edges.begin(), edges.end(), [](const auto& e) { return e.first < e.second; });
+  std::vector<std::uint32_t> waiting(n, 0);  // unplaced predecessors
+  for (const auto& [from, to] : edges) {
+    ++successor_begin_[from + 1];
+    ++waiting[to];
+    successors_.push_back(to);
+  }
+  for (std::size_t id = 0; id < n; ++id) successor_begin_[id + 1] += successor_begin_[id];
+  position_.resize(n);
+  if (in_order) {  // as ONNX asks: the graph's own order is topological, Kahn's would keep it
+    std::iota(position_.begin(), position_.end(), 0);
+    return;
+  }
+  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
+  for (std::uint32_t id = 0; id < n; ++id) {
+    if (waiting[id] == 0) ready.push(id);
+  }
+  std::vector<bool> placed(n, false);
+  std::uint32_t next = 0;
+  while (!ready.empty()) {
+    const std::uint32_t id = ready.top();
+    ready.pop();
+    placed[id] = true;
+    position_[id] = next++;
+    for (const std::uint32_t s : successors(id)) {
+      if (--waiting[s] == 0) ready.push(s);
+    }
+  }
+  for (std::uint32_t id = 0; id < n; ++id) {
+    if (!placed[id]) position_[id] = next++;
   }
 }
 
@@ -222,15 +325,14 @@ std::string NodeGraph::value_type(std::string_view value) const {
   return "";
 }
 
-std::pair<std::size_t, std::size_t> NodeGraph::key_range(const std::string& prefix) const {
+std::pair<std::size_t, std::size_t> NodeGraph::path_range(const std::string& prefix) const {
   const auto lo =
-      std::lower_bound(by_key_.begin(), by_key_.end(), prefix,
-                       [&](std::uint32_t id, const std::string& p) { return keys_[id] < p; });
-  const auto hi = std::partition_point(lo, by_key_.end(), [&](std::uint32_t id) {
-    return std::string_view(keys_[id]).starts_with(prefix);
-  });
-  return {static_cast<std::size_t>(lo - by_key_.begin()),
-          static_cast<std::size_t>(hi - by_key_.begin())};
+      std::lower_bound(by_path_.begin(), by_path_.end(), prefix,
+                       [&](std::uint32_t id, const std::string& p) { return paths_[id] < p; });
+  const auto hi = std::partition_point(
+      lo, by_path_.end(), [&](std::uint32_t id) { return paths_[id].starts_with(prefix); });
+  return {static_cast<std::size_t>(lo - by_path_.begin()),
+          static_cast<std::size_t>(hi - by_path_.begin())};
 }
 
 nlohmann::json NodeGraph::search(const std::string& text, std::uint64_t offset,

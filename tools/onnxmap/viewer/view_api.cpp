@@ -73,12 +73,15 @@ void require_method(const HttpRequest& r, std::initializer_list<std::string_view
 
 }  // namespace
 
-ViewApi::ViewApi(Model model, std::string source)
-    : model_(std::move(model)), source_(std::move(source)), tensors_(model_) {
+ViewApi::ViewApi(Model model, std::string source, LayoutHelperOptions layout)
+    : model_(std::move(model)),
+      source_(std::move(source)),
+      tensors_(model_),
+      layouts_(std::move(layout)) {
   warm_up_ = std::thread([this] {
     try {
       (void)summary();
-      (void)graph_scene(graph(), SceneRequest{});  // the graph page's first drawing, kept
+      (void)graph_scene(graph(), SceneRequest{}, layouts_);  // the graph page's first drawing, kept
       for (const char* sort : {"name", "bytes"}) tensors_.sort_ahead(sort);
       (void)warnings();
     } catch (const std::exception&) {
@@ -136,7 +139,7 @@ std::shared_ptr<const NodeGraph> ViewApi::subgraph(const std::string& path) {
   }
   if (!found)
     throw ApiError{404, "graph: node " + std::to_string(id) + " has no graph " + attribute};
-  auto made = std::make_shared<const NodeGraph>(model_, found);
+  auto made = std::make_shared<const NodeGraph>(model_, found, true);
   const std::lock_guard lock(subgraphs_mutex_);
   if (subgraphs_.size() >= kMaxSubgraphs) subgraphs_.clear();
   subgraphs_.emplace(path, made);
@@ -163,7 +166,7 @@ nlohmann::json ViewApi::graph_drawing(const HttpRequest& r) {
   }
   const std::shared_ptr<const NodeGraph> sub =
       request.graph.empty() ? nullptr : subgraph(request.graph);
-  return graph_scene(sub ? *sub : graph(), request);
+  return graph_scene(sub ? *sub : graph(), request, layouts_);
 }
 
 const nlohmann::json& ViewApi::warnings() {
@@ -243,15 +246,23 @@ nlohmann::json ViewApi::api(const HttpRequest& r) {
                           number_param(r, "height", 256, kMaxHeatmapSide));
   }
   if (path == "/api/graph") return graph_drawing(r);
-  if (path == "/api/nodes") {
-    return graph().search(text_param(r, "q"), number_param(r, "offset", 0, UINT64_MAX),
-                          number_param(r, "limit", 100, kMaxRows));
-  }
-  if (path == "/api/node") {
+  if (path == "/api/nodes" || path == "/api/node") {
+    // `graph`: a subgraph's path, as /api/graph takes it; absent: the main graph.
+    const std::string in = text_param(r, "graph");
+    const std::shared_ptr<const NodeGraph> sub = in.empty() ? nullptr : subgraph(in);
+    const NodeGraph& g = sub ? *sub : graph();
+    if (path == "/api/nodes") {
+      return g.search(text_param(r, "q"), number_param(r, "offset", 0, UINT64_MAX),
+                      number_param(r, "limit", 100, kMaxRows));
+    }
     const std::uint64_t id = number_param(r, "id", UINT64_MAX, UINT64_MAX);
-    if (id >= graph().size())
-      throw ApiError{404, "no node " + text_param(r, "id") + " in the main graph"};
-    return graph().node(static_cast<std::uint32_t>(id));
+    if (id >= g.size()) {
+      throw ApiError{404, "no node " + text_param(r, "id") + " in " +
+                              (in.empty() ? "the main graph" : "graph " + in)};
+    }
+    nlohmann::json out = g.node(static_cast<std::uint32_t>(id));
+    out["graph"] = in;
+    return out;
   }
   throw ApiError{404, "no API " + path};
 }

@@ -12,6 +12,7 @@ import { href, queryString } from './url.js';
 import { api } from './api.js';
 import { createVirtualList } from './scroller.js';
 import { drawScene } from './graphdraw.js';
+import { scrollToStart, showRest } from './drawingview.js';
 
 const NODE_PAGE = 100;
 const NODE_ROW_HEIGHT = 24;
@@ -33,7 +34,8 @@ export async function render(main, params, ctx) {
   main.append(ui.root);
   const list = createNodeList(ui, state);
   ctx.signal.addEventListener('abort', () => list.destroy());
-  const view = { state, ui, ctx };
+  const view = { state, ui, ctx, stopRest: null };
+  ctx.signal.addEventListener('abort', () => view.stopRest?.());
   await Promise.all([redraw(view), resetList(list, ui)]);
   if (ctx.route.path === 'nodes') ui.nodesCard.scrollIntoView({ block: 'start' });
   ctx.ready();
@@ -74,6 +76,8 @@ async function redraw(view, anchor = null) {
     onFold: (cluster) => toggle(view, cluster.id, false),
   });
   ui.drawingBox.replaceChildren(svg);
+  ui.layoutNote.hidden = !scene.layout_note;
+  ui.layoutNote.textContent = scene.layout_note ?? '';
   ui.summary.textContent = summaryText(scene, performance.now() - started);
   ui.refused.hidden = !scene.refused.length;
   ui.refused.textContent = scene.refused.length
@@ -81,6 +85,9 @@ async function redraw(view, anchor = null) {
   ui.blocks.replaceChildren(...scene.clusters.filter((c) => c.count).map((c) => blockList(view, c)));
   const keep = anchor ?? scene.found;
   if (keep) scrollToBox(ui, keep, anchor ? before : null);
+  else scrollToStart(ui.drawingBox, scene);
+  view.stopRest?.();
+  view.stopRest = showRest(ui.drawingBox, ui.rest, scene);
 }
 
 function summaryText(scene, ms) {
@@ -141,6 +148,8 @@ function buildView(state) {
   ui.drawingBox = el('div', { class: 'drawing-box' });
   ui.drawingStatus = el('div', { class: 'status' });
   ui.refused = el('p', { class: 'muted small', hidden: true });
+  ui.layoutNote = el('p', { class: 'notice small', hidden: true, 'data-testid': 'layout-note' });
+  ui.rest = el('div', { class: 'rest-bar', hidden: true, 'data-testid': 'drawing-rest' });
   ui.blocks = el('div', { class: 'blocks' });
   ui.nodeCount = el('span', { class: 'muted small' }, '…');
   ui.nodeStatus = el('div', { class: 'status' });
@@ -160,7 +169,7 @@ function buildView(state) {
     breadcrumb(state),
     card(null, { class: 'card drawing-card' }, ui.drawingStatus,
       el('div', { class: 'toolbar' }, el('span', { class: 'muted small' }, 'Click a box to unfold it, a cluster’s label to fold it. '), foldAll),
-      ui.blocks, ui.refused, ui.drawingBox),
+      ui.blocks, ui.refused, ui.layoutNote, ui.drawingBox, ui.rest),
     ui.nodesCard);
   return ui;
 }
@@ -183,8 +192,8 @@ function createNodeList(ui, state) {
   return createVirtualList({
     viewport: ui.nodeViewport, rowHeight: NODE_ROW_HEIGHT, pageSize: NODE_PAGE,
     rowsAttrs: { 'data-testid': 'node-list' },
-    fetchPage: (offset, limit, signal) => api('nodes', { q: state.q, offset, limit }, { signal }),
-    renderRow: nodeRow,
+    fetchPage: (offset, limit, signal) => api('nodes', { graph: state.graph, q: state.q, offset, limit }, { signal }),
+    renderRow: (n) => nodeRow(n, state.graph),
     renderPlaceholder: (index) => el('div', { class: 'row node-row-layout placeholder' }, el('span', { class: 'c-id num' }, '…'), el('span', { class: 'c-op muted' }, `#${index}`)),
     onCount: ({ matched, total }) => {
       ui.nodeCount.textContent = `${formatInt(matched)} of ${formatInt(total)}`;
@@ -204,12 +213,12 @@ async function resetList(list, ui) {
   }
 }
 
-function nodeRow(n) {
+function nodeRow(n, graph) {
   const io = `${(n.inputs ?? []).join(', ')} → ${(n.outputs ?? []).join(', ')}`;
   return el('div', { class: 'row node-row-layout', 'data-testid': 'node-row', 'data-id': n.id },
     el('span', { class: 'c-id num' }, n.id),
     el('span', { class: 'c-op mono', title: n.domain ? `${n.domain}.${n.op_type}` : n.op_type }, n.op_type),
-    el('span', { class: 'c-node' }, el('a', { href: href.node(n.id), class: 'mono', title: nodeLabel(n) }, nodeLabel(n)),
-      ' ', el('a', { href: href.graphNode(n.id), class: 'small', 'data-testid': 'show-in-graph', title: 'show this node in the drawing' }, '◎ show')),
+    el('span', { class: 'c-node' }, el('a', { href: href.node(n.id, graph), class: 'mono', title: nodeLabel(n) }, nodeLabel(n)),
+      ' ', el('a', { href: href.graphNode(n.id, graph), class: 'small', 'data-testid': 'show-in-graph', title: 'show this node in the drawing' }, '◎ show')),
     el('span', { class: 'c-io mono muted', title: io }, io));
 }

@@ -11,6 +11,8 @@ const MARGIN = 16;
 const LINE = 16;
 const TOP = 18; // baseline of a box's first line
 const CHAR = 6.7; // average width of a character at 11-12 px, for cutting text to a box
+const COUNT_CHAR = 10; // the widest character of a repeat's "× N" (15 px bold, app.css)
+const TITLE_CHAR = 7.3; // a character of a box's title (12 px monospace, app.css)
 
 let drawings = 0; // marker ids unique per drawing
 
@@ -54,7 +56,7 @@ function valueLine(x, y, width, label, type, link) {
 }
 
 function nodeLines(box, x, width, graphPath) {
-  const lines = [text(x, TOP, 'box-title', box.op, width)];
+  const lines = [text(x, TOP, 'box-title', box.quantized ? `${box.op} · quantized` : box.op, width)];
   lines.push(text(x, TOP + LINE, 'box-line', box.name || `(unnamed) node ${box.node}`, width));
   let y = TOP + 2 * LINE;
   for (const w of box.weights ?? []) {
@@ -82,9 +84,12 @@ function nodeLines(box, x, width, graphPath) {
 function foldedLines(box, x, width) {
   const lines = [];
   if (box.kind === 'repeat') {
-    lines.push(text(x, TOP, 'box-title', box.title, width - 64));
-    lines.push(svgEl('text', { x: x + width, y: TOP + 4, class: 'repeat-count', 'text-anchor': 'end' }, `× ${formatInt(box.count)}`));
-    lines.push(text(x, TOP + LINE, 'box-line mono', `${box.first} … ${box.last}`, width - 64));
+    // The count keeps its room: the title is cut before it, never drawn under it.
+    const count = `× ${formatInt(box.count)}`;
+    const room = width - count.length * COUNT_CHAR - 8;
+    lines.push(text(x, TOP, 'box-title', box.title, room * (CHAR / TITLE_CHAR)));
+    lines.push(svgEl('text', { x: x + width, y: TOP + 4, class: 'repeat-count', 'text-anchor': 'end' }, count));
+    lines.push(text(x, TOP + LINE, 'box-line mono', `${box.first} … ${box.last}`, width));
   } else {
     lines.push(text(x, TOP, 'box-title', box.title, width));
     lines.push(text(x, TOP + LINE, 'box-line', `${formatInt(box.nodes)} nodes`, width));
@@ -116,14 +121,14 @@ function drawBox(box, options) {
     lines = nodeLines(box, x, inner, options.graph);
   } else if (box.kind === 'input' || box.kind === 'output') {
     lines = [text(box.width / 2, TOP, 'box-title', box.name, box.width - 24, { 'text-anchor': 'middle' }),
-      text(box.width / 2, TOP + LINE, 'box-line', box.type || box.kind, box.width - 24, { 'text-anchor': 'middle' })];
+      text(box.width / 2, TOP + LINE, 'box-line', box.outer ? `from the outer graph${box.type ? ` · ${box.type}` : ''}` : box.type || box.kind, box.width - 24, { 'text-anchor': 'middle' })];
   } else {
     lines = foldedLines(box, x, inner);
   }
   g.append(...lines);
   g.append(svgEl('title', null, boxTitle(box)));
-  if (box.kind === 'node' && !options.graph) {
-    g.addEventListener('click', (event) => { if (!event.target.closest('a')) location.hash = href.node(box.node); });
+  if (box.kind === 'node') {
+    g.addEventListener('click', (event) => { if (!event.target.closest('a')) location.hash = href.node(box.node, options.graph); });
   } else if (['group', 'repeat', 'range'].includes(box.kind)) {
     g.addEventListener('click', () => options.onUnfold(box));
   }
@@ -134,7 +139,7 @@ function boxTitle(box) {
   switch (box.kind) {
     case 'node': return `${box.op} ${box.name || ''}\nnode ${box.node}${box.weights?.length ? `\nweights: ${box.weights.map((w) => `${w.name} ${w.type}`).join(', ')}` : ''}`;
     case 'repeat': return `${box.title}: ${formatInt(box.count)} blocks alike (${box.first} … ${box.last}), ${formatInt(box.nodes)} nodes\nclick: unfold one block`;
-    case 'input': case 'output': return `graph ${box.kind} ${box.name}\n${box.type}`;
+    case 'input': case 'output': return `${box.outer ? 'read from the outer graph' : `graph ${box.kind}`} ${box.name}\n${box.type}`;
     default: return `${box.title}\n${formatInt(box.nodes)} nodes: ${opsText(box.ops)}\nclick: unfold`;
   }
 }

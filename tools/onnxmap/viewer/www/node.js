@@ -13,29 +13,30 @@ const ATTRIBUTE_TEXT_MAX = 600;
 const READERS_SHOWN = 8; // consumer links listed beside an output
 
 export async function render(main, params, ctx) {
-  const answer = await api('node', { id: params.id }, { signal: ctx.signal });
+  const graph = params.graph ?? '';
+  const answer = await api('node', { id: params.id, graph }, { signal: ctx.signal });
   const node = answer.node ?? {};
-  const links = linksOf(node, answer);
+  const links = linksOf(node, answer, graph);
   appendChildren(main, [
     el('div', { class: 'page-head' },
-      el('div', { class: 'kicker' }, `node ${node.id} · `, el('a', { href: href.graphNode(node.id), 'data-testid': 'show-in-graph' }, 'show in the graph')),
+      el('div', { class: 'kicker' }, `node ${node.id}${graph ? ` of graph ${graph}` : ''} · `, el('a', { href: href.graphNode(node.id, graph), 'data-testid': 'show-in-graph' }, 'show in the graph')),
       el('h1', { class: 'mono wrap' },
         el('span', { class: 'op-badge', 'data-testid': 'node-op' }, node.op_type),
         ' ', el('span', { 'data-testid': 'node-name' }, nodeLabel(node))),
       node.domain ? el('div', { class: 'muted mono' }, `domain ${node.domain}`) : null),
-    neighbourhoodCard(node, answer.neighbourhood ?? { nodes: [], edges: [] }),
+    neighbourhoodCard(node, answer.neighbourhood ?? { nodes: [], edges: [] }, graph),
     el('div', { class: 'grid-2' },
       el('div', { class: 'column' },
         ioCard('Inputs', 'node-inputs', node.inputs ?? [], (name) => inputDetail(name, links)),
         ioCard('Outputs', 'node-outputs', node.outputs ?? [], (name) => outputDetail(name, links))),
       el('div', { class: 'column' }, attributesCard(node.attributes ?? []),
         node.doc_string ? card('Doc string', null, el('pre', { class: 'doc' }, node.doc_string)) : null)),
-    subgraphsCard(node.id, node.subgraphs ?? [])]);
+    subgraphsCard(graph ? `${graph}/${node.id}` : node.id, node.subgraphs ?? [])]);
   ctx.ready();
 }
 
 /** Lookups for the input and output lists: tensors, graph inputs/outputs, producers, consumers. */
-function linksOf(node, answer) {
+function linksOf(node, answer, graph) {
   const byId = new Map((answer.neighbourhood?.nodes ?? []).map((n) => [String(n.id), n]));
   const producers = new Map();
   const consumers = new Map();
@@ -50,12 +51,12 @@ function linksOf(node, answer) {
     tensors: new Set(answer.tensors ?? []),
     graphInputs: new Set(answer.graph_inputs ?? []),
     graphOutputs: new Set(answer.graph_outputs ?? []),
-    producers, consumers,
+    producers, consumers, graph,
   };
 }
 
-function nodeLink(n) {
-  return el('a', { href: href.node(n.id), class: 'mono', 'data-testid': 'node-link', title: `${n.op_type} ${nodeLabel(n)}` },
+function nodeLink(n, graph) {
+  return el('a', { href: href.node(n.id, graph), class: 'mono', 'data-testid': 'node-link', title: `${n.op_type} ${nodeLabel(n)}` },
     `${n.op_type} ${nodeLabel(n)}`);
 }
 
@@ -69,7 +70,7 @@ function inputDetail(name, links) {
   }
   if (links.graphInputs.has(name)) parts.push(el('span', { class: 'tag' }, 'graph input'));
   const producer = links.producers.get(name);
-  if (producer) parts.push(el('span', { class: 'from' }, 'from ', nodeLink(producer)));
+  if (producer) parts.push(el('span', { class: 'from' }, 'from ', nodeLink(producer, links.graph)));
   return parts;
 }
 
@@ -78,7 +79,7 @@ function outputDetail(name, links) {
   const parts = [el('span', { class: 'mono' }, name)];
   if (links.graphOutputs.has(name)) parts.push(el('span', { class: 'tag' }, 'graph output'));
   const readers = links.consumers.get(name) ?? [];
-  const shown = readers.slice(0, READERS_SHOWN).flatMap((n, i) => (i ? [', ', nodeLink(n)] : [nodeLink(n)]));
+  const shown = readers.slice(0, READERS_SHOWN).flatMap((n, i) => (i ? [', ', nodeLink(n, links.graph)] : [nodeLink(n, links.graph)]));
   const more = readers.length > READERS_SHOWN ? ` and ${formatInt(readers.length - READERS_SHOWN)} more in the neighbourhood` : '';
   if (readers.length) parts.push(el('span', { class: 'from' }, 'to ', shown, more));
   return parts;
@@ -130,11 +131,11 @@ function mergedEdges(edges) {
   });
 }
 
-function neighbourhoodCard(node, hood) {
+function neighbourhoodCard(node, hood, graph) {
   const boxes = (hood.nodes ?? []).map((n) => ({
     key: String(n.id), layer: n.distance, lines: [n.op_type, nodeLabel(n)], clipStart: true,
     title: `${n.op_type} ${nodeLabel(n)}\nnode ${n.id}, distance ${n.distance}`,
-    href: href.node(n.id), cls: String(n.id) === String(node.id) ? 'centre' : n.distance < 0 ? 'producer' : 'consumer',
+    href: href.node(n.id, graph), cls: String(n.id) === String(node.id) ? 'centre' : n.distance < 0 ? 'producer' : 'consumer',
     attrs: { 'data-testid': 'neighbour', 'data-id': n.id },
   }));
   const svg = drawDiagram(boxes, mergedEdges(hood.edges ?? []), {

@@ -14,7 +14,8 @@ export function queryString(params) {
 /** Link targets of the pages. */
 export const href = {
   tensor: (name) => `#/tensor/${encodeURIComponent(name)}`,
-  node: (id) => `#/node/${encodeURIComponent(id)}`,
-  graphNode: (id) => `#/graph${queryString({ node: id })}`,
+  // `graph`: a subgraph's path (/api/graph's), absent or '' for the main graph.
+  node: (id, graph) => `#/node/${encodeURIComponent(id)}${queryString({ graph })}`,
+  graphNode: (id, graph) => `#/graph${queryString({ graph, node: id })}`,
   nodes: (q) => `#/nodes${queryString({ q })}`,
 };

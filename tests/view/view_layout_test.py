@@ -1,0 +1,204 @@
+"""The graph page's layout in helper processes (tools/onnxmap/viewer/layout_helpers.hpp): a layout
+past `--layout-time-limit` is abandoned for the simpler layered drawing with a note, a helper
+killed mid-layout costs that one drawing (the next is Graphviz's again, by a new helper), and the
+viewer answers other requests while a layout runs. And subgraphs: the values a subgraph reads
+from the graphs around it are drawn as its inputs; the node list and node pages cover its nodes.
+"""
+import os
+import signal
+import threading
+import time
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import graph_models
+from viewer import Viewer
+
+DENSE = 90  # nodes, each reading every earlier one: dot takes seconds on them
+
+
+def dense_model(path):
+    """x -> n0 -> ... -> n89, node k a Sum of x and every earlier node's output."""
+    nodes = [helper.make_node("Sum", ["x"] + [f"v{j}" for j in range(k)], [f"v{k}"], name=f"sum{k}")
+             for k in range(DENSE)]
+    graph = helper.make_graph(nodes, "dense",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info(f"v{DENSE - 1}", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def dense(tmp_path_factory):
+    return dense_model(tmp_path_factory.mktemp("dense") / "dense.onnx")
+
+
+def helpers_of(viewer):
+    """The pids of the viewer's child processes (its layout helpers)."""
+    pids = []
+    task_dir = f"/proc/{viewer.process.pid}/task"
+    for task in os.listdir(task_dir):
+        with open(f"{task_dir}/{task}/children") as f:
+            pids += [int(p) for p in f.read().split()]
+    return pids
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def wait_until_computing(viewer, timeout=60):
+    """The pid of a helper that is using CPU (laying a drawing out) once one is."""
+    start = {pid: cpu_ticks(pid) for pid in helpers_of(viewer)}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid in helpers_of(viewer):
+            try:
+                if cpu_ticks(pid) > start.setdefault(pid, -1) + 1:
+                    return pid
+            except FileNotFoundError:
+                pass
+        time.sleep(0.005)
+    raise AssertionError("no helper started computing")
+
+
+def assert_no_overlap(drawing):
+    """No two boxes overlap; each box lies inside its clusters; sibling clusters are apart."""
+    def inside(a, b):
+        return (b["x"] <= a["x"] + 0.1 and b["y"] <= a["y"] + 0.1
+                and a["x"] + a["width"] <= b["x"] + b["width"] + 0.1
+                and a["y"] + a["height"] <= b["y"] + b["height"] + 0.1)
+
+    def apart(a, b):
+        return (a["x"] + a["width"] <= b["x"] + 0.1 or b["x"] + b["width"] <= a["x"] + 0.1
+                or a["y"] + a["height"] <= b["y"] + 0.1 or b["y"] + b["height"] <= a["y"] + 0.1)
+
+    boxes, clusters = drawing["boxes"], drawing["clusters"]
+    for i, a in enumerate(boxes):
+        assert all(apart(a, b) for b in boxes[i + 1:]), a["id"]
+        c = a["cluster"]
+        while c >= 0:
+            assert inside(a, clusters[c]), (a["id"], clusters[c]["id"])
+            c = clusters[c]["parent"]
+    for i, a in enumerate(clusters):
+        for b in clusters[i + 1:]:
+            if a["parent"] == b["parent"]:
+                assert apart(a, b), (a["id"], b["id"])
+    assert all(len(e["points"]) == 4 for e in drawing["edges"])
+
+
+def in_thread(fn):
+    result = {}
+    thread = threading.Thread(target=lambda: result.setdefault("answer", fn()))
+    thread.start()
+    return thread, result
+
+
+def test_layout_past_the_limit_is_a_layered_drawing(onnxmap, dense):
+    with Viewer(onnxmap, dense, "--layout-time-limit", "0.05") as v:
+        d = v.get("/api/graph")
+        assert d["layout"] == "layered", d["layout"]
+        assert "took longer than 50 ms" in d["layout_note"], d["layout_note"]
+        assert len(d["boxes"]) > 3 and len(d["edges"]) > 3
+        assert_no_overlap(d)
+        # Inputs first: the graph input is on the top row.
+        x = next(b for b in d["boxes"] if b["kind"] == "input")
+        assert x["y"] == min(b["y"] for b in d["boxes"])
+        assert v.get("/api/summary"), "still serving"
+
+
+def test_layered_drawing_of_clusters(onnxmap, tmp_path):
+    """Unfolded boxes in the simpler drawing: clusters around their boxes, nothing overlapping."""
+    model = tmp_path / "torch.onnx"
+    graph_models.write("torch", str(model))
+    with Viewer(onnxmap, model, "--layout-time-limit", "0.01") as v:
+        first = v.get("/api/graph")
+        folded = [b["id"] for b in first["boxes"] if b["kind"] in ("group", "repeat", "range")]
+        assert folded, first["boxes"]
+        d = v.get("/api/graph", open="\n".join(folded))
+        assert d["layout"] == "layered" and d["clusters"], (d["layout"], d["open"])
+        assert_no_overlap(d)
+
+
+def test_helper_killed_mid_layout_costs_one_drawing(onnxmap, dense):
+    with Viewer(onnxmap, dense, "--layout-time-limit", "120") as v:
+        assert v.get("/api/graph")["layout"] != "layered"  # Graphviz's, in a helper
+        thread, result = in_thread(lambda: v.get("/api/graph"))
+        victim = wait_until_computing(v)
+        # Meanwhile the viewer answers.
+        assert v.get("/api/summary") and "rows" in v.get("/api/tensors")
+        os.kill(victim, signal.SIGKILL)
+        thread.join(60)
+        d = result["answer"]
+        assert d["layout"] == "layered" and "ended unexpectedly" in d["layout_note"], d["layout_note"]
+        assert_no_overlap(d)
+        again = v.get("/api/graph")
+        assert again["layout"] != "layered" and again["layout_note"] == ""
+        assert victim not in helpers_of(v)
+
+
+def test_other_requests_answered_during_a_long_layout(onnxmap, dense):
+    with Viewer(onnxmap, dense, "--layout-time-limit", "120") as v:
+        v.get("/api/graph")
+        thread, result = in_thread(lambda: v.get("/api/graph"))
+        wait_until_computing(v)
+        for path in ("/api/summary", "/api/tensors", "/api/nodes", "/api/node?id=3"):
+            assert v.get(path)
+            assert thread.is_alive(), "the layout ended before the other requests: too fast to tell"
+        thread.join(120)
+        assert result["answer"]["layout"] != "layered"
+
+
+def test_helper_not_left_behind(onnxmap, dense):
+    with Viewer(onnxmap, dense) as v:
+        v.get("/api/graph")
+        pids = helpers_of(v)
+        assert pids
+        assert v.stop() == 0
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{p}") for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [p for p in pids if os.path.exists(f"/proc/{p}")]
+    assert not left, left
+
+
+# --- subgraphs -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def subgraphs(onnxmap, tmp_path_factory):
+    path = tmp_path_factory.mktemp("subgraphs") / "subgraphs.onnx"
+    graph_models.write("subgraphs", str(path))
+    with Viewer(onnxmap, path) as v:
+        yield v
+
+
+def test_outer_scope_values_are_subgraph_inputs(subgraphs):
+    d = subgraphs.get("/api/graph", graph="3.then_branch")
+    inputs = {b["name"]: b for b in d["boxes"] if b["kind"] == "input"}
+    # then_relu reads x_proj, then_loop reads trip_count and keep_going; the Loop's own body
+    # reads scale, two scopes up: drawn as read by then_loop.
+    assert sorted(inputs) == ["keep_going", "scale", "trip_count", "x_proj"], sorted(inputs)
+    assert all(b.get("outer") for b in inputs.values())
+    index = {b["id"]: i for i, b in enumerate(d["boxes"])}
+    loop = next(i for i, b in enumerate(d["boxes"]) if b.get("name") == "then_loop")
+    assert any(e["from"] == index["i:scale"] and e["to"] == loop for e in d["edges"])
+    body = subgraphs.get("/api/graph", graph="3.then_branch/1.body")
+    assert sorted(b["name"] for b in body["boxes"] if b["kind"] == "input" and b.get("outer")) \
+        == ["scale"]
+    main = subgraphs.get("/api/graph")
+    assert not any(b.get("outer") for b in main["boxes"])
+
+
+def test_node_list_and_pages_of_a_subgraph(subgraphs):
+    nodes = subgraphs.get("/api/nodes", graph="4.body")
+    assert [r["name"] for r in nodes["rows"]] == ["loop_cond", "loop_add", "loop_scale"]
+    node = subgraphs.get("/api/node", graph="4.body", id=2)
+    assert node["node"]["name"] == "loop_scale" and node["graph"] == "4.body"
+    status, body = subgraphs.request("GET", "/api/node?graph=4.body&id=3")
+    assert status == 404 and b"graph 4.body" in body
+    status, _ = subgraphs.request("GET", "/api/nodes?graph=9.nothing")
+    assert status == 404

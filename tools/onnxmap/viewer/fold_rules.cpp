@@ -1,0 +1,253 @@
+// The folding rules (fold_rules.hpp), and NodeGraph's two passes that apply them: which nodes
+// are drawn inside another (index_hosts) and the name path each node folds by (index_paths).
+
+#include "fold_rules.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "node_graph.hpp"
+
+namespace onnxmap::cli::viewer {
+
+namespace {
+
+bool is_cut(char c) {
+  return c == '.' || c == '/';
+}
+
+// Whether `segment` (without its cut) is `op`.
+bool names_op(std::string_view segment, std::string_view op) {
+  if (!segment.empty() && is_cut(segment.back())) segment.remove_suffix(1);
+  return !op.empty() && segment == op;
+}
+
+// Where the segment that ends at `end` starts (its own cut, at end - 1, is part of it).
+std::size_t segment_start(std::string_view name, std::size_t end) {
+  std::size_t at = end;
+  if (at > 0 && is_cut(name[at - 1])) --at;
+  while (at > 0 && !is_cut(name[at - 1])) --at;
+  return at;
+}
+
+bool default_domain(std::string_view domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+bool has_subgraphs(const Node& node) {
+  const auto attributes = node.attributes();
+  return std::any_of(attributes.begin(), attributes.end(),
+                     [](Attribute a) { return a.g().has_value() || !a.graphs().empty(); });
+}
+
+}  // namespace
+
+std::size_t scope_length(std::string_view name, std::string_view op) {
+  std::size_t scope = segment_start(name, name.size());  // the last segment is the label
+  while (scope > 0) {
+    const std::size_t before = segment_start(name, scope);
+    if (!names_op(name.substr(before, scope - before), op)) break;
+    scope = before;
+  }
+  return scope;
+}
+
+bool telling_scope(std::string_view scope) {
+  int segments = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < scope.size(); ++i) {
+    if (!is_cut(scope[i])) continue;
+    if (i > start) ++segments;
+    start = i + 1;
+  }
+  return segments >= 2 || (segments == 1 && scope.starts_with('/'));
+}
+
+std::string_view common_scope(std::string_view a, std::string_view b) {
+  std::size_t end = 0;
+  for (std::size_t i = 0; i < a.size() && i < b.size() && a[i] == b[i]; ++i) {
+    if (is_cut(a[i])) end = i + 1;
+  }
+  return a.substr(0, end);
+}
+
+std::string leaf_segment(std::string_view label) {
+  std::string out(label);
+  std::replace_if(out.begin(), out.end(), is_cut, '\x1f');
+  return out;
+}
+
+bool quantize_op(std::string_view domain, std::string_view op) {
+  return (default_domain(domain) || domain == "com.microsoft") &&
+         (op == "QuantizeLinear" || op == "DequantizeLinear" || op == "DynamicQuantizeLinear");
+}
+
+bool quantized_op(std::string_view domain, std::string_view op) {
+  return quantize_op(domain, op) || op.starts_with("QLinear") || op.ends_with("Integer") ||
+         op.starts_with("QGemm") || op.starts_with("QAttention");
+}
+
+// Three rules, each target resolved through chains of them:
+//   - a parameter (a node that reads no graph input and no output of a node other than a
+//     parameter, so only initializers, constants and parameters' outputs: a Constant,
+//     a Reshape, Transpose, Cast or DequantizeLinear of a weight, a chain of them), not a graph
+//     output and without subgraphs, is drawn inside its first reader;
+//   - an Identity whose one output (not a graph output) feeds one node, inside that node;
+//   - then quantization plumbing of an activation (its other inputs parameters or initializers,
+//     no output a graph output) inside the node that makes the activation: a QDQ pair reads as
+//     the float op before it, with "quantized" on its box.
+// Parameters make no edges: a shared weight's readers are not wired to each other.
+void NodeGraph::index_hosts() {
+  const std::size_t n = nodes_.size();
+  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> into(n, kNone);
+  parameter_.assign(n, false);
+  const auto made_by_parameter = [&](std::string_view value) {  // for the rare quantize ops
+    const auto p = producer_.find(value);
+    if (p != producer_.end()) return bool(parameter_[p->second]);
+    // A subgraph's outer-scope values are drawn as its inputs (index_outer_scope).
+    return (!graph_input_set_.contains(value) && !outer_.contains(value)) ||
+           initializers_.contains(value);
+  };
+  const auto any_graph_output = [&](const Node& node) {
+    const Names outputs = node.outputs();
+    return std::any_of(outputs.begin(), outputs.end(),
+                       [&](std::string_view v) { return graph_output_set_.contains(v); });
+  };
+  for (std::uint32_t id = 0; id < n; ++id) {
+    const Node& node = nodes_[id];
+    const auto producers = input_producers(id);
+    parameter_[id] = graph_input_reads_[id] == 0 &&
+                     std::all_of(producers.begin(), producers.end(),
+                                 [&](std::uint32_t p) { return bool(parameter_[p]); }) &&
+                     !any_graph_output(node) && !has_subgraphs(node);
+    const bool identity = !parameter_[id] && node.op_type() == "Identity" &&
+                          default_domain(node.domain()) && node.outputs().size() == 1 &&
+                          !any_graph_output(node);
+    if (!parameter_[id] && !identity) continue;
+    std::uint32_t first_reader = kNone, readers = 0, one_reader = kNone;
+    for (const std::string_view out : node.outputs()) {
+      const auto found = consumers_.find(out);
+      if (found == consumers_.end()) continue;
+      for (const std::uint32_t r : found->second) {
+        first_reader = std::min(first_reader, r);
+        if (r != one_reader) ++readers;
+        one_reader = r;
+      }
+    }
+    into[id] = parameter_[id] ? first_reader : readers == 1 ? one_reader : kNone;
+  }
+  host_.resize(n);
+  const auto resolve = [&] {
+    for (std::uint32_t id = 0; id < n; ++id) {
+      std::uint32_t at = id;
+      // At most n steps: a malformed graph may loop.
+      for (std::size_t steps = 0; into[at] != kNone && steps < n && into[at] != id; ++steps) {
+        at = into[at];
+      }
+      host_[id] = at;
+    }
+  };
+  resolve();
+  for (std::uint32_t id = 0; id < n; ++id) {
+    const Node& node = nodes_[id];
+    if (host_[id] != id || !quantize_op(node.domain(), node.op_type()) || any_graph_output(node)) {
+      continue;
+    }
+    const Names inputs = node.inputs();
+    const auto p = inputs.empty() ? producer_.end() : producer_.find(*inputs.begin());
+    if (p == producer_.end() || host_[p->second] == id) continue;
+    if (!std::all_of(std::next(inputs.begin()), inputs.end(),
+                     [&](std::string_view v) { return v.empty() || made_by_parameter(v); })) {
+      continue;
+    }
+    into[id] = p->second;
+  }
+  resolve();  // what a node of the plumbing hosted follows it, and DequantizeLinear its Quantize
+  index_guests();
+}
+
+// Each node's fold path: scope + leaf_segment(label). The scope is its name's; for an unnamed
+// node, the first of these that tells where it is (telling_scope): its output values' (torch
+// writes the module path there when it leaves nodes unnamed), its readers' common scope (in
+// reverse graph order, so that a chain of unnamed nodes takes the scope of what it feeds) where
+// it reads another node's output (a node that reads only the graph's inputs and parameters,
+// such as an embedding, starts the graph: it is not put inside the layer it feeds); and so
+// for quantization plumbing whose name has no scope (the quantization of a graph input is part
+// of the layer that reads it). The label is the rest of its name where the scope is the name's,
+// else its key.
+void NodeGraph::index_paths() {
+  const std::size_t n = nodes_.size();
+  std::vector<std::string_view> scope(n);
+  std::vector<bool> from_name(n, false);
+  for (std::uint32_t id = 0; id < n; ++id) {
+    const Node& node = nodes_[id];
+    const std::string_view name = node.name();
+    const std::string_view op = node.op_type();
+    scope[id] = name.substr(0, scope_length(name, op));
+    from_name[id] = true;
+    if (!name.empty()) continue;
+    for (const std::string_view out : node.outputs()) {
+      const std::string_view s = out.substr(0, scope_length(out, op));
+      if (!telling_scope(s)) continue;
+      scope[id] = s;
+      from_name[id] = false;
+      break;
+    }
+  }
+  for (std::uint32_t id = static_cast<std::uint32_t>(n); id-- > 0;) {
+    if (!from_name[id] || !scope[id].empty()) continue;
+    const Node& node = nodes_[id];
+    const auto producers = input_producers(id);
+    const bool unnamed_inner =
+        node.name().empty() && std::any_of(producers.begin(), producers.end(),
+                                           [&](std::uint32_t p) { return !parameter_[p]; });
+    if (!unnamed_inner && !quantize_op(node.domain(), node.op_type())) continue;
+    std::optional<std::string_view> common;
+    for (const std::string_view out : nodes_[id].outputs()) {
+      for (const std::uint32_t r : readers(out)) {
+        if (host_[r] == host_[id]) continue;
+        common = common ? common_scope(*common, scope[host_[r]]) : scope[host_[r]];
+      }
+    }
+    if (common && telling_scope(*common)) {
+      scope[id] = *common;
+      from_name[id] = false;
+    }
+  }
+  paths_.resize(n);
+  labels_.resize(n);
+  for (std::uint32_t id = 0; id < n; ++id) {
+    const std::string_view key = keys_[id];
+    const bool named = from_name[id] && key == nodes_[id].name();
+    labels_[id] = named ? key.substr(scope[id].size()) : key;
+    if (named && labels_[id].find_first_of("./") == std::string_view::npos) {
+      paths_[id] = key;  // the name itself: nothing to make
+    } else {
+      paths_[id] = made_paths_.emplace_back(std::string(scope[id]) + leaf_segment(labels_[id]));
+    }
+  }
+  sort_paths();
+}
+
+// by_path_; a path taken by another node (rare: a name that reads as another's scope and
+// label) gets "'" until it is unique, the first node in graph order keeping it.
+void NodeGraph::sort_paths() {
+  by_path_.resize(nodes_.size());
+  for (bool unique = false; !unique;) {
+    std::iota(by_path_.begin(), by_path_.end(), 0);
+    std::sort(by_path_.begin(), by_path_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return paths_[a] != paths_[b] ? paths_[a] < paths_[b] : a < b;
+    });
+    unique = true;
+    for (std::size_t k = 1; k < by_path_.size(); ++k) {
+      const std::uint32_t id = by_path_[k];
+      if (paths_[by_path_[k - 1]] != paths_[id]) continue;
+      paths_[id] = made_paths_.emplace_back(std::string(paths_[id]) + "'");
+      unique = false;
+    }
+  }
+}
+
+}  // namespace onnxmap::cli::viewer
