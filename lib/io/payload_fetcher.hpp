@@ -6,12 +6,9 @@
 #include <span>
 #include <string_view>
 
-namespace onnxmap::detail {
+#include "onnxmap/byte_range.hpp"
 
-struct ByteRange {
-  std::uint64_t offset = 0;
-  std::uint64_t length = 0;
-};
+namespace onnxmap::detail {
 
 class PayloadFetcher {
  public:

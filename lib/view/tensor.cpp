@@ -197,12 +197,6 @@ std::vector<std::string_view> Tensor::strings() const {
   return fields_of(index_, tensor_).strings_field(TP::kStringData);
 }
 
-std::vector<std::byte> Tensor::encoded_strings() const {
-  wire::Writer fields;
-  for (const std::string_view s : strings()) fields.field_string(TP::kStringData, s);
-  return fields.bytes();
-}
-
 std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t end) const {
   const auto& r = record_of(index_, tensor_);
   const ByteRange range = row_range(begin, end);

@@ -82,7 +82,7 @@ void sync_folder(const fs::path& folder) {
 void fetch_whole_model(const detail::ModelIndex& index) {
   if (!index.fetcher) return;
   index.fetcher->fetch("", 0, index.file.size());
-  std::vector<std::vector<detail::ByteRange>> external(index.data_files.size());
+  std::vector<std::vector<ByteRange>> external(index.data_files.size());
   for (const detail::TensorRecord& t : index.tensors) {
     if (t.storage == TensorStorage::external) {
       external[t.data_file].push_back({t.payload_offset, t.payload_length});
@@ -167,16 +167,6 @@ SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,
   detail::plan_builder(model, layout, plan, result);
   layout.finish(plan);
   return write_plan(plan, path, {}, options, std::move(result));
-}
-
-void save_bytes(const std::filesystem::path& path,
-                std::span<const std::span<const std::byte>> parts, bool durable) {
-  std::uint64_t total = 0;
-  for (const auto part : parts) total += part.size();
-  detail::Progress progress(total, {});
-  detail::OutputFile out(path, progress, total);
-  for (const auto part : parts) out.write(part);
-  out.finish(durable).commit();
 }
 
 }  // namespace onnxmap

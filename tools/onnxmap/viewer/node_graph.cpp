@@ -28,8 +28,7 @@ bool contains_folded(std::string_view haystack, const std::string& needle_lower)
 
 std::string qualified_op(const Node& node) {
   const std::string_view domain = node.domain();
-  return (domain.empty() || domain == "ai.onnx" ? "" : std::string(domain) + ".") +
-         std::string(node.op_type());
+  return (is_default_domain(domain) ? "" : std::string(domain) + ".") + std::string(node.op_type());
 }
 
 }  // namespace
@@ -80,7 +79,7 @@ void NodeGraph::index_nodes() {
   std::unordered_map<std::string, std::uint32_t> op_index;
   keys_.reserve(n);
   op_of_.reserve(n);
-  producer_.reserve(n);
+  producer_ = value_producers(graph_->nodes());
   consumers_.reserve(n);
   // Keys are unique: a node's name, the first time it is given; else "OpType#id", with "'"
   // added while a name (of any node) or an earlier key is spelled so.
@@ -103,9 +102,6 @@ void NodeGraph::index_nodes() {
     op_of_.push_back(op->second);
     for (const std::string_view input : node.inputs()) {
       if (!input.empty()) consumers_[input].push_back(id);
-    }
-    for (const std::string_view output : node.outputs()) {
-      if (!output.empty()) producer_.emplace(output, id);
     }
   }
 }
