@@ -1,9 +1,10 @@
 #pragma once
-// What only onnxmap's own front ends need of the library: the command (tools/onnxmap/), its
-// viewer (tools/onnxmap/viewer/) and the Python extension (python/src/). Not part of the API: it
-// is built as a static library of its own (lib/tooling/meson.build), so nothing of it is in
-// libonnxmap.so, in lib/onnxmap.map or among the installed headers. This header includes only
-// public headers; its definitions may use the library's internals.
+// What only onnxmap's own front ends need of the library: the command (tools/onnxmap/) and its
+// viewer (tools/onnxmap/viewer/), and the Python extension (python/src/) when it needs any of it
+// (it needs nothing today). Not part of the API: a static library of its own
+// (lib/tooling/meson.build), so nothing of it is in libonnxmap.so, in lib/onnxmap.map or among
+// the installed headers. This header includes only public headers; its definitions may use the
+// library's internals.
 //
 // Threads: every function here is safe to call from several threads at once, as the views they
 // read are (views.hpp); save_bytes calls writing one path at once race on which file stays.

@@ -6,13 +6,9 @@ comment line, in the comment a header opens with; it is compiled as the body of 
 declares what the examples leave to the caller (a device allocator, an upload, weight bytes).
 The examples compile side by side, once, before the first case.
 
-ONNXMAP_CXX is the compiler command as a JSON list, ONNXMAP_INCLUDE the include folders,
-separated by os.pathsep (tests/meson.build sets both).
+The compiler and include folders are conftest.py's (compile_public).
 """
-import json
-import os
 import pathlib
-import subprocess
 
 import pytest
 
@@ -65,31 +61,25 @@ def public_headers():
     return sorted(p for p in HEADERS.glob("*.hpp"))
 
 
-def compile_examples(command, includes, folder):
-    source = folder / "examples.cpp"
+def examples_source(folder):
+    """A file of PRELUDE and each header's example as a function of its own."""
     bodies = []
     for path in public_headers():
         example = example_of(path)
         if example:
-            name = path.stem
-            bodies.append(f"// {path.name}\n[[maybe_unused]] static void example_{name}() {{\n"
+            bodies.append(f"// {path.name}\n[[maybe_unused]] static void example_{path.stem}() {{\n"
                           f"  const std::vector<std::byte> weight_bytes(64);\n"
                           f"  [[maybe_unused]] const std::span<const std::byte> weights(weight_bytes);\n"
                           f"{example}\n}}\n")
+    source = folder / "examples.cpp"
     source.write_text(PRELUDE + "\n".join(bodies))
-    args = command + ["-std=c++20", "-fsyntax-only", "-Wall", "-Wextra"]
-    args += [f"-I{d}" for d in includes] + [str(source)]
-    return subprocess.run(args, capture_output=True, text=True), source
+    return source
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
-    if not os.environ.get("ONNXMAP_CXX"):
-        pytest.fail("ONNXMAP_CXX is not set: the compiler command as a JSON list "
-                    "(tests/meson.build sets it)", pytrace=False)
-    command = json.loads(os.environ["ONNXMAP_CXX"])
-    includes = [d for d in os.environ.get("ONNXMAP_INCLUDE", "").split(os.pathsep) if d]
-    return compile_examples(command, includes, tmp_path_factory.mktemp("examples"))
+def compiled(compile_public, tmp_path_factory):
+    source = examples_source(tmp_path_factory.mktemp("examples"))
+    return compile_public(source, "-Wall", "-Wextra"), source
 
 
 def test_examples_are_found():
