@@ -11,7 +11,9 @@ are system and public headers) and fails when:
     docs/architecture.md: the first cell of each row names its folders, the top row highest)
     stands above its own, or folder includes make a circle (peers of one row included);
   - a folder of lib/ is missing from the table, or the table names a folder lib/ does not have;
-  - tools/onnxmap/shared/ includes the command or the viewer, or the viewer includes the command.
+  - tools/onnxmap/shared/ includes the command or the viewer, or the viewer includes the command;
+  - a file of tools/onnxmap/ includes a file of lib/ other than lib/tooling/tooling.hpp, or
+    tooling.hpp includes a file of lib/ (the front ends see the public headers and it only).
 Python's standard library only.
 """
 import os
@@ -20,6 +22,7 @@ import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 TABLE_FOLDER = re.compile(r"`([a-z_]+)/`")
+TOOLING = "lib/tooling/tooling.hpp"
 
 
 def sources(root, folder):
@@ -137,6 +140,10 @@ def problems(root):
                 if a in rows and b in rows and rows[b] < rows[a]:
                     found.append(f"{path} includes {target}: lib/{b}/ is a layer above "
                                  f"lib/{a}/ in docs/architecture.md")
+            if (tools_part(path) or path == TOOLING) and target.startswith("lib/") \
+                    and target != TOOLING:
+                found.append(f"{path} includes {target}: the front ends see only the public "
+                             f"headers and {TOOLING}, which includes nothing of lib/")
             ta, tb = tools_part(path), tools_part(target)
             if ta and tb and tb not in allowed_tools[ta]:
                 found.append(f"{path} includes {target}: tools/onnxmap/{ta} may not include "
