@@ -70,7 +70,7 @@ def render_kinds(messages):
             "enum class MessageKind : std::uint8_t {"]
     body += [f"  {cpp_name(m)}," for m in messages]
     body += ["};", f"inline constexpr int kMessageKindCount = {len(messages)};", ""]
-    return header("// Do not edit by hand.", body)
+    return header("// Do not edit by hand.\n//\n// Threads: constants only.", body)
 
 
 def render_fields(messages):

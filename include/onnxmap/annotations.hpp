@@ -1,6 +1,9 @@
 #pragma once
 // Small messages decoded whole when asked for: the IR 11+ device configuration and sharding
 // messages, quantization annotations, tensor segments. Strings view the model's bytes.
+//
+// Threads: as the views (views.hpp): any number of threads may decode these from one model
+// at once; the results are plain values.
 
 #include <cstdint>
 #include <optional>

@@ -12,6 +12,10 @@
 //   g.node("MatMul", {"x", "w"}, {"y"});
 //   g.output("y", onnxmap::TypeSpec::tensor(onnxmap::DataType::float32, {{"batch", 4}}));
 //   onnxmap::save(model, "model.onnx");
+//
+// Threads: builders are plain values without locks: one thread at a time may change one, and
+// none may while onnxmap::save reads it (nor free the bytes it borrows). Different builders are
+// independent.
 
 #include <cstdint>
 #include <deque>

@@ -5,6 +5,8 @@
 // kills the process. onnxmap's own copies, counts and decodes of those bytes (the loaders, data(),
 // tensor_stats, decode_values, compare_values, unpack_sub_byte, check) turn such a fault into an
 // onnxmap::Error; these functions give a caller the same for its own copies.
+// Threads: each call reads only its arguments; any number of threads may call them at once, and a
+// fault is turned into an error on the thread whose copy met it.
 
 #include <cstddef>
 #include <span>

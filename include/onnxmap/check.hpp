@@ -13,6 +13,9 @@
 // version. The same name in sibling scopes (the two branches of an If) is not a problem.
 // With `read_data`, every payload is read: typed fields are decoded, BOOL values must be 0 or 1,
 // and the SHA-1 `checksum` of external data is verified.
+//
+// Threads: check only reads the model: any number of checks, of one model or of several, may
+// run at once, beside any other reader. The progress callback is called on the checking thread.
 
 #include <cstdint>
 #include <filesystem>

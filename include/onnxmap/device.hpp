@@ -19,6 +19,12 @@
 // The CUDA runtime (libcudart.so.13 or .12) is loaded when first needed, so nothing needs CUDA
 // to build; device "host" copies into host memory through the same pipeline, for machines
 // without a GPU and for tests.
+//
+// Threads: load_to_device runs workers of its own; progress and cancelled are called on the
+// calling thread, a DeviceBufferFor on a worker under the loader's lock. Loads of one model may
+// run at once from several threads, beside its other readers; two loads into the same destination
+// memory race. A DeviceBuffer's copies share one allocation, freed by the last on any thread; what
+// is written into it is the caller's to order.
 
 #include <cstddef>
 #include <cstdint>

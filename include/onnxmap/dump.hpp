@@ -3,6 +3,8 @@
 // google.protobuf.json_format.MessageToJson prints it: lowerCamelCase names, 64-bit integers as
 // strings, bytes in base64, enums by name, NaN and Infinity as strings, only fields present.
 // Of bytes here; of an opened model, dump_json(const Model&) in model.hpp.
+//
+// Threads: dump_json reads only its arguments: any number of threads may call it at once.
 
 #include <cstdint>
 #include <span>

@@ -2,6 +2,8 @@
 // The one exception type of onnxmap. Every failure a caller can see, from a bad varint to an unsafe
 // external-data path, arrives as an onnxmap::Error naming what went wrong, where in the message
 // tree (field path) and where in the file (byte offset).
+//
+// Threads: an Error is not changed after it is made: copies may be read on any thread.
 
 #include <cstdint>
 #include <limits>

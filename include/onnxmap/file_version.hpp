@@ -1,6 +1,7 @@
 #pragma once
 // Which file a path names, and which version of it: what a long-running reader compares to learn
 // that the file on disk is no longer the one it opened (Model::changed_on_disk).
+// Threads: file_version reads only its argument and the file system; call it from any thread.
 
 #include <cstdint>
 #include <filesystem>

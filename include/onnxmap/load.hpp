@@ -1,5 +1,5 @@
 #pragma once
-// The loader: the one way to read many tensors (and Tensor::prefetch's way to read one), for a
+// The loader: the one way to read many tensors (and prefetch(tensor)'s way to read one), for a
 // serving runtime that opens a checkpoint cold and must have every weight (or its shard of every
 // weight) in memory as fast as the disk allows.
 //
@@ -9,9 +9,14 @@
 // are complete, so a runtime can upload layer 0 to a device while layer 40 is still being read.
 //
 //   auto model = onnxmap::Model::open("llama.onnx");   // metadata only
-//   onnxmap::load(onnxmap::plan_all(model), [&](const onnxmap::LoadedTensor& t) {
+//   onnxmap::load(onnxmap::plan(model), [&](const onnxmap::LoadedTensor& t) {
 //     upload(t.item, t.bytes);                         // t.bytes valid until this returns
 //   });
+//
+// Threads: a load runs reading threads of its own and returns when they are done. Callbacks run
+// where LoadOptions says (on_tensor, progress and cancelled on the calling thread; on_piece and
+// on_landed on reading threads; a BufferFor under the loader's lock). Any number of loads and
+// prefetches of one model may run at once, from different threads, beside its other readers.
 
 #include <cstddef>
 #include <cstdint>
@@ -202,9 +207,5 @@ struct PlanOptions {
 // names, not_found for a name no tensor has.
 [[nodiscard]] ONNXMAP_API std::vector<LoadItem> plan(const Model& model,
                                                      const PlanOptions& options = {});
-
-// Whether `name` matches the fnmatch glob `pattern` as PlanOptions::filter matches lookup names;
-// an empty pattern matches every name.
-[[nodiscard]] ONNXMAP_API bool glob_matches(std::string_view pattern, std::string_view name);
 
 }  // namespace onnxmap

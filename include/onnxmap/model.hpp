@@ -4,6 +4,11 @@
 //   auto model = onnxmap::Model::open("llama.onnx");
 //   onnxmap::Tensor w = model.tensor("model.layers.7.mlp.up_proj.weight");
 //   std::span<const std::byte> bytes = w.bytes();  // zero-copy
+//
+// Threads: a Model is immutable once open. Any number of threads may call its members and read
+// its views at once; copies share one index and may be made and dropped on any thread, and the
+// file stays mapped while one lives. A model opened by URL fetches the ranges a view needs on
+// the thread that asks, safely from several at once.
 
 #include <filesystem>
 #include <memory>

@@ -3,6 +3,9 @@
 // safe limits by default, and the one shape of progress callback. An input past a limit is an
 // onnxmap::Error whose message names the option (depth_limit for max_depth, limit_exceeded for
 // the others).
+//
+// Threads: options are plain values; the functions here read only their arguments and may be
+// called from any thread.
 
 #include <cstdint>
 #include <filesystem>

@@ -9,6 +9,10 @@
 //
 // Files are written under temporary names in their folder and renamed when complete: an error, a
 // full disk or an interrupted write never leaves a half-written file under a final name.
+//
+// Threads: save only reads its source (an opened Model may be read by other threads meanwhile;
+// a ModelBuilder must not change). Two saves to one path race: one of the complete files stays.
+// Progress is called on the saving thread.
 
 #include <cstdint>
 #include <filesystem>
@@ -77,12 +81,5 @@ ONNXMAP_API SaveResult save(const Model& model, const std::filesystem::path& pat
                             const SaveOptions& options = {});
 ONNXMAP_API SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,
                             const SaveOptions& options = {});
-
-// Writes `parts` one after another to `path` as save() writes a model: under a temporary name in
-// the same folder, renamed into place only when complete (`path` never holds half a file), and
-// synced to disk first when `durable`. Throws onnxmap::Error (io).
-ONNXMAP_API void save_bytes(const std::filesystem::path& path,
-                            std::span<const std::span<const std::byte>> parts,
-                            bool durable = false);
 
 }  // namespace onnxmap

@@ -1,6 +1,8 @@
 #pragma once
 // Facts of onnx.proto that callers need: data types and their traits, attribute types, the
 // versioning rules. The message kinds are in message_kind.hpp (generated from the schema).
+//
+// Threads: constants and functions of their arguments only: safe from any thread.
 
 #include <cstdint>
 #include <optional>

@@ -3,6 +3,9 @@
 // spread, zeros, NaNs and infinities, and a histogram, for every numeric data type (float16,
 // bfloat16, the float8 and 4-bit types included); and how two tensors' values differ.
 // `onnxmap stats` and `onnxmap diff` print them.
+//
+// Threads: tensor_stats and compare_values read only their arguments; plan_stats and
+// compare_plans run the loader (load.hpp's rule). Any number may run at once.
 
 #include <cstddef>
 #include <cstdint>
@@ -50,12 +53,6 @@ struct TensorStats {
 // replaced. Throws what load throws, and onnxmap::Error (invalid_argument) for 0 bins.
 [[nodiscard]] ONNXMAP_API std::vector<std::optional<TensorStats>> plan_stats(
     std::span<const LoadItem> plan, unsigned bins = 32, const LoadOptions& options = {});
-
-// The first `count` elements of `type` in `bytes` (the raw_data layout) as numbers, as
-// tensor_stats reads them (64-bit integers past 2^53 rounded). For showing values, not for
-// computing with them: a double per element. Throws as tensor_stats does.
-[[nodiscard]] ONNXMAP_API std::vector<double> decode_values(std::span<const std::byte> bytes,
-                                                            DataType type, std::uint64_t count);
 
 // How two runs of elements of one type differ, element by element.
 struct ValuesDiff {

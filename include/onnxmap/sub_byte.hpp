@@ -2,6 +2,9 @@
 // Tensors of the sub-byte types (UINT4, INT4, FLOAT4E2M1, UINT2, INT2) pack two or four elements
 // per byte. NumPy, .npy files and most runtimes want one element per byte: this is the one
 // conversion, used by `onnxmap get` and the Python package alike.
+//
+// Threads: unpack_sub_byte reads only its arguments: safe from any thread; `out` must not be
+// shared with another writer.
 
 #include <cstddef>
 #include <span>

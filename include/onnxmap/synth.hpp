@@ -6,6 +6,8 @@
 // Payload bytes follow synth_pattern_byte(), so a reader can verify any byte it fetched; with
 // `sparse` the payloads are left as file holes instead (they read as zeros and take no disk), so a
 // 300 GB model costs a few MB.
+//
+// Threads: synth writes only its own files: syntheses to different paths may run at once.
 
 #include <cstdint>
 #include <filesystem>

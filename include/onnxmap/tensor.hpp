@@ -2,6 +2,13 @@
 // A tensor of an opened model: metadata from the index, bytes as a view into the mapped file
 // (raw_data and external data) or decoded on request (typed fields, which are varints or need
 // reassembly on the wire).
+//
+// Threads: a Tensor is a view (views.hpp): any number of threads may read one at once. The
+// span bytes() and slice_rows() return stays valid and unchanged while the model lives, whatever
+// other threads do: release() only drops this process's pages of the mapped file (MADV_DONTNEED,
+// the map is read-only and file-backed), so a reader racing it reads the same bytes again from
+// the page cache or the disk, at the cost of that read; prefetch racing a reader likewise only
+// moves pages in. TensorData owns or views its bytes as it says, a plain value.
 
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "onnxmap/byte_range.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/export.hpp"
 #include "onnxmap/schema.hpp"
@@ -82,10 +90,6 @@ class ONNXMAP_API Tensor {
   [[nodiscard]] TensorData data() const;
   // STRING tensors: each element's bytes.
   [[nodiscard]] std::vector<std::string_view> strings() const;
-  // STRING tensors, which have no raw_data layout: the elements as the file stores them, one
-  // string_data field (tag, length, bytes) each, in order, which any protobuf reader splits
-  // again (`onnxmap get --raw`). Throws invalid_argument for other types.
-  [[nodiscard]] std::vector<std::byte> encoded_strings() const;
 
   // Rows along axis 0, the unit of a tensor-parallel shard. row_count: dims[0], 0 for a scalar
   // (which has no rows). row_elements: elements in one row, 0 when there are no rows.
@@ -99,10 +103,6 @@ class ONNXMAP_API Tensor {
   [[nodiscard]] bool can_slice_rows() const;
   // Where rows [begin, end) lie in the payload: bytes from its first byte, and how many. Throws
   // slice_rows()'s errors (invalid_argument) for rows it cannot cut.
-  struct ByteRange {
-    std::uint64_t offset = 0;
-    std::uint64_t length = 0;
-  };
   [[nodiscard]] ByteRange row_range(std::uint64_t begin, std::uint64_t end) const;
   // Rows [begin, end) along axis 0 (a tensor-parallel shard), without a copy; needs
   // can_slice_rows(). Fetched like bytes(), the rows only; a part of the payload is read ahead

@@ -1,4 +1,5 @@
 #pragma once
+// The library's version. Threads: a constant, safe anywhere.
 
 #include <string_view>
 

@@ -1,8 +1,10 @@
 #pragma once
 // Views over the messages of an opened model: handles (the model's index and a record number)
 // that decode a field when a getter is called. Strings are std::string_view into the model's
-// bytes. A view is valid while its Model (or ModelSummary) lives and does not keep it alive; any
-// number of threads may use views of one model at once.
+// bytes. A view is valid while its Model (or ModelSummary) lives and does not keep it alive.
+//
+// Threads: any number of threads may use views of one model at once (the model is immutable
+// after open); a view is a plain value, copied freely between threads.
 
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "onnxmap/export.hpp"
@@ -138,6 +141,18 @@ struct OperatorSetId {
   std::string_view domain;  // "" is the default domain, ai.onnx
   std::int64_t version = 0;
 };
+
+// The default operator set's name. onnx.proto lets a node, a function or an opset import name
+// it "" or "ai.onnx": both are the same set.
+inline constexpr std::string_view kDefaultDomain = "ai.onnx";
+// Whether `domain` names the default operator set: "" or "ai.onnx".
+[[nodiscard]] constexpr bool is_default_domain(std::string_view domain) noexcept {
+  return domain.empty() || domain == kDefaultDomain;
+}
+// `domain` as people read it: "ai.onnx" for either spelling of the default set, else itself.
+[[nodiscard]] constexpr std::string_view domain_name(std::string_view domain) noexcept {
+  return is_default_domain(domain) ? kDefaultDomain : domain;
+}
 
 struct StringStringEntry {
   std::string_view key;
@@ -334,5 +349,11 @@ class ONNXMAP_API TrainingInfo {
   const detail::ModelIndex* index_;
   std::uint32_t record_;  // the message's record in the index
 };
+
+// Which node makes each value of one body of nodes (a graph's or a function's nodes): the
+// position in `nodes` of the first node with that output name. Empty output names (optional
+// outputs left out) are not values. The names view the model's bytes.
+[[nodiscard]] ONNXMAP_API std::unordered_map<std::string_view, std::uint32_t> value_producers(
+    const ViewRange<Node>& nodes);
 
 }  // namespace onnxmap

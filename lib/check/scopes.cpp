@@ -70,10 +70,10 @@ Lookup look_up(const Scope& scope, std::string_view name, bool for_assignment = 
 class Imports {
  public:
   explicit Imports(const std::vector<OperatorSetId>& opsets) {
-    for (const OperatorSetId& id : opsets) domains_.insert(normalized(id.domain));
+    for (const OperatorSetId& id : opsets) domains_.insert(domain_name(id.domain));
   }
   [[nodiscard]] bool has(std::string_view domain) const {
-    return domains_.contains(normalized(domain));
+    return domains_.contains(domain_name(domain));
   }
 
   // Nodes whose domain is not imported, reported once per domain after the walk.
@@ -87,10 +87,7 @@ class Imports {
   std::vector<std::string_view> missing_order;
 
  private:
-  // "" and "ai.onnx" name the same operator set.
-  static std::string_view normalized(std::string_view domain) {
-    return domain == "ai.onnx" ? std::string_view{} : domain;
-  }
+  // Keyed by domain_name, so that both spellings of the default operator set are one key.
   std::unordered_set<std::string_view> domains_;
 };
 
@@ -212,13 +209,8 @@ class ScopeChecker {
 
   void check_nodes(const ViewRange<Node>& nodes, const std::string& path, Scope& scope,
                    Imports& imports) {
-    scope.producer.reserve(nodes.size());
+    scope.producer = value_producers(nodes);
     scope.defined.reserve(scope.defined.size() + nodes.size());
-    for (std::uint32_t k = 0; k < nodes.size(); ++k) {
-      for (const std::string_view out : nodes[k].outputs()) {
-        if (!out.empty()) scope.producer.emplace(out, k);
-      }
-    }
     for (std::uint32_t k = 0; k < nodes.size(); ++k) {
       scope.current = k;
       check_node(nodes[k], path + ".node[" + std::to_string(k) + "]", k, scope, imports);
@@ -229,7 +221,7 @@ class ScopeChecker {
   void check_node(const Node& node, const std::string& path, std::uint32_t k, Scope& scope,
                   Imports& imports) {
     ++report_.nodes;
-    const std::string_view domain = node.domain();
+    const std::string_view domain = domain_name(node.domain());
     if (!imports.has(domain)) {
       auto [it, added] = imports.missing.try_emplace(domain);
       if (added) {
@@ -327,8 +319,8 @@ class ScopeChecker {
   void report_missing(const Imports& imports) {
     for (const std::string_view domain : imports.missing_order) {
       const Imports::Missing& m = imports.missing.at(domain);
-      const std::string shown =
-          domain.empty() ? "the default domain (ai.onnx)" : "domain '" + std::string(domain) + "'";
+      const std::string shown = is_default_domain(domain) ? "the default domain (ai.onnx)"
+                                                          : "domain '" + std::string(domain) + "'";
       add_problem(report_, ProblemKind::missing_opset, m.first_path + ".domain",
                   shown + " of " + m.first_op + " has no opset_import" +
                       (m.nodes > 1 ? " (" + std::to_string(m.nodes) + " nodes use it)" : ""),

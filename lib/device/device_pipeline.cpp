@@ -96,10 +96,10 @@ void DevicePipeline::Worker::stage_chunk(const Unit& unit) {
 
 // The pages under the chunk's pieces registered, copied from, and unregistered once copied.
 void DevicePipeline::Worker::register_chunk(const Unit& unit) {
-  const FileSpan span = span_of(unit);
+  const ByteRange span = span_of(unit);
   const std::byte* map = p_.plan_.files[unit.file].file->bytes().data();
-  const std::uint64_t begin = io::align_down(span.begin);
-  const std::uint64_t length = io::align_up(span.end) - begin;
+  const std::uint64_t begin = io::align_down(span.offset);
+  const std::uint64_t length = io::align_up(span.offset + span.length) - begin;
   if (!p_.engine_.register_host(map + begin, static_cast<std::size_t>(length))) {
     ++stats.registrations_refused;
     stage_chunk(unit);

@@ -24,8 +24,8 @@ bool registers(DevicePath path, LoadMode mode) {
 // GB/s whatever the threads, holding up the other workers' copies while it ran).
 UnitKind kind_of(const LoadPlan& plan, const Unit& unit, const UnitPolicy& policy) {
   if (registers(policy.path, policy.mode)) return UnitKind::registered;
-  const FileSpan span = span_of(unit);
-  const bool resident = plan.files[unit.file].file->resident(span.begin, span.end - span.begin);
+  const ByteRange span = span_of(unit);
+  const bool resident = plan.files[unit.file].file->resident(span.offset, span.length);
   if (!resident) return UnitKind::ring;
   const bool automatic = policy.path == DevicePath::automatic;
   return automatic && policy.prefer_registration ? UnitKind::registered : UnitKind::cached;
@@ -60,13 +60,14 @@ unsigned automatic_threads(const LoadPlan& plan, std::span<const std::size_t> st
   return std::clamp(std::thread::hardware_concurrency(), 1U, kMaxDeviceThreads);
 }
 
-FileSpan span_of(const Unit& unit) noexcept {
-  FileSpan span{UINT64_MAX, 0};
+ByteRange span_of(const Unit& unit) noexcept {
+  std::uint64_t begin = UINT64_MAX;
+  std::uint64_t end = 0;
   for (const UnitPiece& piece : unit.pieces) {
-    span.begin = std::min(span.begin, piece.offset);
-    span.end = std::max(span.end, piece.offset + piece.length);
+    begin = std::min(begin, piece.offset);
+    end = std::max(end, piece.offset + piece.length);
   }
-  return span;
+  return {begin, end - begin};
 }
 
 std::vector<Unit> make_units(const LoadPlan& plan, std::span<const std::size_t> streamed,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "load/load_plan.hpp"
+#include "onnxmap/byte_range.hpp"
 #include "onnxmap/device.hpp"
 
 namespace onnxmap::detail {
@@ -34,12 +35,8 @@ struct Unit {
   std::vector<UnitPiece> pieces;  // in file order; memory: one, the whole item
 };
 
-// [begin, end) of the file that a ring or registered unit's pieces cover.
-struct FileSpan {
-  std::uint64_t begin = 0;
-  std::uint64_t end = 0;
-};
-[[nodiscard]] FileSpan span_of(const Unit& unit) noexcept;
+// The bytes of the file that a ring or registered unit's pieces cover, first to last.
+[[nodiscard]] ByteRange span_of(const Unit& unit) noexcept;
 
 // The streamed items of `plan` with bytes (indices into plan.items), in file order: what
 // automatic_threads and make_units walk.

@@ -43,7 +43,7 @@ void LevelScanner::scan_message(std::uint32_t id, int depth) {
   if (index_.messages[id].merged == 0) {
     walk_fields(ctx_, index_.span(id), kind, depth, FirstPage::maybe_unmapped, *this);
   } else {
-    for (const Span& span : index_.spans(id)) {
+    for (const ByteRange& span : index_.spans(id)) {
       walk_fields(ctx_, span, kind, depth, FirstPage::maybe_unmapped, *this);
     }
   }
@@ -75,7 +75,7 @@ void LevelScanner::prefetch_ahead(std::uint32_t id) const noexcept {
 
 void LevelScanner::child(const wire::Field& field, const FieldAction& action, int depth) {
   PodTable<MessageRecord>& records = index_.messages;
-  const Span span = ctx_.span_of(field);
+  const ByteRange span = ctx_.span_of(field);
   const std::uint32_t number = field.number;
   const auto id = static_cast<std::uint32_t>(records.size());
   if (!action.repeated) {
@@ -131,7 +131,7 @@ void LevelScanner::child(const wire::Field& field, const FieldAction& action, in
 // breadth-first order would read it again from memory, long after. Repeated fields only: a
 // singular message may be merged with a later one. A kind whose messages keep turning out to
 // need the scan (attributes, a type) stops being tried, as the step is then wasted work.
-bool LevelScanner::try_plain(MessageKind kind, const Span& span) {
+bool LevelScanner::try_plain(MessageKind kind, const ByteRange& span) {
   int& credit = plain_credit_[static_cast<std::size_t>(kind)];
   if (credit <= 0) return false;
   wire::Cursor cursor(ctx_.file, span);
@@ -144,7 +144,7 @@ bool LevelScanner::try_plain(MessageKind kind, const Span& span) {
   if (span.length > 0) {
     const std::uint64_t last = span.offset + span.length - 1;
     const std::uint64_t page_mask = ~(ctx_.page - 1);
-    ctx_.trim.passed(last, Span{}, (last & page_mask) == (span.offset & page_mask));
+    ctx_.trim.passed(last, ByteRange{}, (last & page_mask) == (span.offset & page_mask));
   }
   return true;
 }

@@ -26,19 +26,19 @@ class LevelScanner {
   // walk_fields' handler for structural messages.
   [[nodiscard]] static std::uint64_t own_fields() noexcept { return 0; }
   void field(const wire::Field& /*field*/) {}
-  void leaf(Span span, MessageKind kind, int depth) { validate_leaf(ctx_, span, kind, depth); }
+  void leaf(ByteRange span, MessageKind kind, int depth) { validate_leaf(ctx_, span, kind, depth); }
   void child(const wire::Field& field, const FieldAction& action, int depth);
 
  private:
   // A later occurrence of a singular message field, merged into the record of the first.
   struct Merge {
     std::uint32_t record;
-    Span span;
+    ByteRange span;
   };
 
   void scan_message(std::uint32_t id, int depth);
   void prefetch_ahead(std::uint32_t id) const noexcept;
-  [[nodiscard]] bool try_plain(MessageKind kind, const Span& span);
+  [[nodiscard]] bool try_plain(MessageKind kind, const ByteRange& span);
   void file_merged_spans();
 
   ModelIndex& index_;

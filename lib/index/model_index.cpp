@@ -26,7 +26,7 @@ std::size_t ModelIndex::span_count(std::uint32_t record) const noexcept {
   return merged_list(record).size();
 }
 
-Span ModelIndex::span_at(std::uint32_t record, std::size_t i) const noexcept {
+ByteRange ModelIndex::span_at(std::uint32_t record, std::size_t i) const noexcept {
   if (messages[record].merged == 0) return span(record);
   return merged_list(record).begin()[i];
 }
@@ -82,7 +82,7 @@ std::uint64_t ModelIndex::memory_bytes() const noexcept {
       data_files.capacity() * sizeof(DataFile) + payload_errors.capacity() * sizeof(PayloadError) +
       long_lengths.capacity() * sizeof(std::pair<std::uint32_t, std::uint64_t>);
   for (const auto& [id, spans] : merged_spans)
-    bytes += sizeof(id) + spans.capacity() * sizeof(Span);
+    bytes += sizeof(id) + spans.capacity() * sizeof(ByteRange);
   return bytes;
 }
 

@@ -101,7 +101,7 @@ struct ModelIndex {
   // view of a payload is handed out. Null for a local model.
   std::shared_ptr<const PayloadFetcher> fetcher;
 
-  [[nodiscard]] std::span<const std::byte> bytes(const Span& span) const noexcept {
+  [[nodiscard]] std::span<const std::byte> bytes(const ByteRange& span) const noexcept {
     return file.bytes().subspan(span.offset, span.length);
   }
   // The mapped file holding a raw or external payload (nullptr for other storage), and the
@@ -125,7 +125,7 @@ struct ModelIndex {
     return static_cast<std::uint32_t>(messages[record].field_number);
   }
   // The record's first span; spans() gives all of them when a singular field was merged.
-  [[nodiscard]] Span span(std::uint32_t record) const noexcept {
+  [[nodiscard]] ByteRange span(std::uint32_t record) const noexcept {
     const MessageRecord& r = messages[record];
     return {r.offset, r.length != MessageRecord::kLongLength ? r.length : long_length(record)};
   }
@@ -146,7 +146,7 @@ struct ModelIndex {
   [[nodiscard]] SpanList spans(std::uint32_t record) const;
   // The record's spans one at a time, without a copy: how many, and span i of them.
   [[nodiscard]] std::size_t span_count(std::uint32_t record) const noexcept;
-  [[nodiscard]] Span span_at(std::uint32_t record, std::size_t i) const noexcept;
+  [[nodiscard]] ByteRange span_at(std::uint32_t record, std::size_t i) const noexcept;
   // Children of `record` held in field `field_number`, as a range of record ids.
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> children(std::uint32_t record,
                                                                  std::uint32_t field_number) const;

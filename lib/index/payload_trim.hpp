@@ -24,7 +24,7 @@ class PayloadTrimmer {
 
   // A field was read: its tag at `at`, its payload `payload` (empty for scalars). `known_mapped`
   // says the page holding `at` was touched before, so this read did not fault.
-  void passed(std::uint64_t at, const Span& payload, bool known_mapped) noexcept {
+  void passed(std::uint64_t at, const ByteRange& payload, bool known_mapped) noexcept {
     if (!known_mapped) reach_ = at + kMaxFolio;
     // The common case, inlined: nothing waits and this payload is small.
     if (pending_.length == 0 && payload.length < kMinLength) return;
@@ -71,7 +71,7 @@ class PayloadTrimmer {
   }
 
   const MappedFile* file_;
-  Span pending_{};
+  ByteRange pending_{};
   bool pending_dirty_ = false;
   std::uint64_t reach_ = 0;  // below this, an earlier fault may have mapped pages
 };

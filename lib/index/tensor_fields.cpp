@@ -169,7 +169,7 @@ void TensorCollector::read_external_entry(const wire::Field& entry) {
   }
 }
 
-bool read_common_tensor(const std::byte* file, Span span, std::uint64_t page_size,
+bool read_common_tensor(const std::byte* file, ByteRange span, std::uint64_t page_size,
                         PodTable<std::int64_t>& dims, TensorFields& out) {
   const std::size_t dims_before = dims.size();
   const auto fail = [&] {

@@ -26,11 +26,11 @@ struct ExternalRef {
 struct TensorFields {
   std::int32_t data_type = 0;
   std::string_view name;
-  std::optional<Span> raw;
-  std::uint64_t raw_tag = 0;     // where raw_data's tag is
-  std::optional<Span> typed;     // the first typed data field (float_data, ...)
-  std::uint8_t typed_field = 0;  // its number
-  bool is_external = false;      // data_location EXTERNAL
+  std::optional<ByteRange> raw;
+  std::uint64_t raw_tag = 0;       // where raw_data's tag is
+  std::optional<ByteRange> typed;  // the first typed data field (float_data, ...)
+  std::uint8_t typed_field = 0;    // its number
+  bool is_external = false;        // data_location EXTERNAL
   ExternalRef external;
 };
 
@@ -67,7 +67,7 @@ class TensorCollector {
 
   [[nodiscard]] static std::uint64_t own_fields() noexcept { return kEveryField; }
   void field(const wire::Field& field);
-  void leaf(Span span, MessageKind kind, int depth) { validate_leaf(ctx_, span, kind, depth); }
+  void leaf(ByteRange span, MessageKind kind, int depth) { validate_leaf(ctx_, span, kind, depth); }
   // A tensor holds no indexed messages: one in an unexpected place is validated like a leaf.
   void child(const wire::Field& field, const FieldAction& action, int depth) {
     validate_leaf(ctx_, ctx_.span_of(field), action.message, depth);
@@ -93,7 +93,8 @@ class TensorCollector {
 // and appends the dims; returns false, with `dims` as it was, for anything else, which the
 // general walk then reads from the start. Malformed framing throws the cursor's Error, the one
 // the general walk would throw: the fields before it are the common ones, which raise nothing.
-[[nodiscard]] bool read_common_tensor(const std::byte* file, Span span, std::uint64_t page_size,
-                                      PodTable<std::int64_t>& dims, TensorFields& out);
+[[nodiscard]] bool read_common_tensor(const std::byte* file, ByteRange span,
+                                      std::uint64_t page_size, PodTable<std::int64_t>& dims,
+                                      TensorFields& out);
 
 }  // namespace onnxmap::detail

@@ -17,7 +17,7 @@ std::string_view constant_output_name(const ModelIndex& index, std::uint32_t ten
   std::string_view op_type;
   std::string_view first_output;
   bool has_output = false;
-  for (const Span& span : index.spans(node)) {
+  for (const ByteRange& span : index.spans(node)) {
     wire::Cursor cursor(index.file.bytes().data(), span);
     while (cursor.next()) {
       const wire::Field& field = cursor.field();
@@ -45,7 +45,7 @@ TensorCollector collect_fields(const ModelIndex& index, PassContext& ctx, std::u
     return collector;
   }
   // Scanning the parent touched the page where the tensor starts.
-  for (const Span& span : index.spans(id)) {
+  for (const ByteRange& span : index.spans(id)) {
     walk_fields(ctx, span, MessageKind::TensorProto, depth, FirstPage::mapped, collector);
   }
   return collector;

@@ -9,7 +9,7 @@ namespace {
 // A leaf message in the walk: what it holds is queued, not recursed into, so that no depth
 // within max_depth (up to kMaxDepthCeiling) can overflow the thread's stack.
 struct PendingLeaf {
-  Span span;
+  ByteRange span;
   MessageKind kind;
   int depth;
 };
@@ -20,7 +20,9 @@ class LeafHandler {
       : ctx_(ctx), pending_(pending) {}
   [[nodiscard]] static std::uint64_t own_fields() noexcept { return 0; }
   void field(const wire::Field& /*field*/) {}
-  void leaf(Span span, MessageKind kind, int depth) { pending_.push_back({span, kind, depth}); }
+  void leaf(ByteRange span, MessageKind kind, int depth) {
+    pending_.push_back({span, kind, depth});
+  }
   // Inside a leaf message, an indexed kind is validated like a leaf, not recorded.
   void child(const wire::Field& field, const FieldAction& action, int depth) {
     pending_.push_back({ctx_.span_of(field), action.message, depth});
@@ -33,7 +35,7 @@ class LeafHandler {
 
 }  // namespace
 
-void validate_leaf(PassContext& ctx, Span span, MessageKind kind, int depth) {
+void validate_leaf(PassContext& ctx, ByteRange span, MessageKind kind, int depth) {
   // Everything inside a leaf is checked, whatever the scope.
   PassContext leaf_ctx{ctx.file, ctx.options, IndexScope::full, ctx.trim};
   std::vector<PendingLeaf> pending{{span, kind, depth}};
@@ -51,7 +53,7 @@ void validate_leaf(PassContext& ctx, Span span, MessageKind kind, int depth) {
 }
 
 void validate_packed(const PassContext& ctx, const wire::Field& field, std::uint8_t width) {
-  const Span span = ctx.span_of(field);
+  const ByteRange span = ctx.span_of(field);
   if (width == 0) {
     wire::for_each_packed_varint(field.bytes(), span.offset, [](std::uint64_t /*value*/) {});
     return;

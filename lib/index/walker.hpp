@@ -27,7 +27,7 @@ struct PassContext {
 
   [[nodiscard]] bool metadata() const noexcept { return scope == IndexScope::metadata; }
   // Where a field's payload is in the file (empty where a scalar starts).
-  [[nodiscard]] Span span_of(const wire::Field& field) const noexcept {
+  [[nodiscard]] ByteRange span_of(const wire::Field& field) const noexcept {
     return {static_cast<std::uint64_t>(field.payload - file), field.bytes().size()};
   }
   [[nodiscard]] std::uint64_t offset_of(const std::byte* at) const noexcept {
@@ -58,20 +58,20 @@ struct WantedFields {
 // only, or kEveryField) and receives them in field(); child() receives the indexed message
 // fields the scope keeps, and leaf() the leaf messages to validate (both with their depth).
 template <class Handler>
-void walk_fields(PassContext& ctx, Span span, MessageKind kind, int depth, FirstPage first_page,
-                 Handler& handler);
+void walk_fields(PassContext& ctx, ByteRange span, MessageKind kind, int depth,
+                 FirstPage first_page, Handler& handler);
 
 // Walks a leaf message and everything inside it, so that every varint and length of the file is
 // checked once, at open. Throws depth_limit when `depth` exceeds max_depth.
-void validate_leaf(PassContext& ctx, Span span, MessageKind kind, int depth);
+void validate_leaf(PassContext& ctx, ByteRange span, MessageKind kind, int depth);
 
 // Checks the elements of a packed_scalars field (`field` is its LEN form) as the views will read
 // them: a varint cut short or a length that is no multiple of the width is the same Error here.
 void validate_packed(const PassContext& ctx, const wire::Field& field, std::uint8_t width);
 
 template <class Handler>
-void walk_fields(PassContext& ctx, Span span, MessageKind kind, int depth, FirstPage first_page,
-                 Handler& handler) {
+void walk_fields(PassContext& ctx, ByteRange span, MessageKind kind, int depth,
+                 FirstPage first_page, Handler& handler) {
   const std::uint64_t own = handler.own_fields();
   const WantedFields wanted{ctx.actions.message_fields(kind, ctx.metadata()) | own,
                             own == kEveryField};

@@ -6,14 +6,10 @@
 #include <span>
 #include <string_view>
 
+#include "onnxmap/byte_range.hpp"
 #include "onnxmap/options.hpp"
 
 namespace onnxmap::detail {
-
-struct ByteRange {
-  std::uint64_t offset = 0;
-  std::uint64_t length = 0;
-};
 
 class PayloadFetcher {
  public:

@@ -165,6 +165,12 @@ Tensor tensor_named(const Model& model, const std::string& name) {
   return model.tensor(name);
 }
 
+// Whether `name` matches the fnmatch glob `pattern`; an empty pattern matches every name.
+bool glob_matches(std::string_view pattern, std::string_view name) {
+  return pattern.empty() ||
+         ::fnmatch(std::string(pattern).c_str(), std::string(name).c_str(), 0) == 0;
+}
+
 std::vector<Tensor> picked_tensors(const Model& model, const PlanOptions& options) {
   if (!options.filter.empty() && !options.names.empty()) {
     throw Error(ErrorKind::invalid_argument, "a plan takes a filter or names, not both");
@@ -182,11 +188,6 @@ std::vector<Tensor> picked_tensors(const Model& model, const PlanOptions& option
 }
 
 }  // namespace
-
-bool glob_matches(std::string_view pattern, std::string_view name) {
-  return pattern.empty() ||
-         ::fnmatch(std::string(pattern).c_str(), std::string(name).c_str(), 0) == 0;
-}
 
 std::vector<LoadItem> plan(const Model& model, const PlanOptions& options) {
   const unsigned rank = options.rank;

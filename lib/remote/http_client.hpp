@@ -25,8 +25,6 @@
 
 namespace onnxmap::remote {
 
-using detail::ByteRange;
-
 // What identifies one version of a remote file.
 struct Validators {
   std::uint64_t size = 0;

@@ -154,15 +154,4 @@ TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type, std::u
   return s;
 }
 
-std::vector<double> decode_values(std::span<const std::byte> bytes, DataType type,
-                                  std::uint64_t count) {
-  detail::check_values(bytes, type, count);
-  std::vector<double> out;
-  out.reserve(count);  // so that the guarded loop allocates nothing
-  detail::guard_faults(bytes, [&]() noexcept {
-    detail::for_each_value(bytes.data(), type, count, [&](double v) { out.push_back(v); });
-  });
-  return out;
-}
-
 }  // namespace onnxmap

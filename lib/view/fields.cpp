@@ -31,7 +31,7 @@ const std::byte* find_len_field(const std::byte* pos, const std::byte* end, std:
 template <class Fn>
 void for_each_string(const ModelIndex* index, const SpanList& spans, std::uint32_t number,
                      Fn&& fn) {
-  for (const Span& span : spans) {
+  for (const ByteRange& span : spans) {
     wire::Cursor cursor(file_of(index), span);
     while (cursor.next(number)) {
       if (cursor.field().is_len()) fn(cursor.field().text());
@@ -42,7 +42,7 @@ void for_each_string(const ModelIndex* index, const SpanList& spans, std::uint32
 // Calls fn(field, payload_offset) for every field in `spans`, in wire order.
 template <class Fn>
 void for_each_field_in(const ModelIndex* index, const SpanList& spans, Fn&& fn) {
-  for (const Span& span : spans) {
+  for (const ByteRange& span : spans) {
     wire::Cursor cursor(file_of(index), span);
     while (cursor.next()) fn(cursor.field(), cursor.payload_span());
   }
@@ -53,7 +53,7 @@ void for_each_field_in(const ModelIndex* index, const SpanList& spans, Fn&& fn) 
 template <class Fn>
 void for_each_occurrence(const ModelIndex* index, const SpanList& spans, std::uint32_t number,
                          Fn&& fn) {
-  for (const Span& span : spans) {
+  for (const ByteRange& span : spans) {
     wire::Cursor cursor(file_of(index), span);
     while (cursor.next(number)) fn(cursor.field(), cursor.payload_span());
   }
@@ -72,7 +72,7 @@ Fields::Fields(const ModelIndex* index, std::uint32_t record) : index_(index) {
 
 bool Fields::has(std::uint32_t number) const {
   bool found = false;
-  for_each_occurrence(index_, spans_, number, [&](const wire::Field&, Span) { found = true; });
+  for_each_occurrence(index_, spans_, number, [&](const wire::Field&, ByteRange) { found = true; });
   return found;
 }
 
@@ -84,7 +84,7 @@ std::string_view Fields::string_field(std::uint32_t number) const {
 
 std::optional<std::uint64_t> Fields::varint_field(std::uint32_t number) const {
   std::optional<std::uint64_t> value;
-  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span) {
+  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, ByteRange) {
     if (f.type == wire::WireType::varint) value = f.value;
   });
   return value;
@@ -92,7 +92,7 @@ std::optional<std::uint64_t> Fields::varint_field(std::uint32_t number) const {
 
 std::optional<std::uint32_t> Fields::fixed32_field(std::uint32_t number) const {
   std::optional<std::uint32_t> value;
-  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span) {
+  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, ByteRange) {
     if (f.type == wire::WireType::i32) value = static_cast<std::uint32_t>(f.value);
   });
   return value;
@@ -106,7 +106,7 @@ std::vector<std::string_view> Fields::strings_field(std::uint32_t number) const 
 
 std::vector<std::int64_t> Fields::int64s_field(std::uint32_t number) const {
   std::vector<std::int64_t> values;
-  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span payload) {
+  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, ByteRange payload) {
     (void)wire::for_each_varint(f, payload.offset,
                                 [&](std::uint64_t v) { values.push_back(wire::as_int64(v)); });
   });
@@ -115,7 +115,7 @@ std::vector<std::int64_t> Fields::int64s_field(std::uint32_t number) const {
 
 std::vector<float> Fields::floats_field(std::uint32_t number) const {
   std::vector<float> values;
-  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span payload) {
+  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, ByteRange payload) {
     (void)wire::for_each_fixed32(f, payload.offset,
                                  [&](std::uint32_t v) { values.push_back(wire::as_float(v)); });
   });
@@ -124,7 +124,7 @@ std::vector<float> Fields::floats_field(std::uint32_t number) const {
 
 SpanList Fields::message_field(std::uint32_t number) const {
   SpanList spans;
-  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span payload) {
+  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, ByteRange payload) {
     if (f.type == wire::WireType::len) spans.push_back(payload);
   });
   return spans;
@@ -132,7 +132,7 @@ SpanList Fields::message_field(std::uint32_t number) const {
 
 std::vector<SpanList> Fields::messages_field(std::uint32_t number) const {
   std::vector<SpanList> values;
-  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, Span payload) {
+  for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, ByteRange payload) {
     if (f.type == wire::WireType::len) values.push_back(SpanList{payload});
   });
   return values;
@@ -140,7 +140,7 @@ std::vector<SpanList> Fields::messages_field(std::uint32_t number) const {
 
 std::uint32_t Fields::last_of(std::uint32_t a, std::uint32_t b) const {
   std::uint32_t last = 0;
-  for_each_field_in(index_, spans_, [&](const wire::Field& f, Span) {
+  for_each_field_in(index_, spans_, [&](const wire::Field& f, ByteRange) {
     if (f.number == a || f.number == b) last = f.number;
   });
   return last;
@@ -149,8 +149,6 @@ std::uint32_t Fields::last_of(std::uint32_t a, std::uint32_t b) const {
 }  // namespace onnxmap::detail
 
 namespace onnxmap {
-
-using detail::Span;
 
 Names::iterator Names::end() const noexcept {
   iterator it;
@@ -171,7 +169,7 @@ std::size_t Names::size() const {
   const std::byte* const file = index_->file.bytes().data();
   std::size_t count = 0;
   for (std::size_t i = 0; i < index_->span_count(record_); ++i) {
-    const Span span = index_->span_at(record_, i);
+    const ByteRange span = index_->span_at(record_, i);
     const std::byte* pos = file + span.offset;
     const std::byte* const end = pos + span.length;
     std::string_view value;
@@ -189,7 +187,7 @@ void Names::find_next(iterator& it) const {
   const std::byte* const file = index_->file.bytes().data();
   const std::size_t spans = index_->span_count(record_);
   while (it.span_ < spans) {
-    const Span span = index_->span_at(record_, it.span_);
+    const ByteRange span = index_->span_at(record_, it.span_);
     it.pos_ = detail::find_len_field(it.pos_, file + span.offset + span.length, number_, it.value_);
     if (it.pos_ != nullptr) return;
     ++it.span_;

@@ -197,12 +197,6 @@ std::vector<std::string_view> Tensor::strings() const {
   return fields_of(index_, tensor_).strings_field(TP::kStringData);
 }
 
-std::vector<std::byte> Tensor::encoded_strings() const {
-  wire::Writer fields;
-  for (const std::string_view s : strings()) fields.field_string(TP::kStringData, s);
-  return fields.bytes();
-}
-
 std::span<const std::byte> Tensor::slice_rows(std::uint64_t begin, std::uint64_t end) const {
   const auto& r = record_of(index_, tensor_);
   const ByteRange range = row_range(begin, end);
@@ -237,7 +231,7 @@ bool Tensor::can_slice_rows() const {
          record_of(index_, tensor_).payload_length == byte_size();
 }
 
-Tensor::ByteRange Tensor::row_range(std::uint64_t begin, std::uint64_t end) const {
+ByteRange Tensor::row_range(std::uint64_t begin, std::uint64_t end) const {
   const auto fail = [&](const std::string& why) {
     return Error(ErrorKind::invalid_argument,
                  "slice_rows(" + std::to_string(begin) + ", " + std::to_string(end) + "): " + why,
@@ -274,7 +268,7 @@ std::span<const std::byte> payload_view(const Tensor& t) {
 }
 
 std::span<const std::byte> rows_view(const Tensor& t, std::uint64_t begin, std::uint64_t end) {
-  const Tensor::ByteRange range = t.row_range(begin, end);
+  const ByteRange range = t.row_range(begin, end);
   return payload_view(t).subspan(range.offset, range.length);
 }
 

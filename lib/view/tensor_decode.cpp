@@ -58,13 +58,13 @@ std::vector<std::byte> decode_typed(const ModelIndex& index, const SpanList& spa
   // Memory follows the bytes on the wire, never the element count a file claims: each entry
   // takes at least one byte of the tensor's own message (not of the whole, maybe huge, file).
   std::uint64_t message_bytes = 0;
-  for (const Span& span : spans) message_bytes += span.length;
+  for (const ByteRange& span : spans) message_bytes += span.length;
   out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(expected, message_bytes * width)));
   const auto append = [&](std::uint64_t v) {
     for (std::size_t i = 0; i < width; ++i) out.push_back(static_cast<std::byte>(v >> (8U * i)));
   };
   std::vector<std::byte> copy;
-  for (const Span& span : spans) {
+  for (const ByteRange& span : spans) {
     // Decoded from a copy, made under a guard: a fault in the mapped file (it shrank while open)
     // is then an error here, and the decoding (which allocates and may throw) reads memory.
     std::span<const std::byte> bytes = index.bytes(span);

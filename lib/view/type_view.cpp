@@ -30,7 +30,7 @@ Type::Kind kind_of_field(std::uint32_t number) {
 detail::SpanList kind_spans(const detail::ModelIndex* index, const detail::SpanList& spans) {
   detail::SpanList member;
   std::uint32_t current = 0;
-  for (const detail::Span& span : spans) {
+  for (const ByteRange& span : spans) {
     wire::Cursor cursor(index->bytes(span), span.offset);
     while (cursor.next()) {
       const wire::Field& field = cursor.field();
@@ -52,7 +52,7 @@ detail::SpanList kind_spans(const detail::ModelIndex* index, const detail::SpanL
 Type::Kind Type::kind() const {
   if (index_ == nullptr) return Kind::none;
   std::uint32_t last = 0;
-  for (const detail::Span& span : detail::ViewAccess::spans(*this)) {
+  for (const ByteRange& span : detail::ViewAccess::spans(*this)) {
     wire::Cursor cursor(index_->bytes(span), span.offset);
     while (cursor.next()) {
       const wire::Field& field = cursor.field();
@@ -89,7 +89,7 @@ std::optional<std::vector<Dimension>> Type::shape() const {
   using DP = schema::TensorShapeProtoDimension;
   for (auto& dim_spans : shape.messages_field(schema::TensorShapeProto::kDim)) {
     Dimension dim;
-    for (const detail::Span& span : dim_spans) {
+    for (const ByteRange& span : dim_spans) {
       wire::Cursor cursor(index_->bytes(span), span.offset);
       while (cursor.next()) {
         const wire::Field& field = cursor.field();

@@ -75,7 +75,7 @@ struct ViewAccess {
   [[nodiscard]] static SpanList spans(const Type& type) {
     if (type.index_ == nullptr) return {};
     if (type.merged_) return type.merged_->spans;
-    return SpanList{Span{type.offset_, type.length_}};
+    return SpanList{ByteRange{type.offset_, type.length_}};
   }
   // The offset of the view's message in the model file, for reports that point into it (check).
   template <class View>

@@ -162,7 +162,7 @@ class Cursor {
   explicit Cursor(Bytes bytes, std::uint64_t base = 0) noexcept
       : begin_(bytes.data()), pos_(begin_), end_(begin_ + bytes.size()), base_(base) {}
   // The message at `span` of the buffer that starts at `origin` (a whole mapped file).
-  Cursor(const std::byte* origin, detail::Span span) noexcept
+  Cursor(const std::byte* origin, ByteRange span) noexcept
       : begin_(origin + span.offset),
         pos_(begin_),
         end_(begin_ + span.length),
@@ -258,7 +258,7 @@ class Cursor {
   }
   [[nodiscard]] std::uint64_t tag_offset() const noexcept { return offset(field_.tag); }
   // The current field's payload as an absolute span (empty where a scalar starts).
-  [[nodiscard]] detail::Span payload_span() const noexcept {
+  [[nodiscard]] ByteRange payload_span() const noexcept {
     return {offset(field_.payload), field_.bytes().size()};
   }
   // The absolute offset of the first byte not yet read.

@@ -120,7 +120,7 @@ class ModelPlanner {
     for (std::uint32_t c = first_child; c < last_child; ++c) {
       if (!changed_[c]) continue;
       bool first = true;
-      for (const Span& span : index_.spans(c)) {
+      for (const ByteRange& span : index_.spans(c)) {
         changed.push_back({span.offset, c, first});
         first = false;
       }
@@ -135,7 +135,7 @@ class ModelPlanner {
       const bool found = field.field().is_len() && it != changed.end() && it->offset == payload;
       return found ? it : changed.end();
     };
-    for (const Span& span : index_.spans(record)) {
+    for (const ByteRange& span : index_.spans(record)) {
       copy_fields(
           span, out, [&](const wire::Cursor& field) { return find(field) != changed.end(); },
           [&](const wire::Cursor& field) {
@@ -149,7 +149,8 @@ class ModelPlanner {
   // picks, which `replace` writes in their place (or drops). Both are given the cursor, at the
   // field.
   template <class Replaces, class Replace>
-  void copy_fields(const Span& span, std::uint32_t out, Replaces&& replaces, Replace&& replace) {
+  void copy_fields(const ByteRange& span, std::uint32_t out, Replaces&& replaces,
+                   Replace&& replace) {
     wire::Cursor cursor(index_.bytes(span), span.offset);
     std::uint64_t run = span.offset;
     while (cursor.next()) {
@@ -163,7 +164,7 @@ class ModelPlanner {
 
   void rewrite_tensor(std::uint32_t tensor, std::uint32_t out) {
     const TensorRecord& t = index_.tensors[tensor];
-    for (const Span& span : index_.spans(t.message)) {
+    for (const ByteRange& span : index_.spans(t.message)) {
       copy_fields(
           span, out, [](const wire::Cursor& field) { return is_data_field(field.field().number); },
           [](const wire::Cursor&) {});

@@ -77,7 +77,7 @@ void make_folders(const fs::path& folder, const std::string& location,
 void fetch_whole_model(const detail::ModelIndex& index) {
   if (!index.fetcher) return;
   index.fetcher->fetch("", 0, index.file.size());
-  std::vector<std::vector<detail::ByteRange>> external(index.data_files.size());
+  std::vector<std::vector<ByteRange>> external(index.data_files.size());
   for (const detail::TensorRecord& t : index.tensors) {
     if (t.storage == TensorStorage::external) {
       external[t.data_file].push_back({t.payload_offset, t.payload_length});
@@ -171,18 +171,6 @@ SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,
   detail::plan_builder(model, layout, plan, result);
   layout.finish(plan);
   return write_plan(plan, path, {}, options, std::move(result));
-}
-
-void save_bytes(const std::filesystem::path& path,
-                std::span<const std::span<const std::byte>> parts, bool durable) {
-  std::uint64_t total = 0;
-  for (const auto part : parts) total += part.size();
-  detail::Progress progress(total, {});
-  detail::OutputFile out(path, progress, total);
-  for (const auto part : parts) out.write(part);
-  std::vector<io::NewFile> no_data;
-  io::NewFile file = out.finish(durable);
-  detail::commit_model(no_data, file, durable);
 }
 
 }  // namespace onnxmap

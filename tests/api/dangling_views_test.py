@@ -4,13 +4,10 @@ deleted function; a control doing the same through a named model must compile, s
 failure is the API's and not the command's. The snippets compile side by side, once, before the
 first case.
 
-ONNXMAP_CXX is the compiler command as a JSON list, ONNXMAP_INCLUDE the include folders,
-separated by os.pathsep (tests/meson.build sets both).
+The compiler and include folders are conftest.py's (compile_public).
 """
 import concurrent.futures
-import json
 import os
-import subprocess
 
 import pytest
 
@@ -45,26 +42,19 @@ const auto summary = onnxmap::peek(p);
 (void)onnxmap::Model::open(p).tensor_count();"""
 
 
-def compile_snippet(command, includes, body, folder, name):
+def write_snippet(body, folder, name):
     source = folder / (name.replace(" ", "_").replace("'", "") + ".cpp")
     source.write_text(PRELUDE + body + "\n}\n")
-    args = command + ["-std=c++20", "-fsyntax-only"]
-    args += [f"-I{d}" for d in includes] + [str(source)]
-    return subprocess.run(args, capture_output=True, text=True)
+    return source
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
+def compiled(compile_public, tmp_path_factory):
     """name -> the compiler's CompletedProcess, for the control and every misuse."""
-    if not os.environ.get("ONNXMAP_CXX"):
-        pytest.fail("ONNXMAP_CXX is not set: the compiler command as a JSON list "
-                    "(tests/meson.build sets it)", pytrace=False)
-    command = json.loads(os.environ["ONNXMAP_CXX"])
-    includes = [d for d in os.environ.get("ONNXMAP_INCLUDE", "").split(os.pathsep) if d]
     folder = tmp_path_factory.mktemp("snippets")
     snippets = dict(MISUSES, control=CONTROL)
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
-        futures = {name: pool.submit(compile_snippet, command, includes, body, folder, name)
+        futures = {name: pool.submit(compile_public, write_snippet(body, folder, name))
                    for name, body in snippets.items()}
     return {name: future.result() for name, future in futures.items()}
 

@@ -138,6 +138,37 @@ TEST(CheckGraph, Opsets) {
               ElementsAre("missing_opset opset_import"));
 }
 
+// Both spellings of the default operator set are one domain: without its import, nodes of ""
+// and of "ai.onnx" are one problem, named as the default domain.
+TEST(CheckGraph, DefaultDomainIsOneDomain) {
+  const auto g =
+      graph({"x"}, {node({"x"}, {"a"}, "Relu", ""), node({"a"}, {"b"}, "Relu", "ai.onnx")}, {"b"});
+  const auto report = check_bytes(model(g, 8, {{"com.example", 1}}));
+  EXPECT_THAT(findings(report), ElementsAre("missing_opset graph.node[0].domain"));
+  EXPECT_NE(report.problems[0].detail.find("the default domain (ai.onnx)"), std::string::npos)
+      << report.problems[0].detail;
+  EXPECT_NE(report.problems[0].detail.find("2 nodes"), std::string::npos)
+      << report.problems[0].detail;
+  static_assert(is_default_domain("") && is_default_domain("ai.onnx"));
+  static_assert(!is_default_domain("ai.onnx.ml") && !is_default_domain("com.microsoft"));
+  static_assert(domain_name("") == "ai.onnx" && domain_name("com.microsoft") == "com.microsoft");
+}
+
+// value_producers: the first node making each value; an omitted optional output is no value.
+TEST(CheckGraph, ValueProducers) {
+  const auto bytes = model(graph({"x"},
+                                 {node({"x"}, {"a", ""}, "Split"), node({"a"}, {"b"}),
+                                  node({"x"}, {"a"}), node({"b"}, {"", "c"}, "Split")},
+                                 {"c"}));
+  const Model m = Model::from_bytes(bytes);
+  const auto producers = value_producers(m.graph()->nodes());
+  EXPECT_EQ(producers.size(), 3U);
+  EXPECT_EQ(producers.at("a"), 0U);
+  EXPECT_EQ(producers.at("b"), 1U);
+  EXPECT_EQ(producers.at("c"), 3U);
+  EXPECT_FALSE(producers.contains(""));
+}
+
 TEST(CheckGraph, Functions) {
   using FP = schema::FunctionProto;
   const auto function = [](std::string name, std::vector<test::Body> nodes, bool imports) {

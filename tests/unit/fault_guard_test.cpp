@@ -21,6 +21,7 @@
 #include "model_builder.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "test_support.hpp"
+#include "tooling.hpp"
 
 namespace onnxmap {
 namespace {
@@ -106,7 +107,7 @@ TEST_F(FaultGuard, StatisticsAndDecodingOfLostBytesAreErrors) {
   cut();
   const auto bytes = w().bytes();
   expect_shrunk([&] { (void)tensor_stats(bytes, DataType::float32, kFloats); });
-  expect_shrunk([&] { (void)decode_values(bytes, DataType::float32, kFloats); });
+  expect_shrunk([&] { (void)tooling::decode_values(bytes, DataType::float32, kFloats); });
   expect_shrunk([&] { (void)compare_values(bytes, bytes, DataType::float32, kFloats); });
   // Counted by bit pattern (16 bits and less), on the stack of tables each thread keeps.
   expect_shrunk([&] { (void)tensor_stats(nibbles().bytes(), DataType::int4, 8 * kFloats); });

@@ -86,7 +86,7 @@ std::vector<std::byte> item_bytes(const LoadItem& item) {
   const TensorData data = item.tensor.data();
   const auto whole = data.bytes();
   if (item.row_end == kAllRows) return {whole.begin(), whole.end()};
-  const Tensor::ByteRange range = item.tensor.row_range(item.row_begin, item.row_end);
+  const ByteRange range = item.tensor.row_range(item.row_begin, item.row_end);
   const auto rows = whole.subspan(range.offset, range.length);
   return {rows.begin(), rows.end()};
 }

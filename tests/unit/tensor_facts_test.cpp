@@ -13,6 +13,7 @@
 #include "onnxmap/model.hpp"
 #include "onnxmap/save.hpp"
 #include "test_support.hpp"
+#include "tooling.hpp"
 
 namespace onnxmap {
 namespace {
@@ -153,11 +154,26 @@ TEST(Plan, FilterNamesAndShardsCompose) {
   }
 }
 
-TEST(Plan, GlobMatches) {
-  EXPECT_TRUE(glob_matches("", "anything"));
-  EXPECT_TRUE(glob_matches("model.layers.*.mlp.*", "model.layers.3.mlp.up"));
-  EXPECT_FALSE(glob_matches("*.bias", "a.weight"));
-  EXPECT_TRUE(glob_matches("a?[0-9]", "ab7"));
+// PlanOptions::filter: an fnmatch glob over lookup names ("" takes every tensor), in model order.
+TEST(Plan, FilterIsAGlob) {
+  const Model model = Model::from_bytes(model_of({
+      raw_tensor("model.layers.3.mlp.up", DataType::float32, {1}, float_bytes({0})),
+      raw_tensor("a.weight", DataType::float32, {1}, float_bytes({0})),
+      raw_tensor("ab7", DataType::float32, {1}, float_bytes({0})),
+  }));
+  const auto names = [&](std::string glob) {
+    std::vector<std::string_view> out;
+    for (const LoadItem& item : plan(model, PlanOptions::matching(std::move(glob)))) {
+      out.push_back(item.tensor.lookup_name());
+    }
+    return out;
+  };
+  using Found = std::vector<std::string_view>;
+  EXPECT_EQ(names(""), (Found{"model.layers.3.mlp.up", "a.weight", "ab7"}));
+  EXPECT_EQ(names("model.layers.*.mlp.*"), Found{"model.layers.3.mlp.up"});
+  EXPECT_EQ(names("*.bias"), Found{});
+  EXPECT_EQ(names("a?[0-9]"), Found{"ab7"});
+  EXPECT_EQ(names("*"), names(""));
 }
 
 TEST(CloseNames, RankedAndBounded) {
@@ -192,13 +208,13 @@ TEST(StringTensor, EncodedAsStored) {
     t.field_string(TP::kStringData, "ab");
     t.field_string(TP::kStringData, "");
   }}));
-  const auto bytes = model.tensor("s").encoded_strings();
+  const auto bytes = tooling::encoded_strings(model.tensor("s"));
   const std::vector<std::byte> expected = {std::byte{0x32}, std::byte{2},    std::byte{'a'},
                                            std::byte{'b'},  std::byte{0x32}, std::byte{0}};
   EXPECT_EQ(bytes, expected);
   const Model floats =
       Model::from_bytes(model_of({raw_tensor("f", DataType::float32, {1}, float_bytes({1}))}));
-  EXPECT_THROW((void)floats.tensor("f").encoded_strings(), Error);
+  EXPECT_THROW((void)tooling::encoded_strings(floats.tensor("f")), Error);
 }
 
 class FilePaths : public test::TempFolder {};

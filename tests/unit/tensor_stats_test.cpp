@@ -1,5 +1,6 @@
 // onnxmap::tensor_stats' refusals (its numbers are checked against numpy by
-// tests/cli/stats_test.py, through `onnxmap stats`), decode_values, and compare_values' rules.
+// tests/cli/stats_test.py, through `onnxmap stats`), the viewer's decode_values (lib/tooling/), and
+// compare_values' rules.
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 
 #include "onnxmap/stats.hpp"
 #include "test_support.hpp"
+#include "tooling.hpp"
 
 namespace onnxmap {
 namespace {
@@ -41,16 +43,16 @@ TEST(DecodeValues, EachTypeAsNumbers) {
   // float16 1.0, -2.0, +inf; INT4 packed low bits first: 7, -8, 1; BOOL 0, 1.
   const std::vector<std::byte> half{std::byte{0x00}, std::byte{0x3c}, std::byte{0x00},
                                     std::byte{0xc0}, std::byte{0x00}, std::byte{0x7c}};
-  EXPECT_EQ(decode_values(half, DataType::float16, 3),
+  EXPECT_EQ(tooling::decode_values(half, DataType::float16, 3),
             (std::vector<double>{1.0, -2.0, std::numeric_limits<double>::infinity()}));
   const std::vector<std::byte> int4{std::byte{0x87}, std::byte{0x01}};
-  EXPECT_EQ(decode_values(int4, DataType::int4, 3), (std::vector<double>{7, -8, 1}));
+  EXPECT_EQ(tooling::decode_values(int4, DataType::int4, 3), (std::vector<double>{7, -8, 1}));
   const std::vector<std::byte> flags{std::byte{0}, std::byte{1}};
-  EXPECT_EQ(decode_values(flags, DataType::boolean, 2), (std::vector<double>{0, 1}));
-  EXPECT_TRUE(decode_values(half, DataType::float16, 0).empty());
+  EXPECT_EQ(tooling::decode_values(flags, DataType::boolean, 2), (std::vector<double>{0, 1}));
+  EXPECT_TRUE(tooling::decode_values(half, DataType::float16, 0).empty());
   // Refused as tensor_stats refuses: no numbers, or too few bytes.
-  EXPECT_TRUE(test::error_of([&] { (void)decode_values(half, DataType::string, 1); }));
-  EXPECT_TRUE(test::error_of([&] { (void)decode_values(half, DataType::float16, 4); }));
+  EXPECT_TRUE(test::error_of([&] { (void)tooling::decode_values(half, DataType::string, 1); }));
+  EXPECT_TRUE(test::error_of([&] { (void)tooling::decode_values(half, DataType::float16, 4); }));
 }
 
 TEST(CompareValues, NaNEqualsNaNAndToleranceForgives) {

@@ -66,8 +66,7 @@ Texts metadata(const Model& m) {
             {"model_version", m.model_version().to_string()},
             {"doc_string", first_line(m.doc_string())}};
   for (const OperatorSetId& o : m.opset_imports()) {
-    out["opset " + std::string(o.domain.empty() ? "ai.onnx" : o.domain)] =
-        std::to_string(o.version);
+    out["opset " + std::string(domain_name(o.domain))] = std::to_string(o.version);
   }
   for (const StringStringEntry& e : m.metadata_props()) {
     out["metadata " + std::string(e.key)] = std::string(e.value);

@@ -9,6 +9,7 @@
 #include "npy.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
+#include "tooling.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -61,7 +62,7 @@ std::pair<std::uint64_t, std::uint64_t> parse_rows(const std::string& text, cons
 void write_file(const std::string& path, std::span<const char> header,
                 std::span<const std::byte> body) {
   const std::span<const std::byte> parts[] = {std::as_bytes(header), body};
-  save_bytes(path, parts);
+  tooling::save_bytes(path, parts);
 }
 
 int run_get(const GetArgs& args) {
@@ -82,7 +83,7 @@ int run_get(const GetArgs& args) {
     return kExitUsage;
   }
   if (!npy && type == DataType::string) {
-    write_file(args.raw_out, {}, tensor.encoded_strings());
+    write_file(args.raw_out, {}, tooling::encoded_strings(tensor));
     return kExitOk;
   }
   std::vector<std::int64_t> shape(tensor.dims().begin(), tensor.dims().end());

@@ -87,7 +87,7 @@ nlohmann::json graph_json(const Model& model, int max_depth) {
                      {"opset_import", nlohmann::json::object()},
                      {"functions", nlohmann::json::array()}};
   for (const OperatorSetId& o : model.opset_imports()) {
-    out["opset_import"][o.domain.empty() ? "ai.onnx" : std::string(o.domain)] = o.version;
+    out["opset_import"][std::string(domain_name(o.domain))] = o.version;
   }
   if (const auto g = model.graph()) out["graph"] = walk.graph(*g, 0);
   for (const Function f : model.functions()) out["functions"].push_back(walk.function(f));

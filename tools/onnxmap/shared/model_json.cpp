@@ -27,7 +27,7 @@ nlohmann::json summary_json(const ModelSummary& s) {
   if (const auto release = onnx_release_for_ir(s.ir_version())) out["onnx_release"] = *release;
   out["opset_import"] = nlohmann::json::object();
   for (const OperatorSetId& o : s.opset_imports()) {
-    out["opset_import"][o.domain.empty() ? "ai.onnx" : std::string(o.domain)] = o.version;
+    out["opset_import"][std::string(domain_name(o.domain))] = o.version;
   }
   out["producer_name"] = std::string(s.producer_name());
   out["producer_version"] = std::string(s.producer_version());
@@ -81,7 +81,7 @@ nlohmann::json tensor_json(const Tensor& t) {
   row["bytes"] = t.byte_size();
   row["storage"] = std::string(to_string(t.storage()));
   row["file"] = std::string(t.data_file());
-  if (has_offset(t)) row["offset"] = t.file_offset();
+  if (has_elements(t)) row["offset"] = t.file_offset();
   row["path"] = t.path();
   return row;
 }

@@ -31,10 +31,6 @@ std::size_t segment_start(std::string_view name, std::size_t end) {
   return at;
 }
 
-bool default_domain(std::string_view domain) {
-  return domain.empty() || domain == "ai.onnx";
-}
-
 bool has_subgraphs(const Node& node) {
   const auto attributes = node.attributes();
   return std::any_of(attributes.begin(), attributes.end(),
@@ -79,7 +75,7 @@ std::string leaf_segment(std::string_view label) {
 }
 
 bool quantize_op(std::string_view domain, std::string_view op) {
-  return (default_domain(domain) || domain == "com.microsoft") &&
+  return (is_default_domain(domain) || domain == "com.microsoft") &&
          (op == "QuantizeLinear" || op == "DequantizeLinear" || op == "DynamicQuantizeLinear");
 }
 
@@ -123,7 +119,7 @@ void NodeGraph::index_hosts() {
                                  [&](std::uint32_t p) { return bool(parameter_[p]); }) &&
                      !any_graph_output(node) && !has_subgraphs(node);
     const bool identity = !parameter_[id] && node.op_type() == "Identity" &&
-                          default_domain(node.domain()) && node.outputs().size() == 1 &&
+                          is_default_domain(node.domain()) && node.outputs().size() == 1 &&
                           !any_graph_output(node);
     if (!parameter_[id] && !identity) continue;
     std::uint32_t first_reader = kNone, readers = 0, one_reader = kNone;

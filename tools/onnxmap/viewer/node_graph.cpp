@@ -30,8 +30,7 @@ bool contains_folded(std::string_view haystack, const std::string& needle_lower)
 
 std::string qualified_op(const Node& node) {
   const std::string_view domain = node.domain();
-  return (domain.empty() || domain == "ai.onnx" ? "" : std::string(domain) + ".") +
-         std::string(node.op_type());
+  return (is_default_domain(domain) ? "" : std::string(domain) + ".") + std::string(node.op_type());
 }
 
 }  // namespace
@@ -136,7 +135,7 @@ void NodeGraph::index_nodes() {
   std::unordered_map<std::string_view, std::uint32_t> onnx_op_index;
   keys_.reserve(n);
   op_of_.reserve(n);
-  producer_.reserve(n);
+  producer_ = value_producers(graph_->nodes());
   consumers_.reserve(n);
   // Keys are unique: a node's name, the first time it is given; else "OpType#id", with "'"
   // added while a name (of any node) or an earlier key is spelled so. The names are gathered
@@ -158,7 +157,7 @@ void NodeGraph::index_nodes() {
       taken.insert(keys_.back());
     }
     const std::string_view domain = node.domain();
-    const bool onnx = domain.empty() || domain == "ai.onnx";
+    const bool onnx = is_default_domain(domain);
     const auto onnx_op = onnx ? onnx_op_index.find(node.op_type()) : onnx_op_index.end();
     if (onnx_op == onnx_op_index.end()) {
       const auto [op, fresh] =
@@ -171,9 +170,6 @@ void NodeGraph::index_nodes() {
     }
     for (const std::string_view input : node.inputs()) {
       if (!input.empty()) consumers_[input].push_back(id);
-    }
-    for (const std::string_view output : node.outputs()) {
-      if (!output.empty()) producer_.emplace(output, id);
     }
   }
 }

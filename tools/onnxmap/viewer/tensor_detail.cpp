@@ -11,6 +11,8 @@
 #include "onnxmap/stats.hpp"
 #include "shared/json_number.hpp"
 #include "shared/model_json.hpp"
+#include "shared/tensor_order.hpp"
+#include "tooling.hpp"
 
 namespace onnxmap::cli::viewer {
 
@@ -19,11 +21,6 @@ namespace {
 constexpr std::size_t kConsumersShown = 100;
 constexpr std::uint64_t kRowsPerCell = 4;
 constexpr std::uint64_t kDecodeChunk = std::uint64_t{1} << 20U;  // elements decoded at once
-
-// Whether `t` has elements to show: stored bytes, or typed fields to decode.
-bool has_elements(const Tensor& t) {
-  return t.has_stored_bytes() || t.storage() == TensorStorage::typed;
-}
 
 // Bytes holding at least the first `elements` elements of `t`, read as little as possible:
 // whole rows where slice_rows can cut them, else the whole payload. `keep` holds decoded bytes
@@ -73,7 +70,7 @@ void add_row_magnitudes(std::span<const std::byte> row, DataType type, std::uint
     for (std::uint64_t c = x * cols / cells.size(); c < end; c += kDecodeChunk) {
       const std::uint64_t n = std::min(kDecodeChunk, end - c);
       for (const double v :
-           decode_values(row.subspan(c * element_bytes, n * element_bytes), type, n)) {
+           tooling::decode_values(row.subspan(c * element_bytes, n * element_bytes), type, n)) {
         if (std::isfinite(v)) cells[x] = std::max(cells[x], std::fabs(v));
       }
     }
@@ -115,7 +112,8 @@ nlohmann::json tensor_values(const Tensor& t, std::uint64_t count) {
     if (type == DataType::complex64 || type == DataType::complex128) {
       values = complex_values(bytes, type, count);
     } else if (has_stats(type)) {
-      for (const double v : decode_values(bytes, type, count)) values.push_back(number_or_text(v));
+      for (const double v : tooling::decode_values(bytes, type, count))
+        values.push_back(number_or_text(v));
     }
   }
   return {{"values", std::move(values)}, {"total", t.element_count()}};

@@ -81,9 +81,12 @@ std::shared_ptr<const TensorList::Indices> TensorList::order(const std::string& 
 std::shared_ptr<const std::vector<std::uint8_t>> TensorList::matches(const std::string& filter) {
   const std::lock_guard lock(mutex_);
   if (auto found = filters_.find(filter); found != filters_.end()) return found->second;
-  auto out = std::make_shared<std::vector<std::uint8_t>>(model_.tensor_count(), 1);
-  for (std::size_t i = 0; i < out->size(); ++i) {
-    (*out)[i] = glob_matches(filter, model_.tensor_at(i).lookup_name()) ? 1 : 0;
+  // The tensors a plan with this filter takes (in model order): the command's matching too.
+  auto out = std::make_shared<std::vector<std::uint8_t>>(model_.tensor_count(), 0);
+  std::size_t i = 0;
+  for (const LoadItem& item : plan(model_, PlanOptions::matching(filter))) {
+    while (!(model_.tensor_at(i) == item.tensor)) ++i;
+    (*out)[i++] = 1;
   }
   if (filters_.size() >= kFiltersKept) filters_.clear();
   filters_[filter] = out;

@@ -1,0 +1,43 @@
+#include "tooling.hpp"
+
+#include "common/fault_guard.hpp"
+#include "schema/fields.hpp"
+#include "stats/values.hpp"
+#include "wire/wire.hpp"
+#include "write/commit.hpp"
+#include "write/files.hpp"
+
+namespace onnxmap::tooling {
+
+void save_bytes(const std::filesystem::path& path,
+                std::span<const std::span<const std::byte>> parts, bool durable) {
+  std::uint64_t total = 0;
+  for (const auto part : parts) total += part.size();
+  detail::Progress progress(total, {});
+  detail::OutputFile out(path, progress, total);
+  for (const auto part : parts) out.write(part);
+  std::vector<io::NewFile> no_data;
+  io::NewFile file = out.finish(durable);
+  detail::commit_model(no_data, file, durable);
+}
+
+std::vector<std::byte> encoded_strings(const Tensor& tensor) {
+  wire::Writer fields;
+  for (const std::string_view s : tensor.strings()) {
+    fields.field_string(schema::TensorProto::kStringData, s);
+  }
+  return fields.take();
+}
+
+std::vector<double> decode_values(std::span<const std::byte> bytes, DataType type,
+                                  std::uint64_t count) {
+  detail::check_values(bytes, type, count);
+  std::vector<double> out;
+  out.reserve(count);  // so that the guarded loop allocates nothing
+  detail::guard_faults(bytes, [&]() noexcept {
+    detail::for_each_value(bytes.data(), type, count, [&](double v) { out.push_back(v); });
+  });
+  return out;
+}
+
+}  // namespace onnxmap::tooling

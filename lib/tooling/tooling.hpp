@@ -1,0 +1,42 @@
+#pragma once
+// What only onnxmap's own front ends need of the library: the command (tools/onnxmap/) and its
+// viewer (tools/onnxmap/viewer/), and the Python extension (python/src/) when it needs any of it
+// (it needs nothing today). Not part of the API: a static library of its own
+// (lib/tooling/meson.build), so nothing of it is in libonnxmap.so, in lib/onnxmap.map or among
+// the installed headers. This header includes only public headers; its definitions may use the
+// library's internals.
+//
+// Threads: every function here is safe to call from several threads at once, as the views they
+// read are (views.hpp); save_bytes calls writing one path at once race on which file stays.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <vector>
+
+#include "onnxmap/schema.hpp"
+#include "onnxmap/tensor.hpp"
+
+namespace onnxmap::tooling {
+
+// Writes `parts` one after another to `path` as onnxmap::save writes a model: under a temporary
+// name in the same folder, renamed into place only when complete (`path` never holds half a
+// file), and synced to disk first when `durable`. Throws onnxmap::Error (io). For `get`'s files.
+void save_bytes(const std::filesystem::path& path,
+                std::span<const std::span<const std::byte>> parts, bool durable = false);
+
+// A STRING tensor's elements as the file stores them, one string_data field (tag, length,
+// bytes) each, in order, which any protobuf reader splits again: what `onnxmap get --raw`
+// writes, as STRING tensors have no raw_data layout. Throws onnxmap::Error (invalid_argument)
+// for other types, as Tensor::strings() does.
+[[nodiscard]] std::vector<std::byte> encoded_strings(const Tensor& tensor);
+
+// The first `count` elements of `type` in `bytes` (the raw_data layout) as numbers, as
+// tensor_stats (stats.hpp) reads them (64-bit integers past 2^53 rounded): the viewer's cells.
+// A double per element, for showing values, not for computing with them. Throws as
+// tensor_stats does.
+[[nodiscard]] std::vector<double> decode_values(std::span<const std::byte> bytes, DataType type,
+                                                std::uint64_t count);
+
+}  // namespace onnxmap::tooling
