@@ -71,7 +71,7 @@ next() {
 
 # The demo's files, kept after it for `onnxmap view` and the other verbs: the model it makes
 # (made again on each run) and the .npy.
-demo=build-demo/demo
+demo="build-demo/demo"
 mkdir -p "$demo"
 if [ $# -ge 1 ]; then
   show "$1"
