@@ -6,9 +6,11 @@ set -euo pipefail
 
 # The library and the onnxmap command, and what tools/demo.sh itself runs.
 onnxmap_demo_packages=(
-  # The compiler and the build: Meson (which brings python3, also the viewer's asset embedder and
-  # what demo.sh reads `ls --json` with), Ninja, and pkg-config, which finds the libraries below.
+  # The compiler and the build: Meson, Ninja, and pkg-config, which finds the libraries below.
   g++ meson ninja-build pkg-config
+  # The viewer's page is built into the command by a Python script (viewer/embed_assets.py);
+  # demo.sh reads `onnxmap ls --json` with it (Meson needs it too).
+  python3
   # The library's Boost.Iostreams mappings and containers; the viewer's HTTP server (Beast).
   libboost-dev libboost-iostreams-dev
   # The command's arguments and JSON output (header-only).
@@ -29,6 +31,7 @@ onnxmap_test_packages=(
   # tests/install: the CMake example consumer. Meson also writes the installed CMake package with
   # it (lib/meson.build), so a build that installs the library (README's Install) needs it.
   cmake
+  # GoogleTest and GoogleMock: the unit, conformance and CLI tests' programs.
   libgtest-dev libgmock-dev
   # The reference implementation, used as the oracle by tests and benchmarks.
   python3-onnx python3-protobuf python3-numpy
@@ -52,6 +55,7 @@ onnxmap_test_packages=(
 
 # What the benchmarks (bench/, tools/*bench.sh) add; the suite builds them too.
 onnxmap_bench_packages=(
+  # Google Benchmark: bench/'s programs (tools/bench.sh; bench/smoke.sh in the suite).
   libbenchmark-dev
   # bench/cold_load_bench: the device's limit (fio, O_DIRECT) and io_uring against the thread
   # pool for direct reads.
