@@ -8,7 +8,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 source tools/setup.sh
-onnxmap_install_deps
+onnxmap_install_deps all
 
 # Progress on stderr, with the seconds since the start: the whole run must stay under 10 minutes.
 log() { echo "[${SECONDS}s] $*" >&2; }

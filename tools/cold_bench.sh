@@ -9,7 +9,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 source tools/setup.sh
-onnxmap_install_deps
+onnxmap_install_deps all
 onnxmap_release_build
 build=build-release
 ninja -C "$build" bench/cold_load_bench >&2

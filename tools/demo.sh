@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Builds onnxmap (release) and shows what it does, on a demo model or on MODEL.
+# Builds the onnxmap library and command (release, in build-demo) and shows what the command
+# does, on MODEL or on a model it makes and keeps in build-demo/demo/. Installs only the packages
+# the build and this script need (tools/setup.sh's first list); tools/test.sh adds the rest.
 set -euo pipefail
+# MODEL as given from where the script was started (a URL stays as it is).
+if [ $# -ge 1 ] && [ -e "$1" ]; then
+  set -- "$(realpath "$1")"
+fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 source tools/setup.sh
-onnxmap_install_deps
+onnxmap_install_deps demo
 
-onnxmap_release_build
+onnxmap_demo_build
 
 "$onnxmap" --version
 
-# show MODEL: the metadata, the tensors, one tensor fetched as .npy, the check, the graph, the
-# structure as JSON.
+# show MODEL: the metadata, the tensors, one tensor fetched as .npy and its statistics, the check,
+# the graph, the structure as JSON. The .npy is kept in $demo.
 show() {
   local model=$1
   echo
@@ -24,13 +30,14 @@ show() {
   first=$("$onnxmap" ls --json "$model" | /usr/bin/python3 -c \
     'import json, sys; rows = [r for r in json.load(sys.stdin) if r["dtype"] != "STRING"]; print(rows[0]["path"] if rows else "")')
   if [ -n "$first" ]; then
-    local npy
-    npy=$(mktemp --suffix=.npy)
+    local npy=$demo/first.npy
     echo
     echo "== onnxmap get $model $first -o $npy"
     "$onnxmap" get "$model" "$first" -o "$npy"
-    /usr/bin/python3 -c 'import numpy, sys; a = numpy.load(sys.argv[1]); print(a.dtype, a.shape, a.ravel()[:6])' "$npy"
-    rm -f "$npy"
+    echo "($(stat -c %s "$npy") bytes: numpy.load reads it)"
+    echo
+    echo "== onnxmap stats $model $first"
+    "$onnxmap" stats "$model" "$first"
   fi
   echo
   echo "== onnxmap check --data $model"
@@ -47,13 +54,34 @@ show() {
   fi
 }
 
+# next MODEL: where to go from here.
+next() {
+  local model=$1
+  echo
+  echo "== next (from $root)"
+  echo "The command is $onnxmap; to put it on PATH:"
+  echo "  export PATH=\"$root/${onnxmap%/*}:\$PATH\""
+  echo "Look around the model in a browser (a local server; --no-browser prints only the URL):"
+  echo "  $onnxmap view $model"
+  echo "The whole test suite (it installs GoogleTest, the Python stack, PyTorch, clang and"
+  echo "Chromium first; about 20 minutes on 2 cores): ./tools/test.sh"
+  echo "The docs: README.md, docs/cli.md (every verb), docs/view.md, docs/cpp.md, docs/python.md,"
+  echo "docs/development.md"
+}
+
+# The demo's files, kept after it for `onnxmap view` and the other verbs: the model it makes
+# (made again on each run) and the .npy.
+demo="build-demo/demo"
+mkdir -p "$demo"
 if [ $# -ge 1 ]; then
   show "$1"
+  next "$1"
 else
-  demo=$(mktemp -d)
-  trap 'rm -rf "$demo"' EXIT
+  rm -rf "$demo"
+  mkdir "$demo"
   echo
   echo "== onnxmap synth $demo/demo.onnx --layers 2 --hidden 64 --vocab 256 --external-data"
   "$onnxmap" synth "$demo/demo.onnx" --layers 2 --hidden 64 --vocab 256 --external-data
   show "$demo/demo.onnx"
+  next "$demo/demo.onnx"
 fi

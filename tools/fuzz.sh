@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/setup.sh
-onnxmap_install_deps
+onnxmap_install_deps all
 
 seconds=${1:-60}
 build="build-asan"

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/setup.sh
-onnxmap_install_deps
+onnxmap_install_deps all
 # CI clones into a new folder each run: ccache may then reuse compiles made in another folder
 # (their debug information names that folder, which nobody debugs in CI).
 if [ -n "${CI:-}" ]; then

@@ -10,7 +10,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 source tools/setup.sh
-onnxmap_install_deps
+onnxmap_install_deps all
 onnxmap_release_build
 build=build-release
 log() { echo "[${SECONDS}s] $*" >&2; }
