@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/stat.h>
+#include <ucontext.h>
 
 #include <atomic>
 #include <csetjmp>
@@ -38,6 +39,8 @@ struct GuardFrame {
 struct alignas(64) Slot {
   std::atomic<pthread_t> thread{0};
   std::atomic<GuardFrame*> frame{nullptr};
+  // The frame's depth, kept here: after a jump past a guard, its frame is dead stack.
+  std::atomic<unsigned> depth{0};
 };
 constexpr std::size_t kSlots = 512;
 Slot slots[kSlots];  // NOLINT(modernize-avoid-c-arrays): constant-initialized, read in a handler
@@ -54,6 +57,7 @@ Slot& claim_slot(GuardFrame* frame) {
       Slot& slot = slots[(start + i) % kSlots];
       pthread_t free = 0;
       if (slot.thread.compare_exchange_strong(free, self, std::memory_order_acquire)) {
+        slot.depth.store(frame->depth, std::memory_order_relaxed);
         slot.frame.store(frame, std::memory_order_relaxed);
         return slot;
       }
@@ -73,8 +77,7 @@ void release_inner_slots(unsigned landed) {
   const pthread_t self = pthread_self();
   for (Slot& slot : slots) {
     if (slot.thread.load(std::memory_order_relaxed) != self) continue;
-    const GuardFrame* frame = slot.frame.load(std::memory_order_relaxed);
-    if (frame != nullptr && frame->depth > landed) release_slot(slot);
+    if (slot.depth.load(std::memory_order_relaxed) > landed) release_slot(slot);
   }
 }
 
@@ -123,6 +126,13 @@ void on_sigbus(int signal, siginfo_t* info, void* context) {
     const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
     if (GuardFrame* frame = guard_of(address)) {
       frame->fault = address;
+      // The jump leaves the signal mask as the kernel set it for the handler. Ours blocks nothing
+      // more (SA_NODEFER, an empty mask), but the handler the kernel runs may be a wrapper of
+      // ours that blocks every signal (ThreadSanitizer's): the mask of the faulting code is put
+      // back, so that the next fault is not blocked (a blocked fault kills). Only on a fault.
+      if (context != nullptr) {
+        (void)pthread_sigmask(SIG_SETMASK, &static_cast<ucontext_t*>(context)->uc_sigmask, nullptr);
+      }
       siglongjmp(frame->jump, 1);
     }
   }

@@ -332,16 +332,18 @@ TEST_F(FaultGuardDeath, TheApplicationsHandlerGetsFaultsOutsideGuards) {
       ::testing::ExitedWithCode(42), "");
 }
 
-// AddressSanitizer installs a SIGBUS handler of its own at start, which reports and aborts.
+// AddressSanitizer and ThreadSanitizer install a SIGBUS handler of their own at start, which
+// reports the fault and exits.
 #if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ONNXMAP_TEST_ASAN
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ONNXMAP_TEST_SANITIZER_HANDLER
 #endif
 #endif
-#if defined(__SANITIZE_ADDRESS__) || defined(ONNXMAP_TEST_ASAN)
-constexpr bool kAddressSanitizer = true;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || \
+    defined(ONNXMAP_TEST_SANITIZER_HANDLER)
+constexpr bool kSanitizerHandler = true;
 #else
-constexpr bool kAddressSanitizer = false;
+constexpr bool kSanitizerHandler = false;
 #endif
 
 TEST_F(FaultGuardDeath, WithoutAHandlerAFaultOutsideGuardsKillsAsBefore) {
@@ -350,9 +352,9 @@ TEST_F(FaultGuardDeath, WithoutAHandlerAFaultOutsideGuardsKillsAsBefore) {
     guarded_fault();
     touch_unguarded();
   };
-  if (kAddressSanitizer) {
-    // The handler before ours is AddressSanitizer's: it gets the fault and reports it.
-    EXPECT_DEATH(run(), "AddressSanitizer: BUS");
+  if (kSanitizerHandler) {
+    // The handler before ours is the sanitizer's: it gets the fault and reports it.
+    EXPECT_DEATH(run(), "Sanitizer: BUS");
   } else {
     EXPECT_EXIT(run(), ::testing::KilledBySignal(SIGBUS), "");
   }
