@@ -5,6 +5,7 @@ it fails the test whose output, or any file under its tmp_path but the credentia
 holds a secret), the served models and range_server.py as a hostile endpoint. The test modules
 import the fixtures by name.
 """
+import json
 import os
 import pathlib
 
@@ -36,6 +37,17 @@ def run(onnxmap, *args, env=None):
 
 
 HOME = pathlib.Path("/nonexistent-onnxmap-home")
+
+
+def assert_same_output(verb, local, remote):
+    """`remote` (stdout by URL, the URL replaced by the local path) is `local`'s stdout; by URL,
+    info --json also says what the requests came to ("fetch"): none retried on a good server."""
+    if verb == ["info", "--json"]:
+        answer = json.loads(remote)
+        assert answer.pop("fetch")["retries"] == 0
+        assert answer == json.loads(local)
+    else:
+        assert remote == local
 
 
 @pytest.fixture(autouse=True)
