@@ -6,7 +6,6 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -125,22 +124,10 @@ TEST_F(SaveAtomic, AnErrorMidWriteLeavesTheOldModel) {
 TEST_F(SaveAtomic, AFullDiskLeavesTheOldModel) {
   save(versioned_model(1), at("m.onnx"), sharded());
   const auto before = snapshot();
-  // A file size limit fails writes the way a full disk does (EFBIG instead of ENOSPC); the old
-  // files are larger than the limit already, and stay as they are.
-  rlimit old{};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
-  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
-  rlimit small = old;
-  small.rlim_cur = 5000;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  std::string what;
-  try {
-    save(versioned_model(2), at("m.onnx"), sharded());
-  } catch (const Error& e) {
-    what = e.what();
-  }
-  ::setrlimit(RLIMIT_FSIZE, &old);
-  std::signal(SIGXFSZ, previous);
+  // The old files are larger than the limit already, and stay as they are.
+  const auto error = test::error_under_file_size_limit(
+      5000, [&] { save(versioned_model(2), at("m.onnx"), sharded()); });
+  const std::string what = error ? error->what() : "";
   EXPECT_NE(what.find("m.onnx.data.00001"), std::string::npos) << what;
   EXPECT_EQ(snapshot(), before);
 }

@@ -2,7 +2,6 @@
 // tensor, attributes), and the safety rules for destinations.
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <csignal>
@@ -238,25 +237,14 @@ TEST_F(Save, FailuresLeaveNothingBehind) {
 }
 
 TEST_F(Save, AFullDiskLeavesNoFile) {
-  // A file size limit fails writes the way a full disk does (EFBIG instead of ENOSPC), midway
-  // through the data file.
-  rlimit old{};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
-  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
-  rlimit small = old;
-  small.rlim_cur = 5000;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  // Writes fail as on a full disk midway through the data file.
   SaveOptions o;
   o.external_data = onnxmap::ExternalData::external;
-  std::string what;
-  try {
-    save(small_model(), at("m.onnx"), o);
-  } catch (const Error& e) {
-    what = e.what();
-    EXPECT_EQ(e.kind(), ErrorKind::io);
-  }
-  ::setrlimit(RLIMIT_FSIZE, &old);
-  std::signal(SIGXFSZ, previous);
+  const auto error =
+      test::error_under_file_size_limit(5000, [&] { save(small_model(), at("m.onnx"), o); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->kind(), ErrorKind::io);
+  const std::string what = error->what();
   EXPECT_NE(what.find("m.onnx.data"), std::string::npos) << what;
   EXPECT_EQ(listing(), std::vector<std::string>{});
 }

@@ -3,9 +3,11 @@
 // death test's child dies in it), bytes spelled out by hand, and the error a call throws.
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -125,6 +127,23 @@ template <class Call>
     return e;
   }
   return std::nullopt;
+}
+
+// The onnxmap::Error that `call()` throws while this process may write files of at most `bytes`
+// (RLIMIT_FSIZE, SIGXFSZ ignored): writes past it fail with EFBIG the way a full disk fails them
+// with ENOSPC. The limit and the signal's handler are put back before it returns.
+template <class Call>
+[[nodiscard]] std::optional<Error> error_under_file_size_limit(rlim_t bytes, Call&& call) {
+  rlimit old{};
+  EXPECT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = bytes;
+  EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::optional<Error> error = error_of(call);
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+  return error;
 }
 
 // Expects `call()` to throw an Error of `kind` whose field path is `path` (any path when
