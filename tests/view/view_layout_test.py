@@ -127,7 +127,8 @@ def test_layered_drawing_of_clusters(onnxmap, tmp_path):
 def test_helper_killed_mid_layout_costs_one_drawing(onnxmap, dense):
     with Viewer(onnxmap, dense, "--layout-time-limit", "120") as v:
         assert v.get("/api/graph")["layout"] != "layered"  # Graphviz's, in a helper
-        thread, result = in_thread(lambda: v.get("/api/graph"))
+        # The first drawing is kept (test_first_drawing_laid_out_once): ask for another.
+        thread, result = in_thread(lambda: v.get("/api/graph", node=5))
         victim = wait_until_computing(v)
         # Meanwhile the viewer answers.
         assert v.get("/api/summary") and "rows" in v.get("/api/tensors")
@@ -136,7 +137,7 @@ def test_helper_killed_mid_layout_costs_one_drawing(onnxmap, dense):
         d = result["answer"]
         assert d["layout"] == "layered" and "ended unexpectedly" in d["layout_note"], d["layout_note"]
         assert_no_overlap(d)
-        again = v.get("/api/graph")
+        again = v.get("/api/graph", node=5)
         assert again["layout"] != "layered" and again["layout_note"] == ""
         assert victim not in helpers_of(v)
 
@@ -144,13 +145,24 @@ def test_helper_killed_mid_layout_costs_one_drawing(onnxmap, dense):
 def test_other_requests_answered_during_a_long_layout(onnxmap, dense):
     with Viewer(onnxmap, dense, "--layout-time-limit", "120") as v:
         v.get("/api/graph")
-        thread, result = in_thread(lambda: v.get("/api/graph"))
+        thread, result = in_thread(lambda: v.get("/api/graph", node=5))
         wait_until_computing(v)
         for path in ("/api/summary", "/api/tensors", "/api/nodes", "/api/node?id=3"):
             assert v.get(path)
             assert thread.is_alive(), "the layout ended before the other requests: too fast to tell"
         thread.join(120)
         assert result["answer"]["layout"] != "layered"
+
+
+def test_first_drawing_laid_out_once(onnxmap, dense):
+    """The viewer lays the graph page's first drawing out ahead of the first request for it; that
+    request waits for the same layout (one helper ever started) and later ones get it again."""
+    with Viewer(onnxmap, dense, "--layout-time-limit", "120") as v:
+        first = v.get("/api/graph")
+        assert first["layout"] != "layered" and first["layout_note"] == ""
+        assert len(helpers_of(v)) == 1, helpers_of(v)
+        assert v.get("/api/graph", level="g:") == first
+        assert len(helpers_of(v)) == 1
 
 
 def test_helper_not_left_behind(onnxmap, dense):

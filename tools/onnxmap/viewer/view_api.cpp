@@ -81,7 +81,7 @@ ViewApi::ViewApi(Model model, std::string source, LayoutHelperOptions layout)
   warm_up_ = std::thread([this] {
     try {
       (void)summary();
-      (void)graph_scene(graph(), SceneRequest{}, layouts_);  // the graph page's first drawing, kept
+      (void)first_drawing();
       for (const char* sort : {"name", "bytes"}) tensors_.sort_ahead(sort);
       (void)warnings();
     } catch (const std::exception&) {
@@ -164,9 +164,20 @@ nlohmann::json ViewApi::graph_drawing(const HttpRequest& r) {
   if (r.query.contains("node")) {
     request.node = static_cast<std::uint32_t>(number_param(r, "node", 0, UINT32_MAX));
   }
+  const bool first = request.graph.empty() && request.level == "g:" && !request.open_given &&
+                     !request.node;
+  if (first) return first_drawing();
   const std::shared_ptr<const NodeGraph> sub =
       request.graph.empty() ? nullptr : subgraph(request.graph);
   return graph_scene(sub ? *sub : graph(), request, layouts_);
+}
+
+nlohmann::json ViewApi::first_drawing() {
+  const std::lock_guard lock(first_drawing_mutex_);
+  if (!first_drawing_.is_null()) return first_drawing_;
+  nlohmann::json drawing = graph_scene(graph(), SceneRequest{}, layouts_);
+  if (drawing["layout_note"].get_ref<const std::string&>().empty()) first_drawing_ = drawing;
+  return drawing;
 }
 
 const nlohmann::json& ViewApi::warnings() {

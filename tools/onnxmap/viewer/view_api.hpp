@@ -23,9 +23,9 @@ namespace onnxmap::cli::viewer {
 class ViewApi {
  public:
   // `source` is what the page calls the model: its file name or URL. Starts a thread that
-  // computes the summary, the node index, two sort orders and the warnings ahead of the first
-  // requests for them (on a graph of 360,000 nodes each takes a second or so); a request that needs
-  // one first waits for it.
+  // computes the summary, the node index, the graph page's first drawing, two sort orders and
+  // the warnings ahead of the first requests for them (on a graph of 360,000 nodes each takes a
+  // second or so); a request that needs one first waits for it.
   // `layout` says how the graph page's drawings are laid out (layout_helpers.hpp).
   ViewApi(Model model, std::string source, LayoutHelperOptions layout = {});
   ~ViewApi();
@@ -41,6 +41,11 @@ class ViewApi {
   [[nodiscard]] const NodeGraph& graph();
   [[nodiscard]] std::shared_ptr<const NodeGraph> subgraph(const std::string& path);
   [[nodiscard]] nlohmann::json graph_drawing(const HttpRequest& request);
+  // The graph page's first drawing (the main graph's top level, nothing asked unfolded), laid
+  // out once and kept: the warm-up and the first requests share one layout rather than each
+  // running their own. A drawing the layout gave up on (a layout_note) is not kept, so the next
+  // request tries Graphviz again.
+  [[nodiscard]] nlohmann::json first_drawing();
   [[nodiscard]] const nlohmann::json& summary();
   [[nodiscard]] const nlohmann::json& warnings();
   [[nodiscard]] Tensor named_tensor(const HttpRequest& request) const;
@@ -55,6 +60,8 @@ class ViewApi {
   std::map<std::string, std::shared_ptr<const NodeGraph>> subgraphs_;  // by path
   std::once_flag summary_once_;
   nlohmann::json summary_;
+  std::mutex first_drawing_mutex_;
+  nlohmann::json first_drawing_;  // null until a drawing without a layout_note is kept
   std::once_flag warnings_once_;
   nlohmann::json warnings_;
   StatsJobs jobs_;
