@@ -1,10 +1,12 @@
 """The viewer's pages in a real browser: makes eight models (a small one, one replaced on disk
 after the viewer opened it, a 320 GB sparse one, one of 360,003 nodes, and graph_models.py's
-PaddleOCR-shaped, torch-exported, 300,001-node flat-named and If/Loop/Scan ones), starts
-`onnxmap view` on each and runs browser_test.mjs (puppeteer-core driving the system's Chromium)
-against them. Screenshots of every page land in
-WORK/view-screenshots/, WORK being ONNXMAP_BROWSER_WORK (tests/meson.build: the build's tests/),
-with figures.txt: the graph page's figures (times, box and edge counts) the script printed.
+PaddleOCR-shaped, torch-exported, 300,001-node flat-named and If/Loop/Scan ones), takes the ten
+real exporters' models of real_models.py (PaddleOCR, IS-Net quantized by ONNX Runtime, tf2onnx's
+and torch's wake-word models, Silero VAD, ...), starts `onnxmap view` on each and runs
+browser_test.mjs (puppeteer-core driving the system's Chromium) against them. Screenshots of
+every page land in WORK/view-screenshots/, WORK being ONNXMAP_BROWSER_WORK (tests/meson.build:
+the build's tests/), with figures.txt: the graph page's figures (times, box and edge counts) the
+script printed.
 
 Skipped when Chromium is absent or cannot start; fails when node or npm is absent.
 puppeteer-core (pinned in browser/package.json and package-lock.json) is installed with `npm ci`
@@ -19,6 +21,7 @@ import subprocess
 import pytest
 
 import graph_models
+import real_models
 from viewer import Viewer
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -99,7 +102,14 @@ def modules(work, node_and_npm):
     return modules
 
 
-def test_pages_in_chromium(onnxmap, chromium, node_and_npm, modules, work, tmp_path):
+@pytest.fixture(scope="module")
+def real_paths(work):
+    """{id: path} of real_models.py's real exporters' models, in the cache view_real_test.py
+    uses (WORK/real-models)."""
+    return real_models.fetch_for_tests(work / "real-models")
+
+
+def test_pages_in_chromium(onnxmap, chromium, node_and_npm, modules, real_paths, work, tmp_path):
     shots = work / "view-screenshots"
     shutil.rmtree(shots, ignore_errors=True)
     shots.mkdir(parents=True)
@@ -116,6 +126,8 @@ def test_pages_in_chromium(onnxmap, chromium, node_and_npm, modules, work, tmp_p
             if label == "replaced":
                 subprocess.run([onnxmap.path, "synth", path, *args, "--dtype", "bfloat16"],
                                check=True, capture_output=True)
+        for model_id, path in real_paths.items():
+            viewers.append((f"real-{model_id}", Viewer(onnxmap.path, path).__enter__()))
         command = [node_and_npm[0], str(HERE / "browser_test.mjs"), chromium, str(shots)]
         command += [f"{label}={v.url}" for label, v in viewers]
         # Run from the modules' folder: the script requires puppeteer-core from there.

@@ -2,7 +2,8 @@
 past `--layout-time-limit` is abandoned for the simpler layered drawing with a note, a helper
 killed mid-layout costs that one drawing (the next is Graphviz's again, by a new helper), and the
 viewer answers other requests while a layout runs. And subgraphs: the values a subgraph reads
-from the graphs around it are drawn as its inputs; the node list and node pages cover its nodes.
+from the graphs around it are drawn as its inputs; the node list and node pages cover its nodes;
+a tensor name two subgraphs both use names two tensors.
 """
 import os
 import signal
@@ -214,3 +215,34 @@ def test_node_list_and_pages_of_a_subgraph(subgraphs):
     assert status == 404 and b"graph 4.body" in body
     status, _ = subgraphs.request("GET", "/api/nodes?graph=9.nothing")
     assert status == 404
+
+
+def test_a_name_used_by_two_graphs_is_two_tensors(onnxmap, tmp_path):
+    """An If's branches may each make a tensor "w": the index of its row in /api/tensors says
+    which one the tensor calls mean (api.md); without it, the first."""
+    def branch(name, value):
+        w = helper.make_node("Constant", [], ["w"], value=helper.make_tensor(
+            "w", TensorProto.FLOAT, [2], value))
+        add = helper.make_node("Add", ["x", "w"], [f"{name}_out"])
+        return helper.make_graph([w, add], name, [], [helper.make_tensor_value_info(
+            f"{name}_out", TensorProto.FLOAT, [2])])
+    cond = helper.make_node("If", ["c"], ["y"], then_branch=branch("then", [1, 2]),
+                            else_branch=branch("else", [3, 4]))
+    graph = helper.make_graph([cond], "g", [
+        helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    path = tmp_path / "if.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    with Viewer(onnxmap, path) as v:
+        rows = [r for r in v.get("/api/tensors")["rows"] if r["name"] == "w"]
+        assert len(rows) == 2, rows
+        values = [v.get("/api/values", name="w", index=row["index"])["values"] for row in rows]
+        assert sorted(values) == [[1, 2], [3, 4]], values
+        for row in rows:
+            assert v.get("/api/tensor", name="w", index=row["index"])["path"] == row["path"]
+        assert v.get("/api/values", name="w")["values"] == values[0]
+        status, body = v.request("GET", "/api/tensor?name=y&index=%d" % rows[1]["index"])
+        assert status == 404 and b"no tensor named y at index" in body, body
+        status, body = v.request("GET", "/api/values?name=w&index=two")
+        assert status == 400 and b"index: not a number" in body, body

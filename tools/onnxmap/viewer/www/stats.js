@@ -61,7 +61,7 @@ async function runJob(t, ui, job, signal) {
   ui.progress.value = 0;
   setState(ui, 'running');
   try {
-    const started = await api('stats', { name: t.name, bins: BINS }, { method: 'POST', signal });
+    const started = await api('stats', { name: t.name, index: t.index, bins: BINS }, { method: 'POST', signal });
     job.id = started.job;
     if (job.cancelRequested) cancelJob(job);
     const end = await poll(ui, job, signal);

@@ -1,9 +1,9 @@
-// One tensor's page (#/tensor/<encoded name>): its facts (/api/tensor), the consumer nodes,
-// the first 64 values (/api/values), the statistics section (stats.js) and, when it applies,
-// the heat map (/api/heatmap). Ready once the facts, values and heat map are drawn.
+// One tensor's page (#/tensor/<encoded name>[?index=I]): its facts (/api/tensor), the consumer
+// nodes, the first 64 values (/api/values), the statistics section (stats.js) and, when it
+// applies, the heat map (/api/heatmap). Ready once the facts, values and heat map are drawn.
 
 import { el, appendChildren, card, bytesSpan, errorBox } from './dom.js';
-import { formatInt, formatDims, formatValue, nodeLabel } from './format.js';
+import { formatInt, formatDims, formatValue, nodeLabel, tensorName } from './format.js';
 import { href } from './url.js';
 import { api } from './api.js';
 import { drawHeatmap } from './draw.js';
@@ -13,13 +13,14 @@ const VALUE_COUNT = 64;
 const HEATMAP_CELLS = 256;
 
 export async function render(main, params, ctx) {
-  const tensor = await api('tensor', { name: params.name }, { signal: ctx.signal });
+  // The row the link came from, if any, goes with every call (api.md: names may repeat).
+  const tensor = { ...await api('tensor', { name: params.name, index: params.index }, { signal: ctx.signal }), index: params.index };
   const valuesBox = el('div', { class: 'values-box' }, el('p', { class: 'muted' }, 'loading values…'));
   const heatmapBox = el('div', { class: 'heatmap-box' }, el('p', { class: 'muted' }, 'loading heat map…'));
   appendChildren(main, [
     el('div', { class: 'page-head' },
       el('div', { class: 'kicker' }, 'tensor'),
-      el('h1', { class: 'mono wrap', 'data-testid': 'tensor-name' }, tensor.name)),
+      el('h1', { class: 'mono wrap', 'data-testid': 'tensor-name' }, tensorName(tensor.name))),
     el('div', { class: 'grid-2' },
       el('div', { class: 'column' }, factsCard(tensor), consumersCard(tensor)),
       el('div', { class: 'column' }, card(`First values`, { 'data-testid': 'tensor-values' }, valuesBox))),
@@ -43,7 +44,7 @@ function factsCard(t) {
     ['size', bytesSpan(t.bytes)],
     ['storage', el('span', { class: 'mono' }, where)],
     ['offset', el('span', { class: 'num', title: 'file offset of the payload' }, t.offset !== undefined ? formatInt(t.offset) : '— (no payload)')],
-    ['path', el('span', { class: 'mono' }, t.path ?? '')],
+    ['path', el('span', { class: 'mono', 'data-testid': 'tensor-path' }, t.path ?? '')],
   ];
   if (t.doc_string) rows.push(['doc string', el('pre', { class: 'doc' }, t.doc_string)]);
   return card('Tensor', null, el('table', { class: 'kv' }, el('tbody', null,
@@ -66,7 +67,7 @@ function consumersCard(t) {
 
 async function loadValues(t, box, ctx) {
   try {
-    const answer = await api('values', { name: t.name, count: VALUE_COUNT }, { signal: ctx.signal });
+    const answer = await api('values', { name: t.name, index: t.index, count: VALUE_COUNT }, { signal: ctx.signal });
     const values = answer.values ?? [];
     const cells = values.map((v, i) => el('div', { class: 'value', title: `[${i}] ${formatValue(v)}` },
       el('span', { class: 'value-index' }, i), el('span', { class: 'value-text' }, formatValue(v))));
@@ -92,7 +93,7 @@ async function loadHeatmap(t, box, ctx) {
   }
   try {
     const map = await api('heatmap', {
-      name: t.name, width: Math.min(HEATMAP_CELLS, cols), height: Math.min(HEATMAP_CELLS, rows),
+      name: t.name, index: t.index, width: Math.min(HEATMAP_CELLS, cols), height: Math.min(HEATMAP_CELLS, rows),
     }, { signal: ctx.signal });
     const note = `${formatInt(map.rows)} rows × ${formatInt(map.cols)} columns in ${map.height} × ${map.width} cells` +
       (map.sampled_rows !== undefined ? `, ${formatInt(map.sampled_rows)} rows sampled` : '');

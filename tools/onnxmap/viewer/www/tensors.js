@@ -4,7 +4,7 @@
 // Sort clicks and treemap drills push a history entry; typing the filter replaces the entry.
 
 import { el, card, debounce, bytesSpan, errorBox } from './dom.js';
-import { formatInt, formatDims, splitPrefix } from './format.js';
+import { formatInt, formatDims, splitPrefix, tensorName } from './format.js';
 import { href, queryString } from './url.js';
 import { api } from './api.js';
 import { createVirtualList } from './scroller.js';
@@ -142,9 +142,9 @@ function updateHeaders(view, state) {
 /** One row of the table for an /api/tensors row. */
 function tensorRow(t) {
   const storageTitle = t.file ? `${t.storage}: ${t.file}` : t.storage;
-  return el('div', { class: 'row', 'data-testid': 'tensor-row', 'data-name': t.name },
+  return el('div', { class: 'row', 'data-testid': 'tensor-row', 'data-name': t.name, 'data-index': t.index },
     el('span', { class: 'c-index num' }, t.index),
-    el('span', { class: 'c-name' }, el('a', { href: href.tensor(t.name), title: t.name }, t.name)),
+    el('span', { class: 'c-name' }, el('a', { href: href.tensor(t.name, t.index), title: t.name }, tensorName(t.name))),
     el('span', { class: 'c-dtype' }, t.dtype),
     el('span', { class: 'c-dims', title: formatDims(t.dims) }, formatDims(t.dims)),
     el('span', { class: 'c-bytes num' }, bytesSpan(t.bytes)),

@@ -13,7 +13,8 @@ export function queryString(params) {
 
 /** Link targets of the pages. */
 export const href = {
-  tensor: (name) => `#/tensor/${encodeURIComponent(name)}`,
+  // `index`: the tensor's row of /api/tensors, where a name may be used by several graphs.
+  tensor: (name, index) => `#/tensor/${encodeURIComponent(name)}${index === undefined ? '' : `?index=${index}`}`,
   // `graph`: a subgraph's path (/api/graph's), absent or '' for the main graph.
   node: (id, graph) => `#/node/${encodeURIComponent(id)}${queryString({ graph })}`,
   graphNode: (id, graph) => `#/graph${queryString({ graph, node: id })}`,
