@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <onnxmap/onnxmap.hpp>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace {
@@ -106,19 +107,10 @@ __attribute__((visibility("default"))) int ogc_load(void* check, const char* dev
     }
     const auto s =
         onnxmap::load_to_device(c.items, std::span<void* const>(dst, c.items.size()), options);
-    const nlohmann::json stats = {{"tensors", s.tensors},
-                                  {"bytes", s.bytes},
-                                  {"seconds", s.seconds},
-                                  {"cpu_seconds", s.cpu_seconds},
-                                  {"path", std::string(s.path())},
-                                  {"bytes_staged", s.bytes_staged},
-                                  {"bytes_registered", s.bytes_registered},
-                                  {"pinned_bytes", s.pinned_bytes},
-                                  {"registrations", s.registrations},
-                                  {"threads", s.threads},
-                                  {"registrations_refused", s.registrations_refused},
-                                  {"bytes_read", s.bytes_read},
-                                  {"direct", s.direct}};
+    nlohmann::json stats;
+    for (const onnxmap::StatsField& field : onnxmap::fields_of(s)) {
+      std::visit([&](const auto& v) { stats[std::string(field.name)] = v; }, field.value);
+    }
     write(out, cap, stats.dump());
   });
 }

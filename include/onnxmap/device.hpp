@@ -33,6 +33,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "onnxmap/export.hpp"
 #include "onnxmap/load.hpp"
@@ -96,6 +97,10 @@ struct DeviceLoadStats {
     return bytes_staged > 0 ? "pinned" : "none";
   }
 };
+
+// Every field of `stats`, in declaration order, then "path" (path()): what `onnxmap load
+// --device --json` and Python's load_to_torch statistics are made from (StatsField, load.hpp).
+[[nodiscard]] ONNXMAP_API std::vector<StatsField> fields_of(const DeviceLoadStats& stats);
 
 // Copies every item into `destinations[i]`, a device pointer (a host pointer for "host") to at
 // least item i's byte count (LoadItem::byte_size()); items of no bytes (STRING, empty) may have

@@ -44,24 +44,6 @@ DevicePath device_path_named(const std::string& name) {
   raise_invalid("path '" + name + "': expected automatic, registered or pinned");
 }
 
-py::dict device_stats_dict(const DeviceLoadStats& s) {
-  py::dict out;
-  out["tensors"] = s.tensors;
-  out["bytes"] = s.bytes;
-  out["seconds"] = s.seconds;
-  out["cpu_seconds"] = s.cpu_seconds;
-  out["path"] = std::string(s.path());
-  out["bytes_staged"] = s.bytes_staged;
-  out["bytes_registered"] = s.bytes_registered;
-  out["bytes_read"] = s.bytes_read;
-  out["pinned_bytes"] = s.pinned_bytes;
-  out["registrations"] = s.registrations;
-  out["registrations_refused"] = s.registrations_refused;
-  out["threads"] = s.threads;
-  out["direct"] = s.direct;
-  return out;
-}
-
 // A Python exception from the progress callback or a signal (Ctrl-C) noticed meanwhile,
 // carried through the loader, which stops; the binding raises it again.
 struct PythonFailed : std::exception {};
@@ -117,7 +99,7 @@ py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwarg
     if (failure) throw std::move(*failure);
     throw;
   }
-  return device_stats_dict(stats);
+  return load_stats_dict(fields_of(stats));
 }
 
 DevicePlan device_plan(const py::handle& self, py::kwargs kwargs) {
