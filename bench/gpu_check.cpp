@@ -93,17 +93,17 @@ __attribute__((visibility("default"))) int ogc_load(void* check, const char* dev
     const Check& c = *static_cast<Check*>(check);
     onnxmap::DeviceLoadOptions options;
     options.device = device;
-    options.mode = onnxmap::parse_load_mode(mode).value();
+    options.load.mode = onnxmap::parse_load_mode(mode).value();
     const std::string way = path;
     options.path = way == "pinned"       ? onnxmap::DevicePath::pinned
                    : way == "registered" ? onnxmap::DevicePath::registered
                                          : onnxmap::DevicePath::automatic;
-    options.threads = threads;
-    if (max_in_flight > 0) options.max_in_flight_bytes = max_in_flight;
+    options.load.threads = threads;
+    if (max_in_flight > 0) options.load.max_in_flight_bytes = max_in_flight;
     std::uint64_t done = 0;
     if (cancel_after > 0) {
-      options.progress = [&](std::uint64_t d, std::uint64_t) { done = d; };
-      options.cancelled = [&] { return done >= cancel_after; };
+      options.load.progress = [&](std::uint64_t d, std::uint64_t) { done = d; };
+      options.load.cancelled = [&] { return done >= cancel_after; };
     }
     const auto s =
         onnxmap::load_to_device(c.items, std::span<void* const>(dst, c.items.size()), options);

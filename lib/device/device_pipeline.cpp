@@ -161,12 +161,13 @@ DevicePipeline::DevicePipeline(const LoadPlan& plan, DeviceTargets targets,
       targets_of_(plan.items.size(), nullptr),
       remaining_(plan.items.size(), 0) {
   const std::vector<std::size_t> streamed = streamed_in_file_order(plan);
-  threads_ = options.threads > 0 ? options.threads
-                                 : automatic_threads(plan, streamed, options.path, options.mode);
-  chunk_bytes_ = std::max(io::kDirectAlign, io::align_down(options.max_in_flight_bytes / threads_));
+  const LoadOptions& load = options.load;
+  threads_ =
+      load.threads > 0 ? load.threads : automatic_threads(plan, streamed, options.path, load.mode);
+  chunk_bytes_ = std::max(io::kDirectAlign, io::align_down(load.max_in_flight_bytes / threads_));
   units_ = make_units(plan, streamed, chunk_bytes_,
-                      {options.path, options.mode, engine.prefers_registration()});
-  const LoadMode read_mode = options.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
+                      {options.path, load.mode, engine.prefers_registration()});
+  const LoadMode read_mode = load.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
   for (const PlanFile& file : plan.files)
     readers_.push_back(file.file->reader()->reopen(read_mode));
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
@@ -258,8 +259,8 @@ bool DevicePipeline::report() {
     const std::lock_guard lock(lock_);
     done = done_bytes_;
   }
-  if (options_.progress) options_.progress(done, total_bytes_);
-  if (!options_.cancelled || !options_.cancelled()) return false;
+  if (options_.load.progress) options_.load.progress(done, total_bytes_);
+  if (!options_.load.cancelled || !options_.load.cancelled()) return false;
   fail(std::make_exception_ptr(
       Error(ErrorKind::cancelled, "the load to " + engine_.name() + " was cancelled after " +
                                       std::to_string(done) + " of " + std::to_string(total_bytes_) +

@@ -42,7 +42,7 @@ struct Unit {
 // automatic_threads and make_units walk.
 [[nodiscard]] std::vector<std::size_t> streamed_in_file_order(const LoadPlan& plan);
 
-// The workers of a load whose DeviceLoadOptions::threads is 0, from `streamed` (counted in
+// The workers of a load whose DeviceLoadOptions::load.threads is 0, from `streamed` (counted in
 // windows of nearby items, ResidentWindows). Measured on an H100 with 16 cores
 // (bench/gpu-sweep.md): the ring copying out of the page cache is CPU-bound and ran at 14, 22
 // and 31 GB/s on 4, 8 and 16 workers, so a plan mostly resident gets one per core, at most

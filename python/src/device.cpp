@@ -55,11 +55,11 @@ py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwarg
   std::string path = "automatic";
   take_kwarg(args, "path", path);
   options.path = device_path_named(path);
-  std::string mode(to_string(options.mode));
+  std::string mode(to_string(options.load.mode));
   take_kwarg(args, "mode", mode);
-  options.mode = load_mode_named(mode);
-  take_kwarg(args, "threads", options.threads);
-  take_kwarg(args, "max_in_flight_bytes", options.max_in_flight_bytes);
+  options.load.mode = load_mode_named(mode);
+  take_kwarg(args, "threads", options.load.threads);
+  take_kwarg(args, "max_in_flight_bytes", options.load.max_in_flight_bytes);
   py::object progress = py::none();
   take_kwarg(args, "progress", progress);
   reject_unknown(args, "load_to_device");
@@ -71,7 +71,7 @@ py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwarg
 
   std::optional<py::error_already_set> failure;
   if (!progress.is_none()) {
-    options.progress = [&](std::uint64_t done, std::uint64_t total) {
+    options.load.progress = [&](std::uint64_t done, std::uint64_t total) {
       const py::gil_scoped_acquire locked;
       try {
         progress(done, total);
@@ -83,7 +83,7 @@ py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwarg
   }
   // Ctrl-C while the GIL is released: the interpreter only notes the signal; asking for it
   // here turns it into KeyboardInterrupt, raised once the copies in flight have ended.
-  options.cancelled = [&] {
+  options.load.cancelled = [&] {
     const py::gil_scoped_acquire locked;
     if (PyErr_CheckSignals() == 0) return false;
     failure.emplace();

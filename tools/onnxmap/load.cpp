@@ -128,15 +128,15 @@ nlohmann::json device_load_json(const LoadArgs& args, const std::vector<LoadItem
   }
   DeviceLoadOptions options;
   options.device = args.device;
-  if (!args.mode.empty()) options.mode = *parse_load_mode(args.mode);
-  options.threads = args.threads;
+  if (!args.mode.empty()) options.load.mode = *parse_load_mode(args.mode);
+  options.load.threads = args.threads;
   ProgressBar bar("load");
-  options.progress = [&](std::uint64_t done, std::uint64_t all) { bar.update(done, all); };
+  options.load.progress = [&](std::uint64_t done, std::uint64_t all) { bar.update(done, all); };
   const DeviceLoadStats s = load_to_device(plan, destinations, options);
   nlohmann::json out = stats_json(fields_of(s));
   out["gb_per_s"] = s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds / 1e9 : 0.0;
   out["device"] = args.device;
-  out["mode"] = std::string(to_string(options.mode));
+  out["mode"] = std::string(to_string(options.load.mode));
   return out;
 }
 
