@@ -74,9 +74,9 @@ void DevicePipeline::Worker::stage_chunk(const Unit& unit) {
   const io::FileReader& reader = unit.kind == UnitKind::cached
                                      ? p_.plan_.files[unit.file].file->buffered_reader()->get()
                                      : p_.readers_[unit.file];
-  std::vector<UnitPiece> order = unit.pieces;
+  std::vector<ReadPiece> order = unit.pieces;
   std::sort(order.begin(), order.end(),
-            [](const UnitPiece& a, const UnitPiece& b) { return a.offset < b.offset; });
+            [](const ReadPiece& a, const ReadPiece& b) { return a.offset < b.offset; });
   for (std::size_t i = 0; i < order.size();) {
     std::uint64_t begin = order[i].offset;
     std::uint64_t end = begin + order[i].length;
@@ -89,7 +89,7 @@ void DevicePipeline::Worker::stage_chunk(const Unit& unit) {
     stats.bytes_read +=
         reader.is_direct() ? io::FileReader::staging_size(begin, end - begin) : end - begin;
   }
-  for (const UnitPiece& piece : unit.pieces) {
+  for (const ReadPiece& piece : unit.pieces) {
     copy(piece.item, piece.item_offset, base + (piece.offset - unit.chunk), piece.length, true);
   }
 }
@@ -108,7 +108,7 @@ void DevicePipeline::Worker::register_chunk(const Unit& unit) {
   ++stats.registrations;
   {
     const Registration registration(p_.engine_, map + begin, stream_);
-    for (const UnitPiece& piece : unit.pieces) {
+    for (const ReadPiece& piece : unit.pieces) {
       copy(piece.item, piece.item_offset, map + piece.offset, piece.length, false);
     }
     p_.engine_.synchronize(stream_);
@@ -118,7 +118,7 @@ void DevicePipeline::Worker::register_chunk(const Unit& unit) {
 
 // An item in memory (or decoded from typed fields) copied through the slot a part at a time.
 void DevicePipeline::Worker::stage_memory(const Unit& unit) {
-  const UnitPiece& piece = unit.pieces.front();
+  const ReadPiece& piece = unit.pieces.front();
   const ResolvedItem& item = p_.plan_.items[piece.item];
   std::optional<TensorData> decoded;
   std::span<const std::byte> bytes = item.view;
@@ -190,7 +190,7 @@ const Unit* DevicePipeline::take() {
   const std::lock_guard lock(lock_);
   if (stop_ || next_unit_ >= units_.size()) return nullptr;
   const Unit& unit = units_[next_unit_++];
-  for (const UnitPiece& piece : unit.pieces) {
+  for (const ReadPiece& piece : unit.pieces) {
     if (targets_of_[piece.item] != nullptr) continue;
     void* to = targets_.buffer_for != nullptr ? (*targets_.buffer_for)(piece.item)
                                               : targets_.pointers[piece.item];

@@ -63,7 +63,7 @@ unsigned automatic_threads(const LoadPlan& plan, std::span<const std::size_t> st
 ByteRange span_of(const Unit& unit) noexcept {
   std::uint64_t begin = UINT64_MAX;
   std::uint64_t end = 0;
-  for (const UnitPiece& piece : unit.pieces) {
+  for (const ReadPiece& piece : unit.pieces) {
     begin = std::min(begin, piece.offset);
     end = std::max(end, piece.offset + piece.length);
   }

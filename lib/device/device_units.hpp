@@ -1,7 +1,8 @@
 #pragma once
 // The device loader's work (device.hpp), cut from the loader's plan (load_plan.hpp): units
 // taken by the workers in file order, each a chunk of a file (aligned, at most one ring slot)
-// with the pieces of items in it, or one item whose bytes are in memory or decoded.
+// with the pieces of items in it (the loader's ReadPiece), or one item whose bytes are in
+// memory or decoded.
 
 #include <cstddef>
 #include <cstdint>
@@ -21,18 +22,11 @@ enum class UnitKind : std::uint8_t {
   memory,      // one item from memory or typed fields, staged through the slot in parts
 };
 
-struct UnitPiece {
-  std::size_t item = 0;
-  std::uint64_t offset = 0;  // in the file
-  std::uint64_t length = 0;
-  std::uint64_t item_offset = 0;  // where the piece starts in the item's bytes
-};
-
 struct Unit {
   UnitKind kind = UnitKind::ring;
   std::size_t file = 0;           // ring, registered: index into LoadPlan::files
   std::uint64_t chunk = 0;        // ring, registered: the aligned file offset the chunk starts at
-  std::vector<UnitPiece> pieces;  // in file order; memory: one, the whole item
+  std::vector<ReadPiece> pieces;  // in file order; memory: one, the whole item
 };
 
 // The bytes of the file that a ring or registered unit's pieces cover, first to last.
