@@ -243,11 +243,17 @@ TEST_F(DeviceLoad, CancelledLeavesNothingPinnedOrRegistered) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       return pointers[i];
     };
-    test::expect_error(
+    const std::string what = test::expect_error(
         [&] {
           (void)detail::load_to_device(items, {{}, &buffer_for}, options, engine);
         },
         ErrorKind::cancelled);
+    // The loaders' one cancellation: the load named, the tensors and bytes done of the total.
+    EXPECT_NE(what.find("the load to host was cancelled after "), std::string::npos) << what;
+    EXPECT_NE(what.find(" tensors, "), std::string::npos) << what;
+    std::uint64_t total = 0;
+    for (const LoadItem& item : items) total += item.byte_size();
+    EXPECT_NE(what.find(" of " + std::to_string(total) + " bytes"), std::string::npos) << what;
     EXPECT_EQ(engine.pinned_now(), 0U);
     EXPECT_EQ(engine.registered_now(), 0U);
   }
