@@ -118,11 +118,8 @@ void DevicePipeline::Worker::register_chunk(const Unit& unit) {
 // An item in memory (or decoded from typed fields) copied through the slot a part at a time.
 void DevicePipeline::Worker::stage_memory(const Unit& unit) {
   const ReadPiece& piece = unit.pieces.front();
-  const ResolvedItem& item = p_.plan_.items[piece.item];
   std::optional<TensorData> decoded;
-  std::span<const std::byte> bytes = item.view;
-  if (item.source == ItemSource::typed)
-    bytes = decoded.emplace(item.request->tensor.data()).bytes();
+  const std::span<const std::byte> bytes = bytes_in_memory(p_.plan_.items[piece.item], decoded);
   for (std::uint64_t at = 0; at < bytes.size(); at += p_.chunk_bytes_) {
     settle();
     const auto part = static_cast<std::size_t>(std::min(p_.chunk_bytes_, bytes.size() - at));
@@ -160,13 +157,10 @@ DevicePipeline::DevicePipeline(const LoadPlan& plan, DeviceTargets targets,
       targets_of_(plan.items.size(), nullptr),
       run_(plan, options.load, "the load to " + engine.name()),
       remaining_(plan.items.size(), 0) {
-  const std::vector<std::size_t> streamed = streamed_in_file_order(plan);
   const LoadOptions& load = options.load;
-  threads_ =
-      load.threads > 0 ? load.threads : automatic_threads(plan, streamed, options.path, load.mode);
+  threads_ = load.threads > 0 ? load.threads : automatic_threads(plan, options.path, load.mode);
   chunk_bytes_ = std::max(io::kDirectAlign, io::align_down(load.max_in_flight_bytes / threads_));
-  units_ = make_units(plan, streamed, chunk_bytes_,
-                      {options.path, load.mode, engine.prefers_registration()});
+  units_ = make_units(plan, chunk_bytes_, {options.path, load.mode, engine.prefers_registration()});
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
     remaining_[i] = plan.items[i].length;
     total_bytes_ += plan.items[i].length;

@@ -84,9 +84,7 @@ bool Engine::report_progress() {
 void Engine::deliver_in_memory(std::size_t i) {
   const auto& item = plan_.items[i];
   std::optional<TensorData> decoded;
-  std::span<const std::byte> bytes = item.view;
-  if (item.source == ItemSource::typed)
-    bytes = decoded.emplace(item.request->tensor.data()).bytes();
+  std::span<const std::byte> bytes = bytes_in_memory(item, decoded);
   if (!buffers_.empty() || buffer_for_ != nullptr) {
     const std::span<std::byte> target = buffers_.empty() ? caller_buffer(i) : buffers_[i];
     copy_bytes(bytes, target);  // guarded: a fault in a mapped file is an error
