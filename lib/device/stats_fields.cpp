@@ -1,6 +1,7 @@
 // fields_of (load.hpp, device.hpp): every statistics type of the loaders as a list of fields,
 // the one serialisation the command's --json and Python's dictionaries are made from. Both lists
-// live here, so that a field added to one struct is added to its list beside the other's.
+// live here, so that a field added to one struct is added to its list beside the other's: in
+// the device layer, the one that sees both (it uses the loader; the loader knows no device).
 
 #include "onnxmap/device.hpp"
 #include "onnxmap/load.hpp"
