@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <onnxmap/onnxmap.hpp>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace {
@@ -92,33 +93,24 @@ __attribute__((visibility("default"))) int ogc_load(void* check, const char* dev
     const Check& c = *static_cast<Check*>(check);
     onnxmap::DeviceLoadOptions options;
     options.device = device;
-    options.mode = onnxmap::parse_load_mode(mode).value();
+    options.load.mode = onnxmap::parse_load_mode(mode).value();
     const std::string way = path;
     options.path = way == "pinned"       ? onnxmap::DevicePath::pinned
                    : way == "registered" ? onnxmap::DevicePath::registered
                                          : onnxmap::DevicePath::automatic;
-    options.threads = threads;
-    if (max_in_flight > 0) options.max_in_flight_bytes = max_in_flight;
+    options.load.threads = threads;
+    if (max_in_flight > 0) options.load.max_in_flight_bytes = max_in_flight;
     std::uint64_t done = 0;
     if (cancel_after > 0) {
-      options.progress = [&](std::uint64_t d, std::uint64_t) { done = d; };
-      options.cancelled = [&] { return done >= cancel_after; };
+      options.load.progress = [&](std::uint64_t d, std::uint64_t) { done = d; };
+      options.load.cancelled = [&] { return done >= cancel_after; };
     }
     const auto s =
         onnxmap::load_to_device(c.items, std::span<void* const>(dst, c.items.size()), options);
-    const nlohmann::json stats = {{"tensors", s.tensors},
-                                  {"bytes", s.bytes},
-                                  {"seconds", s.seconds},
-                                  {"cpu_seconds", s.cpu_seconds},
-                                  {"path", std::string(s.path())},
-                                  {"bytes_staged", s.bytes_staged},
-                                  {"bytes_registered", s.bytes_registered},
-                                  {"pinned_bytes", s.pinned_bytes},
-                                  {"registrations", s.registrations},
-                                  {"threads", s.threads},
-                                  {"registrations_refused", s.registrations_refused},
-                                  {"bytes_read", s.bytes_read},
-                                  {"direct", s.direct}};
+    nlohmann::json stats;
+    for (const onnxmap::StatsField& field : onnxmap::fields_of(s)) {
+      std::visit([&](const auto& v) { stats[std::string(field.name)] = v; }, field.value);
+    }
     write(out, cap, stats.dump());
   });
 }

@@ -33,6 +33,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "onnxmap/export.hpp"
 #include "onnxmap/load.hpp"
@@ -49,30 +50,42 @@ enum class DevicePath : std::uint8_t {
   pinned,      // every byte through the pinned ring
 };
 
-// The workers of a load that leaves DeviceLoadOptions::threads at 0, at most.
+// The workers of a load that leaves DeviceLoadOptions::load.threads at 0, at most.
 inline constexpr unsigned kMaxDeviceThreads = 16;
+
+// LoadOptions as a device load takes them by default (DeviceLoadOptions::load): load()'s, but
+// - mode: direct, not read. How the ring is filled: direct (O_DIRECT where the file system
+//   allows it, else buffered), read (buffered), or map (every streamed byte is resident: the
+//   registered path). Bytes bound for a device need no copy in this process's page cache.
+// - threads: 0, not 4. Workers, each with a stream and a slot of the ring: reads,
+//   registrations and copies of different workers overlap. 0: one per core, at most
+//   kMaxDeviceThreads, where most of the plan's bytes are in the page cache (copying them out
+//   is what bounds a warm load); else 4 (docs/gpu.md).
+// - max_in_flight_bytes: 256 MiB, not 1 GiB. The pinned ring, and the mapped bytes registered
+//   at once, each at most this much: each worker's slot (and registered chunk) is
+//   max_in_flight_bytes / threads: pinned memory is locked in the host's RAM while it lasts.
+[[nodiscard]] inline LoadOptions device_load_defaults() {
+  LoadOptions options;
+  options.mode = LoadMode::direct;
+  options.threads = 0;
+  options.max_in_flight_bytes = std::uint64_t{256} << 20U;
+  return options;
+}
 
 struct DeviceLoadOptions {
   // "cuda:N" (a CUDA device by ordinal; "cuda" is "cuda:0") or "host": host memory as the
   // device (destinations are host pointers), through the same pipeline.
   std::string device = "cuda:0";
   DevicePath path = DevicePath::automatic;
-  // How the ring is filled: direct (O_DIRECT where the file system allows it, else buffered),
-  // read (buffered), or map (every streamed byte is resident: the registered path).
-  LoadMode mode = LoadMode::direct;
-  // Workers, each with a stream and a slot of the ring: reads, registrations and copies of
-  // different workers overlap. 0: one per core, at most kMaxDeviceThreads, where most of the
-  // plan's bytes are in the page cache (copying them out is what bounds a warm load); else 4
-  // (docs/gpu.md).
-  unsigned threads = 0;
-  // The pinned ring, and the mapped bytes registered at once, each at most this much: each
-  // worker's slot (and registered chunk) is max_in_flight_bytes / threads.
-  std::uint64_t max_in_flight_bytes = std::uint64_t{256} << 20U;
-  // Called on the calling thread as copies complete: bytes on the device so far, and the total.
-  ProgressCallback progress;
-  // Asked on the calling thread whenever progress is reported: true stops the load, which
-  // then throws onnxmap::Error (cancelled) once the copies in progress have ended.
-  std::function<bool()> cancelled;
+  // The load itself, as load() takes it (mode, threads, max_in_flight_bytes, progress and
+  // cancelled mean what LoadOptions says), with the device's own defaults where they differ
+  // (device_load_defaults). progress is called on the calling thread as copies complete (bytes
+  // on the device so far, and the total); cancelled is asked whenever progress is reported, and
+  // stops the load, which throws onnxmap::Error (cancelled) once the copies in progress have
+  // ended. The rest does not apply: the host side's hooks (on_piece, on_landed,
+  // release_after_callback) have no bytes in this process's memory to see, and the reads are
+  // the ring's chunks (max_in_flight_bytes / threads), not request_bytes with max_gap_bytes.
+  LoadOptions load = device_load_defaults();
 };
 
 struct DeviceLoadStats {
@@ -96,6 +109,10 @@ struct DeviceLoadStats {
     return bytes_staged > 0 ? "pinned" : "none";
   }
 };
+
+// Every field of `stats`, in declaration order, then "path" (path()): what `onnxmap load
+// --device --json` and Python's load_to_torch statistics are made from (StatsField, load.hpp).
+[[nodiscard]] ONNXMAP_API std::vector<StatsField> fields_of(const DeviceLoadStats& stats);
 
 // Copies every item into `destinations[i]`, a device pointer (a host pointer for "host") to at
 // least item i's byte count (LoadItem::byte_size()); items of no bytes (STRING, empty) may have

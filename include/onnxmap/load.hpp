@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "onnxmap/export.hpp"
@@ -130,15 +131,15 @@ struct LoadStats {
   std::uint64_t retry_wait_ms = 0;
 };
 
-// One field of LoadStats by name, for reports: the numbers, and `direct` as a flag (0 or 1).
-struct LoadStatsField {
+// One statistic by name, for reports: a count, a flag, seconds, or a word (DeviceLoadStats'
+// path). fields_of gives every field of a statistics type (LoadStats here, DeviceLoadStats in
+// device.hpp): the one list `onnxmap load --json` and Python's stats dictionaries are made from.
+struct StatsField {
   std::string_view name;  // as the member is named: "tensors", "bytes", ..., "direct"
-  std::uint64_t value = 0;
-  bool is_flag = false;
+  std::variant<std::uint64_t, bool, double, std::string_view> value;
 };
-// Every field of `stats`, in declaration order: the one list `onnxmap load --json` and
-// Python's stats dictionaries are made from.
-[[nodiscard]] ONNXMAP_API std::vector<LoadStatsField> fields_of(const LoadStats& stats);
+// Every field of `stats`, in declaration order.
+[[nodiscard]] ONNXMAP_API std::vector<StatsField> fields_of(const LoadStats& stats);
 
 // Loads `items` into library-owned, 4096-aligned buffers (map mode: views), calling `on_tensor`
 // for each as soon as it is complete. Tensors in typed fields are decoded. STRING tensors have

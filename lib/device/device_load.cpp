@@ -80,10 +80,7 @@ DeviceLoadStats load_to_device(std::span<const LoadItem> items, DeviceTargets ta
                                                  std::to_string(targets.pointers.size()) +
                                                  " destinations");
   }
-  LoadOptions load_options;
-  load_options.mode = options.mode;
-  load_options.threads = options.threads;
-  const LoadPlan plan = make_load_plan(items, load_options, Buffers::caller);
+  const LoadPlan plan = make_load_plan(items, options.load, Buffers::caller);
   check_targets(plan, targets, engine);
   DevicePipeline pipeline(plan, targets, options, engine);
   DeviceLoadStats stats = pipeline.run();

@@ -73,10 +73,10 @@ void DevicePipeline::Worker::stage_chunk(const Unit& unit) {
   std::byte* base = slot();
   const io::FileReader& reader = unit.kind == UnitKind::cached
                                      ? p_.plan_.files[unit.file].file->buffered_reader()->get()
-                                     : p_.readers_[unit.file];
-  std::vector<UnitPiece> order = unit.pieces;
+                                     : p_.run_.reader(unit.file);
+  std::vector<ReadPiece> order = unit.pieces;
   std::sort(order.begin(), order.end(),
-            [](const UnitPiece& a, const UnitPiece& b) { return a.offset < b.offset; });
+            [](const ReadPiece& a, const ReadPiece& b) { return a.offset < b.offset; });
   for (std::size_t i = 0; i < order.size();) {
     std::uint64_t begin = order[i].offset;
     std::uint64_t end = begin + order[i].length;
@@ -86,10 +86,9 @@ void DevicePipeline::Worker::stage_chunk(const Unit& unit) {
     const std::uint64_t skip = io::align_down(begin) - unit.chunk;
     (void)reader.read(begin, end - begin,
                       {base + skip, static_cast<std::size_t>(p_.chunk_bytes_ - skip)});
-    stats.bytes_read +=
-        reader.is_direct() ? io::FileReader::staging_size(begin, end - begin) : end - begin;
+    stats.bytes_read += LoadRun::bytes_read(reader, begin, end - begin);
   }
-  for (const UnitPiece& piece : unit.pieces) {
+  for (const ReadPiece& piece : unit.pieces) {
     copy(piece.item, piece.item_offset, base + (piece.offset - unit.chunk), piece.length, true);
   }
 }
@@ -108,7 +107,7 @@ void DevicePipeline::Worker::register_chunk(const Unit& unit) {
   ++stats.registrations;
   {
     const Registration registration(p_.engine_, map + begin, stream_);
-    for (const UnitPiece& piece : unit.pieces) {
+    for (const ReadPiece& piece : unit.pieces) {
       copy(piece.item, piece.item_offset, map + piece.offset, piece.length, false);
     }
     p_.engine_.synchronize(stream_);
@@ -118,12 +117,9 @@ void DevicePipeline::Worker::register_chunk(const Unit& unit) {
 
 // An item in memory (or decoded from typed fields) copied through the slot a part at a time.
 void DevicePipeline::Worker::stage_memory(const Unit& unit) {
-  const UnitPiece& piece = unit.pieces.front();
-  const ResolvedItem& item = p_.plan_.items[piece.item];
+  const ReadPiece& piece = unit.pieces.front();
   std::optional<TensorData> decoded;
-  std::span<const std::byte> bytes = item.view;
-  if (item.source == ItemSource::typed)
-    bytes = decoded.emplace(item.request->tensor.data()).bytes();
+  const std::span<const std::byte> bytes = bytes_in_memory(p_.plan_.items[piece.item], decoded);
   for (std::uint64_t at = 0; at < bytes.size(); at += p_.chunk_bytes_) {
     settle();
     const auto part = static_cast<std::size_t>(std::min(p_.chunk_bytes_, bytes.size() - at));
@@ -159,16 +155,12 @@ DevicePipeline::DevicePipeline(const LoadPlan& plan, DeviceTargets targets,
       options_(options),
       engine_(engine),
       targets_of_(plan.items.size(), nullptr),
+      run_(plan, options.load, "the load to " + engine.name()),
       remaining_(plan.items.size(), 0) {
-  const std::vector<std::size_t> streamed = streamed_in_file_order(plan);
-  threads_ = options.threads > 0 ? options.threads
-                                 : automatic_threads(plan, streamed, options.path, options.mode);
-  chunk_bytes_ = std::max(io::kDirectAlign, io::align_down(options.max_in_flight_bytes / threads_));
-  units_ = make_units(plan, streamed, chunk_bytes_,
-                      {options.path, options.mode, engine.prefers_registration()});
-  const LoadMode read_mode = options.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
-  for (const PlanFile& file : plan.files)
-    readers_.push_back(file.file->reader()->reopen(read_mode));
+  const LoadOptions& load = options.load;
+  threads_ = load.threads > 0 ? load.threads : automatic_threads(plan, options.path, load.mode);
+  chunk_bytes_ = std::max(io::kDirectAlign, io::align_down(load.max_in_flight_bytes / threads_));
+  units_ = make_units(plan, chunk_bytes_, {options.path, load.mode, engine.prefers_registration()});
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
     remaining_[i] = plan.items[i].length;
     total_bytes_ += plan.items[i].length;
@@ -186,10 +178,10 @@ std::byte* DevicePipeline::target(std::size_t item) const {
 // The next unit, its items' targets asked for as they are first scheduled; null at the end,
 // after a failure or a cancellation.
 const Unit* DevicePipeline::take() {
-  const std::lock_guard lock(lock_);
-  if (stop_ || next_unit_ >= units_.size()) return nullptr;
+  const std::lock_guard lock(run_.lock);
+  if (run_.stopped() || next_unit_ >= units_.size()) return nullptr;
   const Unit& unit = units_[next_unit_++];
-  for (const UnitPiece& piece : unit.pieces) {
+  for (const ReadPiece& piece : unit.pieces) {
     if (targets_of_[piece.item] != nullptr) continue;
     void* to = targets_.buffer_for != nullptr ? (*targets_.buffer_for)(piece.item)
                                               : targets_.pointers[piece.item];
@@ -205,7 +197,7 @@ const Unit* DevicePipeline::take() {
 void DevicePipeline::complete(std::vector<Pending>& pending) {
   if (pending.empty()) return;
   {
-    const std::lock_guard lock(lock_);
+    const std::lock_guard lock(run_.lock);
     for (const Pending& p : pending) {
       done_bytes_ += p.bytes;
       remaining_[p.item] -= p.bytes;
@@ -216,16 +208,7 @@ void DevicePipeline::complete(std::vector<Pending>& pending) {
     }
   }
   pending.clear();
-  changed_.notify_all();
-}
-
-void DevicePipeline::fail(std::exception_ptr failure) {
-  {
-    const std::lock_guard lock(lock_);
-    if (!failure_) failure_ = std::move(failure);
-    stop_ = true;
-  }
-  changed_.notify_all();
+  run_.changed.notify_all();
 }
 
 void DevicePipeline::work(unsigned stream) {
@@ -234,7 +217,7 @@ void DevicePipeline::work(unsigned stream) {
     Worker worker(*this, stream);
     while (const Unit* unit = take()) worker.run(*unit);
     worker.settle();
-    const std::lock_guard lock(lock_);
+    const std::lock_guard lock(run_.lock);
     stats_.bytes_staged += worker.stats.bytes_staged;
     stats_.bytes_registered += worker.stats.bytes_registered;
     stats_.bytes_read += worker.stats.bytes_read;
@@ -242,29 +225,25 @@ void DevicePipeline::work(unsigned stream) {
     stats_.registrations += worker.stats.registrations;
     stats_.registrations_refused += worker.stats.registrations_refused;
   } catch (...) {
-    fail(std::current_exception());
+    run_.fail(std::current_exception());
   }
   {
-    const std::lock_guard lock(lock_);
+    const std::lock_guard lock(run_.lock);
     --running_;
   }
-  changed_.notify_all();
+  run_.changed.notify_all();
 }
 
 // Progress and cancellation, on the calling thread; true: stop.
 bool DevicePipeline::report() {
   std::uint64_t done = 0;
+  std::size_t tensors = 0;
   {
-    const std::lock_guard lock(lock_);
+    const std::lock_guard lock(run_.lock);
     done = done_bytes_;
+    tensors = stats_.tensors;
   }
-  if (options_.progress) options_.progress(done, total_bytes_);
-  if (!options_.cancelled || !options_.cancelled()) return false;
-  fail(std::make_exception_ptr(
-      Error(ErrorKind::cancelled, "the load to " + engine_.name() + " was cancelled after " +
-                                      std::to_string(done) + " of " + std::to_string(total_bytes_) +
-                                      " bytes")));
-  return true;
+  return run_.report(tensors, done, total_bytes_);
 }
 
 DeviceLoadStats DevicePipeline::run() {
@@ -278,21 +257,20 @@ DeviceLoadStats DevicePipeline::run() {
     for (unsigned t = 0; t < threads; ++t) workers.emplace_back([this, t] { work(t); });
     std::uint64_t reported = UINT64_MAX;
     while (true) {
-      std::unique_lock lock(lock_);
-      changed_.wait(lock, [&] {
-        return failure_ || items_left_ == 0 || running_ == 0 || done_bytes_ != reported;
+      std::unique_lock lock(run_.lock);
+      run_.changed.wait(lock, [&] {
+        return run_.failed() || items_left_ == 0 || running_ == 0 || done_bytes_ != reported;
       });
-      if (failure_ || items_left_ == 0 || running_ == 0) break;
+      if (run_.failed() || items_left_ == 0 || running_ == 0) break;
       reported = done_bytes_;
       lock.unlock();
       if (report()) break;
     }
   }  // joins: every worker has waited for its stream and let its slot go
-  if (failure_) std::rethrow_exception(failure_);
+  run_.rethrow_failure();
   (void)report();
   stats_.bytes = total_bytes_;
-  stats_.direct = !readers_.empty() && std::all_of(readers_.begin(), readers_.end(),
-                                                   [](const auto& r) { return r.is_direct(); });
+  stats_.direct = run_.all_direct();
   return stats_;
 }
 

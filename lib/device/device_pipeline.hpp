@@ -3,12 +3,10 @@
 // order, each with a stream and a slot of the pinned ring of its own; a ring unit is read into
 // the slot and copied from there, a registered one copied from the registered mapping; a slot
 // is reused once its stream has finished the copies out of it. The calling thread reports
-// progress, asks for cancellation and rethrows the first failure.
+// progress, asks for cancellation and rethrows the first failure, through the LoadRun every
+// load shares (load/load_run.hpp), which also holds the plan's files opened by the load's mode.
 
-#include <condition_variable>
 #include <cstdint>
-#include <exception>
-#include <mutex>
 #include <span>
 #include <vector>
 
@@ -16,6 +14,7 @@
 #include "device/device_units.hpp"
 #include "io/file_reader.hpp"
 #include "load/load_plan.hpp"
+#include "load/load_run.hpp"
 #include "onnxmap/device.hpp"
 #include "onnxmap/error.hpp"
 
@@ -46,7 +45,6 @@ class DevicePipeline {
   void work(unsigned stream);
   [[nodiscard]] const Unit* take();
   void complete(std::vector<Pending>& pending);
-  void fail(std::exception_ptr failure);
   [[nodiscard]] bool report();
   [[nodiscard]] std::byte* target(std::size_t item) const;
   [[noreturn]] void throw_naming(const Error& e, std::size_t item) const;
@@ -58,19 +56,16 @@ class DevicePipeline {
   unsigned threads_ = 1;  // options.threads, or the automatic count
   std::uint64_t chunk_bytes_ = 0;
   std::vector<Unit> units_;
-  std::vector<io::FileReader> readers_;  // per file, by the load's mode
-  std::vector<std::byte*> targets_of_;   // per item, once scheduled
+  std::vector<std::byte*> targets_of_;  // per item, once scheduled
+  LoadRun run_;
 
-  std::mutex lock_;
-  std::condition_variable changed_;
+  // Guarded by run_.lock:
   std::size_t next_unit_ = 0;
   std::vector<std::uint64_t> remaining_;  // per item, bytes not yet on the device
   std::uint64_t done_bytes_ = 0;
   std::uint64_t total_bytes_ = 0;
   std::size_t items_left_ = 0;
   unsigned running_ = 0;  // workers not yet finished
-  std::exception_ptr failure_;
-  bool stop_ = false;
   DeviceLoadStats stats_;
 };
 

@@ -33,25 +33,10 @@ UnitKind kind_of(const LoadPlan& plan, const Unit& unit, const UnitPolicy& polic
 
 }  // namespace
 
-std::vector<std::size_t> streamed_in_file_order(const LoadPlan& plan) {
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < plan.items.size(); ++i) {
-    if (plan.items[i].source == ItemSource::stream && plan.items[i].length > 0) {
-      order.push_back(i);
-    }
-  }
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return std::pair(plan.items[a].file, plan.items[a].offset) <
-           std::pair(plan.items[b].file, plan.items[b].offset);
-  });
-  return order;
-}
-
-unsigned automatic_threads(const LoadPlan& plan, std::span<const std::size_t> streamed,
-                           DevicePath path, LoadMode mode) {
+unsigned automatic_threads(const LoadPlan& plan, DevicePath path, LoadMode mode) {
   if (registers(path, mode)) return kDiskDeviceThreads;
   ResidentWindows windows;
-  for (const std::size_t i : streamed) {
+  for (const std::size_t i : plan.streamed) {
     const ResolvedItem& item = plan.items[i];
     (void)windows.add(*plan.files[item.file].file, item.offset, item.offset + item.length);
   }
@@ -63,17 +48,17 @@ unsigned automatic_threads(const LoadPlan& plan, std::span<const std::size_t> st
 ByteRange span_of(const Unit& unit) noexcept {
   std::uint64_t begin = UINT64_MAX;
   std::uint64_t end = 0;
-  for (const UnitPiece& piece : unit.pieces) {
+  for (const ReadPiece& piece : unit.pieces) {
     begin = std::min(begin, piece.offset);
     end = std::max(end, piece.offset + piece.length);
   }
   return {begin, end - begin};
 }
 
-std::vector<Unit> make_units(const LoadPlan& plan, std::span<const std::size_t> streamed,
-                             std::uint64_t chunk_bytes, const UnitPolicy& policy) {
+std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes,
+                             const UnitPolicy& policy) {
   std::vector<Unit> units;
-  for (const std::size_t i : streamed) {
+  for (const std::size_t i : plan.streamed) {
     const ResolvedItem& item = plan.items[i];
     for (std::uint64_t at = item.offset, end = item.offset + item.length; at < end;) {
       const std::uint64_t chunk = at / chunk_bytes * chunk_bytes;

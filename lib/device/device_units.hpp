@@ -1,7 +1,8 @@
 #pragma once
 // The device loader's work (device.hpp), cut from the loader's plan (load_plan.hpp): units
 // taken by the workers in file order, each a chunk of a file (aligned, at most one ring slot)
-// with the pieces of items in it, or one item whose bytes are in memory or decoded.
+// with the pieces of items in it (the loader's ReadPiece), or one item whose bytes are in
+// memory or decoded.
 
 #include <cstddef>
 #include <cstdint>
@@ -21,37 +22,24 @@ enum class UnitKind : std::uint8_t {
   memory,      // one item from memory or typed fields, staged through the slot in parts
 };
 
-struct UnitPiece {
-  std::size_t item = 0;
-  std::uint64_t offset = 0;  // in the file
-  std::uint64_t length = 0;
-  std::uint64_t item_offset = 0;  // where the piece starts in the item's bytes
-};
-
 struct Unit {
   UnitKind kind = UnitKind::ring;
   std::size_t file = 0;           // ring, registered: index into LoadPlan::files
   std::uint64_t chunk = 0;        // ring, registered: the aligned file offset the chunk starts at
-  std::vector<UnitPiece> pieces;  // in file order; memory: one, the whole item
+  std::vector<ReadPiece> pieces;  // in file order; memory: one, the whole item
 };
 
 // The bytes of the file that a ring or registered unit's pieces cover, first to last.
 [[nodiscard]] ByteRange span_of(const Unit& unit) noexcept;
 
-// The streamed items of `plan` with bytes (indices into plan.items), in file order: what
-// automatic_threads and make_units walk.
-[[nodiscard]] std::vector<std::size_t> streamed_in_file_order(const LoadPlan& plan);
-
-// The workers of a load whose DeviceLoadOptions::threads is 0, from `streamed` (counted in
-// windows of nearby items, ResidentWindows). Measured on an H100 with 16 cores
+// The workers of a load whose DeviceLoadOptions::load.threads is 0, from the plan's streamed
+// items (counted in windows of nearby items, ResidentWindows). Measured on an H100 with 16 cores
 // (bench/gpu-sweep.md): the ring copying out of the page cache is CPU-bound and ran at 14, 22
 // and 31 GB/s on 4, 8 and 16 workers, so a plan mostly resident gets one per core, at most
 // kMaxDeviceThreads; reads from the disk and registrations went no faster on more than 4, and
 // 16 workers spent 3 times the CPU of 4 on a cold load, so other plans get kDiskDeviceThreads.
 inline constexpr unsigned kDiskDeviceThreads = 4;
-[[nodiscard]] unsigned automatic_threads(const LoadPlan& plan,
-                                         std::span<const std::size_t> streamed, DevicePath path,
-                                         LoadMode mode);
+[[nodiscard]] unsigned automatic_threads(const LoadPlan& plan, DevicePath path, LoadMode mode);
 
 // How streamed chunks go: the load's options and its engine's preference.
 struct UnitPolicy {
@@ -60,13 +48,12 @@ struct UnitPolicy {
   bool prefer_registration = false;  // CopyEngine::prefers_registration()
 };
 
-// Units for every item of `plan` with bytes, the `streamed` ones in file order in chunks of
+// Units for every item of `plan` with bytes, the streamed ones in file order in chunks of
 // `chunk_bytes` (a multiple of the page size), memory ones after. Streamed chunks are
 // `registered` by DevicePath::registered, or for DevicePath::automatic in map mode or where
 // their pages are resident and the engine prefers registering; else `cached` where their pages
 // are resident (O_DIRECT would read them from the disk again), else `ring`.
-[[nodiscard]] std::vector<Unit> make_units(const LoadPlan& plan,
-                                           std::span<const std::size_t> streamed,
-                                           std::uint64_t chunk_bytes, const UnitPolicy& policy);
+[[nodiscard]] std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes,
+                                           const UnitPolicy& policy);
 
 }  // namespace onnxmap::detail

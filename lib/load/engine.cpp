@@ -13,10 +13,6 @@
 namespace onnxmap::detail {
 
 LoadStats Engine::run() {
-  const LoadMode read_mode = options_.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
-  for (const PlanFile& file : plan_.files) {
-    readers_.push_back(file.file->reader()->reopen(read_mode));
-  }
   for (const auto& item : plan_.items) bytes_total_ += item.length;
   // Bytes in memory already, and typed fields, need no reading threads.
   std::size_t streamed = 0;
@@ -33,13 +29,13 @@ LoadStats Engine::run() {
   const auto threads = std::min<std::size_t>(std::max(1U, options_.threads), plan_.requests.size());
   for (std::size_t t = 0; t < threads; ++t) pool.emplace_back([this] { worker(); });
   // Without a progress or cancel callback to serve, only completed tensors wake this thread.
-  const bool watched = options_.progress || options_.cancelled;
+  const bool watched = run_.watched();
   for (std::size_t done = 0; done < streamed;) {
-    std::unique_lock lock(lock_);
-    changed_.wait(lock, [&] {
-      return !complete_.empty() || failure_ || (watched && landed_ != landed_reported_);
+    std::unique_lock lock(run_.lock);
+    run_.changed.wait(lock, [&] {
+      return !complete_.empty() || run_.failed() || (watched && landed_ != landed_reported_);
     });
-    if (failure_) break;
+    if (run_.failed()) break;
     if (complete_.empty()) {
       lock.unlock();
       if (report_progress()) break;
@@ -52,22 +48,15 @@ LoadStats Engine::run() {
     try {
       deliver(item, bytes_of(item), states_[item].owned);
     } catch (...) {
-      lock.lock();
-      if (!failure_) failure_ = std::current_exception();
+      run_.fail(std::current_exception());
       break;
     }
     finish(item);
   }
-  {
-    const std::lock_guard lock(lock_);
-    stop_ = true;
-  }
-  changed_.notify_all();
+  run_.stop();
   pool.clear();  // joins
-  if (failure_) std::rethrow_exception(failure_);
-  // After the reads: a reader whose direct reads were refused midway read buffered.
-  stats_.direct = !readers_.empty() && std::all_of(readers_.begin(), readers_.end(),
-                                                   [](const auto& r) { return r.is_direct(); });
+  run_.rethrow_failure();
+  stats_.direct = run_.all_direct();
   stats_.retries = plan_.fetched.retries;
   stats_.retry_wait_ms = plan_.fetched.retry_wait_ms;
   return stats_;
@@ -79,38 +68,23 @@ void Engine::deliver(std::size_t item, std::span<const std::byte> bytes,
   ++stats_.tensors;
   stats_.bytes += bytes.size();
   if (plan_.items[item].source != ItemSource::stream) memory_bytes_done_ += bytes.size();
-  if (report_progress()) {
-    throw Error(ErrorKind::cancelled,
-                "the load was cancelled after " + std::to_string(stats_.tensors) + " tensors");
-  }
+  if (report_progress()) run_.rethrow_failure();  // the cancellation
 }
 
 bool Engine::report_progress() {
-  if (!options_.progress && !options_.cancelled) return false;
+  if (!run_.watched()) return false;
   {
-    const std::lock_guard lock(lock_);
+    const std::lock_guard lock(run_.lock);
     landed_reported_ = landed_;
   }
-  if (options_.progress) options_.progress(memory_bytes_done_ + landed_reported_, bytes_total_);
-  if (!options_.cancelled || !options_.cancelled()) return false;
-  const std::lock_guard lock(lock_);
-  if (!failure_) {
-    failure_ = std::make_exception_ptr(
-        Error(ErrorKind::cancelled, "the load was cancelled after " +
-                                        std::to_string(stats_.tensors) + " tensors, " +
-                                        std::to_string(memory_bytes_done_ + landed_reported_) +
-                                        " of " + std::to_string(bytes_total_) + " bytes"));
-  }
-  return true;
+  return run_.report(stats_.tensors, memory_bytes_done_ + landed_reported_, bytes_total_);
 }
 
 // An item whose bytes are in memory or decoded: handed over as is, or copied to its buffer.
 void Engine::deliver_in_memory(std::size_t i) {
   const auto& item = plan_.items[i];
   std::optional<TensorData> decoded;
-  std::span<const std::byte> bytes = item.view;
-  if (item.source == ItemSource::typed)
-    bytes = decoded.emplace(item.request->tensor.data()).bytes();
+  std::span<const std::byte> bytes = bytes_in_memory(item, decoded);
   if (!buffers_.empty() || buffer_for_ != nullptr) {
     const std::span<std::byte> target = buffers_.empty() ? caller_buffer(i) : buffers_[i];
     copy_bytes(bytes, target);  // guarded: a fault in a mapped file is an error
@@ -144,7 +118,7 @@ void Engine::finish(std::size_t item) {
   if (options_.mode == LoadMode::map && options_.release_after_callback) {
     plan_.files[resolved.file].file->release(resolved.offset, resolved.length);
   }
-  const std::lock_guard lock(lock_);
+  const std::lock_guard lock(run_.lock);
   // A buffer the callback kept an owner of is the caller's now; the others are reused.
   if (state.owned && state.owned.use_count() == 1) {
     pool_.give(std::move(*state.owned));
@@ -158,23 +132,20 @@ void Engine::finish(std::size_t item) {
     in_flight_bytes_ -= state.charge;
     state.in_flight = false;
   }
-  changed_.notify_all();
+  run_.changed.notify_all();
 }
 
 void Engine::worker() {
   io::AlignedBuffer staging;  // made on the first request that needs it
   while (true) {
-    std::unique_lock lock(lock_);
+    std::unique_lock lock(run_.lock);
     const std::optional<std::size_t> request = take_request(lock);
     if (!request) return;
     lock.unlock();
     try {
       read_request(plan_.requests[*request], staging);
     } catch (...) {
-      lock.lock();
-      if (!failure_) failure_ = std::current_exception();
-      stop_ = true;
-      changed_.notify_all();
+      run_.fail(std::current_exception());
       return;
     }
   }
@@ -191,7 +162,7 @@ bool Engine::must_wait(std::size_t request, std::uint64_t need) {
 std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lock) {
   const bool library = buffers_.empty();
   while (true) {
-    if (stop_ || next_request_ >= plan_.requests.size()) return std::nullopt;
+    if (run_.stopped() || next_request_ >= plan_.requests.size()) return std::nullopt;
     const Request& r = plan_.requests[next_request_];
     std::uint64_t need = 0;
     for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
@@ -201,7 +172,7 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
           item.own_buffer ? io::FileReader::staging_size(item.offset, item.length) : item.length;
     }
     if (!must_wait(next_request_, need)) break;
-    changed_.wait(lock);
+    run_.changed.wait(lock);
   }
   const Request& r = plan_.requests[next_request_];
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
@@ -217,9 +188,7 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
       try {
         state.target = caller_buffer(piece.item);
       } catch (...) {
-        if (!failure_) failure_ = std::current_exception();
-        stop_ = true;
-        changed_.notify_all();
+        run_.fail_locked(std::current_exception());
         return std::nullopt;
       }
     } else if (options_.mode != LoadMode::map) {
@@ -250,7 +219,7 @@ void Engine::assign_library_buffer(std::size_t item) {
 
 bool Engine::read_in_place(const Request& r, std::span<std::byte> staging) {
   constexpr std::size_t kMaxVectors = 256;
-  const io::FileReader& reader = readers_[r.file];
+  const io::FileReader& reader = run_.reader(r.file);
   if (reader.is_direct() || r.piece_count * 2 > kMaxVectors) return false;
   std::array<iovec, kMaxVectors> vectors{};
   std::size_t count = 0;
@@ -273,7 +242,7 @@ void Engine::read_own_buffer(const Request& r) {
   const ReadPiece& piece = plan_.pieces[r.first_piece];
   const std::span<std::byte> buffer = states_[piece.item].owned->span();
   const std::uint64_t base = io::align_down(plan_.items[piece.item].offset);
-  (void)readers_[r.file].read(
+  (void)run_.reader(r.file).read(
       r.begin, r.end - r.begin,
       buffer.subspan(static_cast<std::size_t>(io::align_down(r.begin) - base)));
 }
@@ -292,7 +261,7 @@ std::uint64_t Engine::read_into_place(const Request& r, io::AlignedBuffer& stagi
   // Buffered reads go straight into the tensors' buffers; direct ones need aligned staging.
   if (read_in_place(r, staging.span())) return 0;
   const std::span<const std::byte> got =
-      readers_[r.file].read(r.begin, r.end - r.begin, staging.span());
+      run_.reader(r.file).read(r.begin, r.end - r.begin, staging.span());
   std::uint64_t copied = 0;
   for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
     const ReadPiece& piece = plan_.pieces[p];
@@ -321,14 +290,13 @@ void Engine::complete(const std::vector<std::size_t>& landed) {
     for (const std::size_t item : landed)
       options_.on_landed(LoadedTensor{item, bytes_of(item), nullptr});
   }
-  const std::lock_guard lock(lock_);
+  const std::lock_guard lock(run_.lock);
   complete_.insert(complete_.end(), landed.begin(), landed.end());
   // A request that completes no tensor still moves progress, which the caller may watch.
-  if (!landed.empty() || options_.progress || options_.cancelled) changed_.notify_all();
+  if (!landed.empty() || run_.watched()) run_.changed.notify_all();
 }
 
 void Engine::read_request(const Request& r, io::AlignedBuffer& staging) {
-  const io::FileReader& reader = readers_[r.file];
   // Map mode only fills the page cache: bytes all in it already need no read (one mincore).
   const bool cached = options_.mode == LoadMode::map &&
                       plan_.files[r.file].file->resident(r.begin, r.end - r.begin);
@@ -336,13 +304,10 @@ void Engine::read_request(const Request& r, io::AlignedBuffer& staging) {
   work_on_pieces(r);
   std::vector<std::size_t> landed;  // items whose last piece this was
   {
-    const std::lock_guard lock(lock_);
+    const std::lock_guard lock(run_.lock);
     stats_.bytes_copied += copied;
-    if (!cached) {
-      stats_.bytes_read += reader.is_direct()
-                               ? io::FileReader::staging_size(r.begin, r.end - r.begin)
-                               : r.end - r.begin;
-    }
+    if (!cached)
+      stats_.bytes_read += LoadRun::bytes_read(run_.reader(r.file), r.begin, r.end - r.begin);
     ++stats_.requests;
     for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
       const ReadPiece& piece = plan_.pieces[p];

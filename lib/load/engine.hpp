@@ -2,12 +2,11 @@
 // The loader's engine: reading threads take the plan's requests in file order, copy each
 // piece into its tensor's buffer, run the options' work on it (on_piece, on_landed), and queue
 // a tensor once its last piece is in; the calling thread runs the callbacks and frees what they
-// are done with, which bounds the bytes in flight.
+// are done with, which bounds the bytes in flight. The files, the lock, failure, stop,
+// progress and cancellation are the LoadRun every load shares (load_run.hpp).
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,12 +16,13 @@
 #include "io/file_reader.hpp"
 #include "load/buffer_pool.hpp"
 #include "load/load_plan.hpp"
+#include "load/load_run.hpp"
 #include "onnxmap/load.hpp"
 
 namespace onnxmap::detail {
 
 struct ItemState {
-  // Bytes of the item not yet read (guarded by the engine's lock).
+  // Bytes of the item not yet read (guarded by the run's lock).
   std::uint64_t remaining = 0;
   // The library buffer, handed out as LoadedTensor::owner.
   std::shared_ptr<io::AlignedBuffer> owned;
@@ -43,6 +43,7 @@ class Engine {
         buffer_for_(buffer_for),
         on_tensor_(on_tensor),
         options_(options),
+        run_(plan_, options, "the load"),
         states_(plan_.items.size()),
         pool_(options.max_in_flight_bytes) {}
 
@@ -76,23 +77,20 @@ class Engine {
   const BufferFor* buffer_for_;                    // caller buffers asked for on schedule
   const LoadCallback& on_tensor_;
   const LoadOptions& options_;
-  std::vector<io::FileReader> readers_;
+  LoadRun run_;
   std::vector<ItemState> states_;
   LoadStats stats_;
   std::uint64_t memory_bytes_done_ = 0;  // delivered from memory or decoded
   std::uint64_t bytes_total_ = 0;
   std::uint64_t landed_reported_ = 0;
 
-  std::mutex lock_;
-  std::condition_variable changed_;
+  // Guarded by run_.lock:
   std::size_t next_request_ = 0;
   std::uint64_t in_flight_bytes_ = 0;
   std::vector<std::size_t> in_flight_;  // items given budget (finished ones until swept)
   std::deque<std::size_t> complete_;    // items read, waiting for their callback
   std::uint64_t landed_ = 0;            // bytes of items that reads have put in place
-  std::exception_ptr failure_;
-  bool stop_ = false;
-  BufferPool pool_;  // guarded by lock_
+  BufferPool pool_;
 };
 
 }  // namespace onnxmap::detail

@@ -48,18 +48,6 @@ LoadStats load_into(std::span<const LoadItem> items, const BufferFor& buffer_for
   return engine.run();
 }
 
-std::vector<LoadStatsField> fields_of(const LoadStats& s) {
-  return {{"tensors", s.tensors},
-          {"bytes", s.bytes},
-          {"bytes_read", s.bytes_read},
-          {"requests", s.requests},
-          {"fresh_buffer_bytes", s.fresh_buffer_bytes},
-          {"bytes_copied", s.bytes_copied},
-          {"direct", s.direct ? 1U : 0U, true},
-          {"retries", s.retries},
-          {"retry_wait_ms", s.retry_wait_ms}};
-}
-
 void prefetch(const Tensor& tensor, const LoadOptions& options) {
   if (!tensor.has_stored_bytes()) return;
   const LoadItem item{tensor};

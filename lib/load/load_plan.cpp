@@ -72,9 +72,8 @@ void plan_own_requests(LoadPlan& plan, std::size_t i, std::uint64_t cap) {
   item.last_request = plan.requests.size() - 1;
 }
 
-// Cuts the streamed items, in file order, into requests of at most `request_bytes`, joining
-// items less than `max_gap_bytes` apart (own_buffer items have requests of their own).
-void plan_requests(LoadPlan& plan, const LoadOptions& options) {
+// The stream items in file order (LoadPlan::streamed); a stream item always has bytes.
+std::vector<std::size_t> streamed_in_file_order(const LoadPlan& plan) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
     if (plan.items[i].source == ItemSource::stream) order.push_back(i);
@@ -83,8 +82,14 @@ void plan_requests(LoadPlan& plan, const LoadOptions& options) {
     return std::pair(plan.items[a].file, plan.items[a].offset) <
            std::pair(plan.items[b].file, plan.items[b].offset);
   });
+  return order;
+}
+
+// Cuts the streamed items, in file order, into requests of at most `request_bytes`, joining
+// items less than `max_gap_bytes` apart (own_buffer items have requests of their own).
+void plan_requests(LoadPlan& plan, const LoadOptions& options) {
   const std::uint64_t cap = std::max(io::align_down(options.request_bytes), io::kDirectAlign);
-  for (const std::size_t i : order) {
+  for (const std::size_t i : plan.streamed) {
     ResolvedItem& item = plan.items[i];
     if (item.own_buffer) {
       plan_own_requests(plan, i, cap);
@@ -138,6 +143,12 @@ FetchStats fetch_remote(const LoadPlan& plan) {
 
 }  // namespace
 
+std::span<const std::byte> bytes_in_memory(const ResolvedItem& item,
+                                           std::optional<TensorData>& decoded) {
+  if (item.source != ItemSource::typed) return item.view;
+  return decoded.emplace(item.request->tensor.data()).bytes();
+}
+
 LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options,
                         Buffers buffers) {
   LoadPlan plan;
@@ -148,6 +159,7 @@ LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& opti
     resolved.own_buffer =
         own_buffers && resolved.source == ItemSource::stream && resolved.length >= kOwnBufferBytes;
   }
+  plan.streamed = streamed_in_file_order(plan);
   plan_requests(plan, options);
   plan.fetched = fetch_remote(plan);
   return plan;

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,11 @@ struct ResolvedItem {
   bool own_buffer = false;
 };
 
+// The bytes of an item that is not streamed: its view of memory, or its typed fields decoded
+// into `decoded`, which holds them for as long as the bytes are used.
+[[nodiscard]] std::span<const std::byte> bytes_in_memory(const ResolvedItem& item,
+                                                         std::optional<TensorData>& decoded);
+
 // One piece of an item inside a request.
 struct ReadPiece {
   std::size_t item;
@@ -65,6 +71,9 @@ struct PlanFile {
 struct LoadPlan {
   std::vector<PlanFile> files;
   std::vector<ResolvedItem> items;
+  // The stream items (indices into items), in file order (by file, then offset): what the
+  // requests are cut from, and the device loader's chunks.
+  std::vector<std::size_t> streamed;
   std::vector<Request> requests;
   std::vector<ReadPiece> pieces;
   std::uint64_t largest_staged_request = 0;  // of the requests that are not own_buffer

@@ -74,6 +74,9 @@ struct Selection {
 // An item's shape: the tensor's dims, axis 0 cut to its rows.
 [[nodiscard]] std::vector<py::ssize_t> item_shape(const LoadItem& item);
 
+// A dictionary of statistics, one key a field (fields_of(LoadStats), fields_of(DeviceLoadStats)).
+[[nodiscard]] py::dict load_stats_dict(const std::vector<StatsField>& fields);
+
 // Opens a model with the GIL released.
 [[nodiscard]] ModelPtr open_model(const std::filesystem::path& path, const OpenOptions& options);
 

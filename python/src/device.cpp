@@ -44,24 +44,6 @@ DevicePath device_path_named(const std::string& name) {
   raise_invalid("path '" + name + "': expected automatic, registered or pinned");
 }
 
-py::dict device_stats_dict(const DeviceLoadStats& s) {
-  py::dict out;
-  out["tensors"] = s.tensors;
-  out["bytes"] = s.bytes;
-  out["seconds"] = s.seconds;
-  out["cpu_seconds"] = s.cpu_seconds;
-  out["path"] = std::string(s.path());
-  out["bytes_staged"] = s.bytes_staged;
-  out["bytes_registered"] = s.bytes_registered;
-  out["bytes_read"] = s.bytes_read;
-  out["pinned_bytes"] = s.pinned_bytes;
-  out["registrations"] = s.registrations;
-  out["registrations_refused"] = s.registrations_refused;
-  out["threads"] = s.threads;
-  out["direct"] = s.direct;
-  return out;
-}
-
 // A Python exception from the progress callback or a signal (Ctrl-C) noticed meanwhile,
 // carried through the loader, which stops; the binding raises it again.
 struct PythonFailed : std::exception {};
@@ -73,11 +55,11 @@ py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwarg
   std::string path = "automatic";
   take_kwarg(args, "path", path);
   options.path = device_path_named(path);
-  std::string mode(to_string(options.mode));
+  std::string mode(to_string(options.load.mode));
   take_kwarg(args, "mode", mode);
-  options.mode = load_mode_named(mode);
-  take_kwarg(args, "threads", options.threads);
-  take_kwarg(args, "max_in_flight_bytes", options.max_in_flight_bytes);
+  options.load.mode = load_mode_named(mode);
+  take_kwarg(args, "threads", options.load.threads);
+  take_kwarg(args, "max_in_flight_bytes", options.load.max_in_flight_bytes);
   py::object progress = py::none();
   take_kwarg(args, "progress", progress);
   reject_unknown(args, "load_to_device");
@@ -89,7 +71,7 @@ py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwarg
 
   std::optional<py::error_already_set> failure;
   if (!progress.is_none()) {
-    options.progress = [&](std::uint64_t done, std::uint64_t total) {
+    options.load.progress = [&](std::uint64_t done, std::uint64_t total) {
       const py::gil_scoped_acquire locked;
       try {
         progress(done, total);
@@ -101,7 +83,7 @@ py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwarg
   }
   // Ctrl-C while the GIL is released: the interpreter only notes the signal; asking for it
   // here turns it into KeyboardInterrupt, raised once the copies in flight have ended.
-  options.cancelled = [&] {
+  options.load.cancelled = [&] {
     const py::gil_scoped_acquire locked;
     if (PyErr_CheckSignals() == 0) return false;
     failure.emplace();
@@ -117,7 +99,7 @@ py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwarg
     if (failure) throw std::move(*failure);
     throw;
   }
-  return device_stats_dict(stats);
+  return load_stats_dict(fields_of(stats));
 }
 
 DevicePlan device_plan(const py::handle& self, py::kwargs kwargs) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 #include <unordered_set>
+#include <variant>
 
 #include "binding.hpp"
 
@@ -22,6 +23,15 @@ bool is_keyed(const Model& model, const Tensor& t) {
 }
 
 }  // namespace
+
+py::dict load_stats_dict(const std::vector<StatsField>& fields) {
+  py::dict out;
+  for (const StatsField& field : fields) {
+    const py::str name(field.name.data(), field.name.size());
+    out[name] = std::visit([](const auto& value) { return py::cast(value); }, field.value);
+  }
+  return out;
+}
 
 // The tensors of keys() whose name matches the glob `filter`, in model order, or those `names`
 // lists, in that order; with a shard, its rows of each (onnxmap::plan).
@@ -160,15 +170,6 @@ struct Destinations {
   std::vector<std::vector<std::byte>> packed;
 };
 
-py::dict load_stats_dict(const LoadStats& s) {
-  py::dict out;
-  for (const LoadStatsField& field : fields_of(s)) {
-    const py::str name(field.name.data(), field.name.size());
-    out[name] = field.is_flag ? py::object(py::bool_(field.value != 0)) : py::int_(field.value);
-  }
-  return out;
-}
-
 // Tensors without a raw layout go first, through Tensor.numpy(); the rest through the loader.
 std::vector<LoadItem> deliver_through_numpy(const ModelPtr& model, std::vector<LoadItem> plan,
                                             const py::object& callback) {
@@ -236,7 +237,7 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
   } catch (const CallbackFailed&) {
     throw std::move(*failure);
   }
-  return load_stats_dict(stats);
+  return load_stats_dict(fields_of(stats));
 }
 
 void prefetch_tensors(const py::handle& self, const py::object& filter, py::kwargs kwargs) {

@@ -112,8 +112,8 @@ class DeviceLoad : public test::TempFolder {
     if (stats != nullptr) *stats = got;
     EXPECT_EQ(engine.pinned_now(), 0U);
     EXPECT_EQ(engine.registered_now(), 0U);
-    EXPECT_LE(engine.pinned_peak(), options.max_in_flight_bytes);
-    EXPECT_LE(engine.registered_peak(), options.max_in_flight_bytes);
+    EXPECT_LE(engine.pinned_peak(), options.load.max_in_flight_bytes);
+    EXPECT_LE(engine.registered_peak(), options.load.max_in_flight_bytes);
     return buffers;
   }
 
@@ -121,8 +121,8 @@ class DeviceLoad : public test::TempFolder {
     DeviceLoadOptions options;
     options.device = "host";
     options.path = path;
-    options.mode = mode;
-    options.max_in_flight_bytes = 64 << 10;  // 16 KiB chunks: tensors cut across chunks
+    options.load.mode = mode;
+    options.load.max_in_flight_bytes = 64 << 10;  // 16 KiB chunks: tensors cut across chunks
     return options;
   }
 };
@@ -233,21 +233,27 @@ TEST_F(DeviceLoad, CancelledLeavesNothingPinnedOrRegistered) {
     std::vector<void*>& pointers = to.pointers;
     detail::HostCopyEngine engine;
     DeviceLoadOptions options = small(path, LoadMode::read);
-    options.threads = 1;
-    options.max_in_flight_bytes = 8 << 10;
+    options.load.threads = 1;
+    options.load.max_in_flight_bytes = 8 << 10;
     std::uint64_t seen = 0;
-    options.progress = [&](std::uint64_t done, std::uint64_t) { seen = done; };
-    options.cancelled = [&] { return seen > 0; };
+    options.load.progress = [&](std::uint64_t done, std::uint64_t) { seen = done; };
+    options.load.cancelled = [&] { return seen > 0; };
     // Slow enough that the calling thread sees progress long before the last copy.
     const DeviceBufferFor buffer_for = [&](std::size_t i) -> void* {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       return pointers[i];
     };
-    test::expect_error(
+    const std::string what = test::expect_error(
         [&] {
           (void)detail::load_to_device(items, {{}, &buffer_for}, options, engine);
         },
         ErrorKind::cancelled);
+    // The loaders' one cancellation: the load named, the tensors and bytes done of the total.
+    EXPECT_NE(what.find("the load to host was cancelled after "), std::string::npos) << what;
+    EXPECT_NE(what.find(" tensors, "), std::string::npos) << what;
+    std::uint64_t total = 0;
+    for (const LoadItem& item : items) total += item.byte_size();
+    EXPECT_NE(what.find(" of " + std::to_string(total) + " bytes"), std::string::npos) << what;
     EXPECT_EQ(engine.pinned_now(), 0U);
     EXPECT_EQ(engine.registered_now(), 0U);
   }
@@ -312,7 +318,7 @@ TEST_F(DeviceLoad, PublicCallsAndBadArguments) {
   const DeviceLoadStats stats = load_to_device(items, pointers, options);
   EXPECT_EQ(buffers, expected(items));
   EXPECT_EQ(stats.bytes, stats.bytes_staged + stats.bytes_registered);
-  EXPECT_LE(stats.pinned_bytes, options.max_in_flight_bytes);
+  EXPECT_LE(stats.pinned_bytes, options.load.max_in_flight_bytes);
   options.device = "tpu:0";
   test::expect_error([&] { (void)load_to_device(items, pointers, options); },
                      ErrorKind::invalid_argument);

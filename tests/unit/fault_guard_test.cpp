@@ -175,7 +175,7 @@ TEST_F(FaultGuard, DeviceLoadsIntoHostMemoryEndInAnError) {
   void* const pointers[] = {target.data()};
   DeviceLoadOptions options;
   options.device = "host";
-  options.mode = LoadMode::map;
+  options.load.mode = LoadMode::map;
   options.path = DevicePath::registered;
   detail::HostCopyEngine engine;
   expect_shrunk([&] { (void)detail::load_to_device(items, {pointers, nullptr}, options, engine); });

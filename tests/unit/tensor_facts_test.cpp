@@ -6,9 +6,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <variant>
 
 #include "model_builder.hpp"
 #include "onnxmap/builder.hpp"
+#include "onnxmap/device.hpp"
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/save.hpp"
@@ -270,15 +272,35 @@ TEST(LoadStatsFields, OneListInOrder) {
   const auto fields = fields_of(stats);
   ASSERT_EQ(fields.size(), 9U);
   EXPECT_EQ(fields.front().name, "tensors");
-  EXPECT_EQ(fields.front().value, 3U);
+  EXPECT_EQ(std::get<std::uint64_t>(fields.front().value), 3U);
   EXPECT_EQ(fields[5].name, "bytes_copied");
-  EXPECT_EQ(fields[5].value, 9U);
+  EXPECT_EQ(std::get<std::uint64_t>(fields[5].value), 9U);
   EXPECT_EQ(fields[6].name, "direct");
-  EXPECT_TRUE(fields[6].is_flag);
-  EXPECT_EQ(fields[6].value, 1U);
+  EXPECT_TRUE(std::get<bool>(fields[6].value));
   EXPECT_EQ(fields.back().name, "retry_wait_ms");
-  EXPECT_FALSE(fields.back().is_flag);
-  EXPECT_EQ(fields.back().value, 250U);
+  EXPECT_EQ(std::get<std::uint64_t>(fields.back().value), 250U);
+}
+
+TEST(LoadStatsFields, DeviceStatsEveryFieldThenPath) {
+  DeviceLoadStats stats;
+  stats.tensors = 2;
+  stats.seconds = 0.5;
+  stats.bytes_staged = 7;
+  stats.threads = 4;
+  const auto fields = fields_of(stats);
+  ASSERT_EQ(fields.size(), 13U);
+  EXPECT_EQ(fields.front().name, "tensors");
+  EXPECT_EQ(std::get<std::uint64_t>(fields.front().value), 2U);
+  EXPECT_EQ(fields[2].name, "seconds");
+  EXPECT_EQ(std::get<double>(fields[2].value), 0.5);
+  EXPECT_EQ(fields[4].name, "bytes_staged");
+  EXPECT_EQ(std::get<std::uint64_t>(fields[4].value), 7U);
+  EXPECT_EQ(fields[10].name, "threads");
+  EXPECT_EQ(std::get<std::uint64_t>(fields[10].value), 4U);
+  EXPECT_EQ(fields[11].name, "direct");
+  EXPECT_FALSE(std::get<bool>(fields[11].value));
+  EXPECT_EQ(fields.back().name, "path");
+  EXPECT_EQ(std::get<std::string_view>(fields.back().value), "pinned");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
 
 #include "format.hpp"
 #include "onnxmap/onnxmap.hpp"
@@ -63,13 +64,18 @@ struct CpuSeconds {
   }
 };
 
+// A JSON object of statistics, one member a field (fields_of).
+nlohmann::json stats_json(const std::vector<StatsField>& fields) {
+  nlohmann::json out;
+  for (const StatsField& field : fields) {
+    std::visit([&](const auto& v) { out[std::string(field.name)] = v; }, field.value);
+  }
+  return out;
+}
+
 nlohmann::json load_json(const LoadArgs& args, const LoadStats& stats, double seconds,
                          const CpuSeconds& cpu) {
-  nlohmann::json out;
-  for (const LoadStatsField& field : fields_of(stats)) {
-    const std::string name(field.name);
-    out[name] = field.is_flag ? nlohmann::json(field.value != 0) : nlohmann::json(field.value);
-  }
+  nlohmann::json out = stats_json(fields_of(stats));
   out["seconds"] = seconds;
   out["gb_per_s"] = seconds > 0 ? static_cast<double>(stats.bytes) / seconds / 1e9 : 0.0;
   out["cpu_user_seconds"] = cpu.user;
@@ -122,27 +128,16 @@ nlohmann::json device_load_json(const LoadArgs& args, const std::vector<LoadItem
   }
   DeviceLoadOptions options;
   options.device = args.device;
-  if (!args.mode.empty()) options.mode = *parse_load_mode(args.mode);
-  options.threads = args.threads;
+  if (!args.mode.empty()) options.load.mode = *parse_load_mode(args.mode);
+  options.load.threads = args.threads;
   ProgressBar bar("load");
-  options.progress = [&](std::uint64_t done, std::uint64_t all) { bar.update(done, all); };
+  options.load.progress = [&](std::uint64_t done, std::uint64_t all) { bar.update(done, all); };
   const DeviceLoadStats s = load_to_device(plan, destinations, options);
-  return {{"tensors", s.tensors},
-          {"bytes", s.bytes},
-          {"seconds", s.seconds},
-          {"gb_per_s", s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds / 1e9 : 0.0},
-          {"cpu_seconds", s.cpu_seconds},
-          {"device", args.device},
-          {"path", std::string(s.path())},
-          {"bytes_staged", s.bytes_staged},
-          {"bytes_registered", s.bytes_registered},
-          {"bytes_read", s.bytes_read},
-          {"pinned_bytes", s.pinned_bytes},
-          {"registrations", s.registrations},
-          {"registrations_refused", s.registrations_refused},
-          {"direct", s.direct},
-          {"mode", std::string(to_string(options.mode))},
-          {"threads", s.threads}};
+  nlohmann::json out = stats_json(fields_of(s));
+  out["gb_per_s"] = s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds / 1e9 : 0.0;
+  out["device"] = args.device;
+  out["mode"] = std::string(to_string(options.load.mode));
+  return out;
 }
 
 // "3 tensors, 1.2 GiB in 0.081 s, 15.90 GB/s to cuda:0 (path registered, mode direct, 4
