@@ -302,7 +302,7 @@ std::optional<std::uint32_t> NodeGraph::producer(std::string_view value) const {
 std::span<const std::uint32_t> NodeGraph::readers(std::string_view value) const {
   const auto found = consumers_.find(value);
   if (found == consumers_.end()) return {};
-  return found->second;
+  return {found->second.data(), found->second.size()};
 }
 
 std::optional<Tensor> NodeGraph::initializer(std::string_view value) const {

@@ -5,6 +5,7 @@
 // sorted by it, the drawn nodes' edges and a topological order. Built once, then read by any
 // number of threads; the search keeps its last result under a lock.
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -156,7 +157,8 @@ class NodeGraph {
   std::vector<std::uint32_t> host_;                          // see host()
   std::vector<std::uint32_t> guest_begin_, guests_;  // guests(i): guests_[guest_begin_[i]...]
   std::unordered_map<std::string_view, std::uint32_t> producer_;
-  std::unordered_map<std::string_view, std::vector<std::uint32_t>> consumers_;
+  // Most values have one or two readers: kept in place, not one allocation per value.
+  std::unordered_map<std::string_view, boost::container::small_vector<std::uint32_t, 2>> consumers_;
   // The producers of each node's inputs and their names: those of node i are at
   // input_begin_[i] .. input_begin_[i + 1] of input_producers_ and input_values_.
   std::vector<std::uint32_t> input_begin_;
