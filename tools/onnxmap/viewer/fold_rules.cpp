@@ -4,9 +4,8 @@
 #include "fold_rules.hpp"
 
 #include <algorithm>
-#include <span>
-#include <tuple>
 
+#include "name_table.hpp"
 #include "node_graph.hpp"
 
 namespace onnxmap::cli::viewer {
@@ -35,50 +34,6 @@ bool has_subgraphs(const Node& node) {
   const auto attributes = node.attributes();
   return std::any_of(attributes.begin(), attributes.end(),
                      [](Attribute a) { return a.g().has_value() || !a.graphs().empty(); });
-}
-
-// A node in the sort by path: the 8 bytes of its path from the sort's offset (big-endian, 0
-// past the end) and how many it has there (9: more follow).
-struct PathKey {
-  std::uint64_t chunk = 0;
-  std::uint32_t bytes = 0;
-  std::uint32_t id = 0;
-};
-
-constexpr std::size_t kChunkedBytes = 64;  // then whole strings: a hostile long shared prefix
-
-// Sorts `keys` by their paths from `offset` on, then by id: 8 bytes at a time, each pass
-// comparing integers and reading each path once (a string sort reads both paths at each of
-// its ~18 comparisons a node, mostly cache misses on 300,000 names), groups that tie sorted
-// by the next 8 bytes.
-void sort_by_path(std::span<PathKey> keys, const std::vector<std::string_view>& paths,
-                  std::size_t offset) {
-  if (offset >= kChunkedBytes) {
-    std::sort(keys.begin(), keys.end(), [&](const PathKey& a, const PathKey& b) {
-      return paths[a.id] != paths[b.id] ? paths[a.id] < paths[b.id] : a.id < b.id;
-    });
-    return;
-  }
-  for (PathKey& key : keys) {
-    const std::string_view path = paths[key.id];
-    const std::size_t left = path.size() > offset ? path.size() - offset : 0;
-    key.chunk = 0;
-    for (std::size_t b = 0; b < 8; ++b) {
-      key.chunk = key.chunk << 8 | (b < left ? static_cast<unsigned char>(path[offset + b]) : 0U);
-    }
-    key.bytes = static_cast<std::uint32_t>(std::min<std::size_t>(left, 9));
-  }
-  std::sort(keys.begin(), keys.end(), [](const PathKey& a, const PathKey& b) {
-    return std::tie(a.chunk, a.bytes, a.id) < std::tie(b.chunk, b.bytes, b.id);
-  });
-  for (std::size_t a = 0; a < keys.size();) {
-    std::size_t b = a + 1;
-    while (b < keys.size() && keys[b].chunk == keys[a].chunk && keys[b].bytes == keys[a].bytes) {
-      ++b;
-    }
-    if (keys[a].bytes == 9 && b - a > 1) sort_by_path(keys.subspan(a, b - a), paths, offset + 8);
-    a = b;
-  }
 }
 
 }  // namespace
@@ -272,12 +227,8 @@ void NodeGraph::index_paths() {
 // by_path_; a path taken by another node (rare: a name that reads as another's scope and
 // label) gets "'" until it is unique, the first node in graph order keeping it.
 void NodeGraph::sort_paths() {
-  by_path_.resize(nodes_.size());
   for (bool unique = false; !unique;) {
-    std::vector<PathKey> keys(nodes_.size());
-    for (std::uint32_t id = 0; id < keys.size(); ++id) keys[id].id = id;
-    sort_by_path(keys, paths_, 0);
-    for (std::size_t k = 0; k < keys.size(); ++k) by_path_[k] = keys[k].id;
+    by_path_ = sorted_by_name(paths_);
     unique = true;
     for (std::size_t k = 1; k < by_path_.size(); ++k) {
       const std::uint32_t id = by_path_[k];

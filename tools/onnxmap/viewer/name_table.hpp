@@ -38,4 +38,9 @@ class NameTable {
   std::vector<std::string_view> names_;
 };
 
+// The indices of `names` ordered by name (bytewise), then by index. 8 bytes at a time, each pass
+// comparing integers and reading each name once: a string sort reads both names at each of its
+// ~18 comparisons an entry, mostly cache misses on 300,000 node paths.
+[[nodiscard]] std::vector<std::uint32_t> sorted_by_name(const std::vector<std::string_view>& names);
+
 }  // namespace onnxmap::cli::viewer
