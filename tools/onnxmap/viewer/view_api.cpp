@@ -78,28 +78,20 @@ ViewApi::ViewApi(Model model, std::string source, LayoutHelperOptions layout)
       source_(std::move(source)),
       tensors_(model_),
       layouts_(std::move(layout)) {
-  // Two threads: neither the summary nor the graph's first drawing waits for the other; the
-  // sort orders and the warnings (a check of the whole graph) come after the drawing. A request
-  // that needs what failed here fails the same way again, and says why.
   warm_up_ = std::thread([this] {
     try {
       (void)summary();
-    } catch (const std::exception&) {
-    }
-  });
-  graph_warm_up_ = std::thread([this] {
-    try {
       (void)first_drawing();
       for (const char* sort : {"name", "bytes"}) tensors_.sort_ahead(sort);
       (void)warnings();
     } catch (const std::exception&) {
+      // The request that needs it fails the same way again, and says why.
     }
   });
 }
 
 ViewApi::~ViewApi() {
   warm_up_.join();
-  graph_warm_up_.join();
 }
 
 const NodeGraph& ViewApi::graph() {
@@ -172,8 +164,8 @@ nlohmann::json ViewApi::graph_drawing(const HttpRequest& r) {
   if (r.query.contains("node")) {
     request.node = static_cast<std::uint32_t>(number_param(r, "node", 0, UINT32_MAX));
   }
-  const bool first =
-      request.graph.empty() && request.level == "g:" && !request.open_given && !request.node;
+  const bool first = request.graph.empty() && request.level == "g:" && !request.open_given &&
+                     !request.node;
   if (first) return first_drawing();
   const std::shared_ptr<const NodeGraph> sub =
       request.graph.empty() ? nullptr : subgraph(request.graph);

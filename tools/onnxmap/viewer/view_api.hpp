@@ -22,10 +22,10 @@ namespace onnxmap::cli::viewer {
 
 class ViewApi {
  public:
-  // `source` is what the page calls the model: its file name or URL. Starts two threads that
-  // compute ahead of the first requests for them the summary (one), the node index, the graph
-  // page's first drawing, then two sort orders and the warnings (the other: on a graph of
-  // 360,000 nodes each takes a few hundred ms); a request that needs one first waits for it.
+  // `source` is what the page calls the model: its file name or URL. Starts a thread that
+  // computes the summary, the node index, the graph page's first drawing, two sort orders and
+  // the warnings ahead of the first requests for them (on a graph of 360,000 nodes each takes a
+  // second or so); a request that needs one first waits for it.
   // `layout` says how the graph page's drawings are laid out (layout_helpers.hpp).
   ViewApi(Model model, std::string source, LayoutHelperOptions layout = {});
   ~ViewApi();
@@ -66,7 +66,7 @@ class ViewApi {
   nlohmann::json warnings_;
   StatsJobs jobs_;
   LayoutHelpers layouts_;
-  std::thread warm_up_, graph_warm_up_;
+  std::thread warm_up_;
 };
 
 // /api/summary: summary_json and stats_json of `model`, with sizes by storage, the nodes of the
