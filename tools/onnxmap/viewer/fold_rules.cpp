@@ -4,9 +4,8 @@
 #include "fold_rules.hpp"
 
 #include <algorithm>
-#include <limits>
-#include <numeric>
 
+#include "name_table.hpp"
 #include "node_graph.hpp"
 
 namespace onnxmap::cli::viewer {
@@ -96,37 +95,33 @@ bool quantized_op(std::string_view domain, std::string_view op) {
 // Parameters make no edges: a shared weight's readers are not wired to each other.
 void NodeGraph::index_hosts() {
   const std::size_t n = nodes_.size();
-  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> into(n, kNone);
   parameter_.assign(n, false);
-  const auto made_by_parameter = [&](std::string_view value) {  // for the rare quantize ops
-    const auto p = producer_.find(value);
-    if (p != producer_.end()) return bool(parameter_[p->second]);
+  const auto made_by_parameter = [&](std::uint32_t v) {  // for the rare quantize ops
+    if (producer_of_[v] != kNone) return bool(parameter_[producer_of_[v]]);
     // A subgraph's outer-scope values are drawn as its inputs (index_outer_scope).
-    return (!graph_input_set_.contains(value) && !outer_.contains(value)) ||
-           initializers_.contains(value);
+    return (value_flags_[v] & (kGraphInput | kOuter)) == 0 || initializer_of_[v] != kNone;
   };
-  const auto any_graph_output = [&](const Node& node) {
-    const Names outputs = node.outputs();
-    return std::any_of(outputs.begin(), outputs.end(),
-                       [&](std::string_view v) { return graph_output_set_.contains(v); });
+  const auto any_graph_output = [&](std::uint32_t id) {
+    const auto outputs = outputs_of(id);
+    return std::any_of(outputs.begin(), outputs.end(), [&](std::uint32_t v) {
+      return v != kNone && (value_flags_[v] & kGraphOutput) != 0;
+    });
   };
   for (std::uint32_t id = 0; id < n; ++id) {
-    const Node& node = nodes_[id];
     const auto producers = input_producers(id);
     parameter_[id] = graph_input_reads_[id] == 0 &&
                      std::all_of(producers.begin(), producers.end(),
                                  [&](std::uint32_t p) { return bool(parameter_[p]); }) &&
-                     !any_graph_output(node) && !has_subgraphs(node);
-    const bool identity = !parameter_[id] && node.op_type() == "Identity" &&
-                          is_default_domain(node.domain()) && node.outputs().size() == 1 &&
-                          !any_graph_output(node);
+                     !any_graph_output(id) && !has_subgraphs(nodes_[id]);
+    const bool identity = !parameter_[id] && op_types_[op_of_[id]] == "Identity" &&
+                          is_default_domain(op_domains_[op_of_[id]]) &&
+                          outputs_of(id).size() == 1 && !any_graph_output(id);
     if (!parameter_[id] && !identity) continue;
     std::uint32_t first_reader = kNone, readers = 0, one_reader = kNone;
-    for (const std::string_view out : node.outputs()) {
-      const auto found = consumers_.find(out);
-      if (found == consumers_.end()) continue;
-      for (const std::uint32_t r : found->second) {
+    for (const std::uint32_t out : outputs_of(id)) {
+      if (out == kNone) continue;
+      for (const std::uint32_t r : readers_of(out)) {
         first_reader = std::min(first_reader, r);
         if (r != one_reader) ++readers;
         one_reader = r;
@@ -147,18 +142,18 @@ void NodeGraph::index_hosts() {
   };
   resolve();
   for (std::uint32_t id = 0; id < n; ++id) {
-    const Node& node = nodes_[id];
-    if (host_[id] != id || !quantize_op(node.domain(), node.op_type()) || any_graph_output(node)) {
+    const std::uint32_t op = op_of_[id];
+    if (host_[id] != id || !quantize_op(op_domains_[op], op_types_[op]) || any_graph_output(id)) {
       continue;
     }
-    const Names inputs = node.inputs();
-    const auto p = inputs.empty() ? producer_.end() : producer_.find(*inputs.begin());
-    if (p == producer_.end() || host_[p->second] == id) continue;
+    const auto inputs = inputs_of(id);
+    const std::uint32_t p = inputs.empty() || inputs[0] == kNone ? kNone : producer_of_[inputs[0]];
+    if (p == kNone || host_[p] == id) continue;
     if (!std::all_of(std::next(inputs.begin()), inputs.end(),
-                     [&](std::string_view v) { return v.empty() || made_by_parameter(v); })) {
+                     [&](std::uint32_t v) { return v == kNone || made_by_parameter(v); })) {
       continue;
     }
-    into[id] = p->second;
+    into[id] = p;
   }
   resolve();  // what a node of the plumbing hosted follows it, and DequantizeLinear its Quantize
   index_guests();
@@ -178,13 +173,14 @@ void NodeGraph::index_paths() {
   std::vector<std::string_view> scope(n);
   std::vector<bool> from_name(n, false);
   for (std::uint32_t id = 0; id < n; ++id) {
-    const Node& node = nodes_[id];
-    const std::string_view name = node.name();
-    const std::string_view op = node.op_type();
+    const std::string_view name = names_[id];
+    const std::string_view op = op_types_[op_of_[id]];
     scope[id] = name.substr(0, scope_length(name, op));
     from_name[id] = true;
     if (!name.empty()) continue;
-    for (const std::string_view out : node.outputs()) {
+    for (const std::uint32_t v : outputs_of(id)) {
+      if (v == kNone) continue;
+      const std::string_view out = values_.name(v);
       const std::string_view s = out.substr(0, scope_length(out, op));
       if (!telling_scope(s)) continue;
       scope[id] = s;
@@ -194,15 +190,16 @@ void NodeGraph::index_paths() {
   }
   for (std::uint32_t id = static_cast<std::uint32_t>(n); id-- > 0;) {
     if (!from_name[id] || !scope[id].empty()) continue;
-    const Node& node = nodes_[id];
     const auto producers = input_producers(id);
     const bool unnamed_inner =
-        node.name().empty() && std::any_of(producers.begin(), producers.end(),
-                                           [&](std::uint32_t p) { return !parameter_[p]; });
-    if (!unnamed_inner && !quantize_op(node.domain(), node.op_type())) continue;
+        names_[id].empty() && std::any_of(producers.begin(), producers.end(),
+                                          [&](std::uint32_t p) { return !parameter_[p]; });
+    const std::uint32_t op = op_of_[id];
+    if (!unnamed_inner && !quantize_op(op_domains_[op], op_types_[op])) continue;
     std::optional<std::string_view> common;
-    for (const std::string_view out : nodes_[id].outputs()) {
-      for (const std::uint32_t r : readers(out)) {
+    for (const std::uint32_t out : outputs_of(id)) {
+      if (out == kNone) continue;
+      for (const std::uint32_t r : readers_of(out)) {
         if (host_[r] == host_[id]) continue;
         common = common ? common_scope(*common, scope[host_[r]]) : scope[host_[r]];
       }
@@ -216,7 +213,7 @@ void NodeGraph::index_paths() {
   labels_.resize(n);
   for (std::uint32_t id = 0; id < n; ++id) {
     const std::string_view key = keys_[id];
-    const bool named = from_name[id] && key == nodes_[id].name();
+    const bool named = from_name[id] && key == names_[id];
     labels_[id] = named ? key.substr(scope[id].size()) : key;
     if (named && labels_[id].find_first_of("./") == std::string_view::npos) {
       paths_[id] = key;  // the name itself: nothing to make
@@ -230,12 +227,8 @@ void NodeGraph::index_paths() {
 // by_path_; a path taken by another node (rare: a name that reads as another's scope and
 // label) gets "'" until it is unique, the first node in graph order keeping it.
 void NodeGraph::sort_paths() {
-  by_path_.resize(nodes_.size());
   for (bool unique = false; !unique;) {
-    std::iota(by_path_.begin(), by_path_.end(), 0);
-    std::sort(by_path_.begin(), by_path_.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return paths_[a] != paths_[b] ? paths_[a] < paths_[b] : a < b;
-    });
+    by_path_ = sorted_by_name(paths_);
     unique = true;
     for (std::size_t k = 1; k < by_path_.size(); ++k) {
       const std::uint32_t id = by_path_[k];

@@ -66,6 +66,10 @@ struct Units {
 };
 
 // The best stretches of [lo, hi) whose tokens repeat with some period, largest saving first.
+// For each period p, each maximal run of positions i with tokens[i] == tokens[i + p] that is at
+// least p long: such a run holds one of any p consecutive positions, so probing every p-th
+// position finds them all, and a level of 300,000 units costs about 7 probes a unit for the
+// 512 periods, not 512 comparisons.
 std::array<Stretch, kCandidates> periodic_stretches(const Units& units, std::size_t lo,
                                                     std::size_t hi) {
   std::array<Stretch, kCandidates> best{};
@@ -74,17 +78,21 @@ std::array<Stretch, kCandidates> periodic_stretches(const Units& units, std::siz
       if (run.saved() > slot.saved()) std::swap(run, slot);
     }
   };
+  const std::vector<std::uint64_t>& t = units.tokens;
   const std::size_t max_period = std::min(kMaxPeriod, (hi - lo) / 2);
   for (std::size_t p = 1; p <= max_period; ++p) {
-    std::size_t length = 0;  // matches t[i] == t[i + p] ending at i
-    for (std::size_t i = lo; i + p < hi; ++i) {
-      const bool match = units.tokens[i] == units.tokens[i + p];
-      if (match) ++length;
-      if ((!match || i + p + 1 == hi) && length >= p) {
-        const std::size_t start = (match ? i + 1 : i) - length;
-        consider({start, p, (length + p) / p, length + p});
+    const std::size_t last = hi - p;  // positions compared: [lo, last)
+    for (std::size_t i = lo; i < last;) {
+      if (t[i] != t[i + p]) {
+        i += p;
+        continue;
       }
-      if (!match) length = 0;
+      std::size_t start = i, end = i + 1;  // the run around i: a mismatch (or lo) before it
+      while (start > lo && t[start - 1] == t[start - 1 + p]) --start;
+      while (end < last && t[end] == t[end + p]) ++end;
+      const std::size_t length = end - start;
+      if (length >= p) consider({start, p, (length + p) / p, length + p});
+      i = end + 1;  // end is a mismatch (or last)
     }
   }
   return best;

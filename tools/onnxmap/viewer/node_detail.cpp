@@ -55,13 +55,16 @@ nlohmann::json NodeGraph::node(std::uint32_t id) const {
   out_node["subgraphs"] = std::move(subgraphs);
   nlohmann::json tensors = nlohmann::json::array();
   nlohmann::json graph_inputs = nlohmann::json::array();
-  for (const std::string_view input : n.inputs()) {
-    if (initializers_.contains(input)) tensors.push_back(std::string(input));
-    if (graph_input_set_.contains(input)) graph_inputs.push_back(std::string(input));
+  for (const std::uint32_t v : inputs_of(id)) {
+    if (v == kNone) continue;
+    if (initializer_of_[v] != kNone) tensors.push_back(std::string(values_.name(v)));
+    if ((value_flags_[v] & kGraphInput) != 0) graph_inputs.push_back(std::string(values_.name(v)));
   }
   nlohmann::json graph_outputs = nlohmann::json::array();
-  for (const std::string_view output : n.outputs()) {
-    if (graph_output_set_.contains(output)) graph_outputs.push_back(std::string(output));
+  for (const std::uint32_t v : outputs_of(id)) {
+    if (v != kNone && (value_flags_[v] & kGraphOutput) != 0) {
+      graph_outputs.push_back(std::string(values_.name(v)));
+    }
   }
   return {{"node", std::move(out_node)},
           {"tensors", std::move(tensors)},
@@ -85,15 +88,14 @@ nlohmann::json NodeGraph::neighbourhood(std::uint32_t id) const {
       }
     };
     if (d <= 0 && d > -kHops) {
-      for (const std::string_view input : nodes_[at].inputs()) {
-        if (const auto p = producer_.find(input); p != producer_.end()) visit(p->second, d - 1);
+      for (const std::uint32_t v : inputs_of(at)) {
+        if (v != kNone && producer_of_[v] != kNone) visit(producer_of_[v], d - 1);
       }
     }
     if (d >= 0 && d < kHops) {
-      for (const std::string_view output : nodes_[at].outputs()) {
-        const auto readers = consumers_.find(output);
-        if (readers == consumers_.end()) continue;
-        for (const std::uint32_t reader : readers->second) visit(reader, d + 1);
+      for (const std::uint32_t v : outputs_of(at)) {
+        if (v == kNone) continue;
+        for (const std::uint32_t reader : readers_of(v)) visit(reader, d + 1);
       }
     }
   }
@@ -106,10 +108,10 @@ nlohmann::json NodeGraph::neighbourhood(std::uint32_t id) const {
     nlohmann::json ref = node_ref(node_id);
     ref["distance"] = distance[node_id];
     nodes.push_back(std::move(ref));
-    for (const std::string_view input : nodes_[node_id].inputs()) {
-      const auto p = producer_.find(input);
-      if (p != producer_.end() && distance.contains(p->second)) {
-        edges.push_back({{"from", p->second}, {"to", node_id}, {"tensor", std::string(input)}});
+    for (const std::uint32_t v : inputs_of(node_id)) {
+      const std::uint32_t p = v == kNone ? kNone : producer_of_[v];
+      if (p != kNone && distance.contains(p)) {
+        edges.push_back({{"from", p}, {"to", node_id}, {"tensor", std::string(values_.name(v))}});
       }
     }
   }

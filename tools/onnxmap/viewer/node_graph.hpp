@@ -14,9 +14,9 @@
 #include <span>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
+#include "name_table.hpp"
 #include "onnxmap/onnxmap.hpp"
 
 namespace onnxmap::cli::viewer {
@@ -102,7 +102,7 @@ class NodeGraph {
   // reads it).
   [[nodiscard]] const std::vector<std::string_view>& graph_inputs() const { return inputs_; }
   [[nodiscard]] const std::vector<std::string_view>& graph_outputs() const { return outputs_; }
-  [[nodiscard]] bool outer_scope(std::string_view value) const { return outer_.contains(value); }
+  [[nodiscard]] bool outer_scope(std::string_view value) const;
   [[nodiscard]] std::optional<std::uint32_t> producer(std::string_view value) const;
   [[nodiscard]] std::span<const std::uint32_t> readers(std::string_view value) const;
   // The initializer named `value` of this graph, if any.
@@ -124,15 +124,38 @@ class NodeGraph {
   [[nodiscard]] std::string value_type(std::string_view value) const;
 
  private:
+  static constexpr std::uint32_t kNone = NameTable::kNone;
+  // Bits of value_flags_.
+  static constexpr std::uint8_t kGraphInput = 1;   // a graph input (an initializer or not)
+  static constexpr std::uint8_t kDrawnInput = 2;   // in inputs_: not an initializer, or outer
+  static constexpr std::uint8_t kGraphOutput = 4;  // a graph output
+  static constexpr std::uint8_t kOuter = 8;        // read from the graphs around (outer_scope)
+
+  void index_values();
   void index_nodes();
+  void index_keys();
+  void index_readers(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& nested_reads);
   void index_producers();
   void index_hosts();
   void index_guests();
   void index_paths();
   void sort_paths();
   void index_order();
-  void index_values();
-  void index_outer_scope();
+  [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> index_outer_scope();
+  // The id of value `name`, interned once; find_value: kNone where the graph never names it.
+  std::uint32_t intern(std::string_view name);
+  [[nodiscard]] std::uint32_t find_value(std::string_view name) const;
+  // The value ids of node `id`'s inputs and outputs, in order (kNone: an omitted one, "").
+  [[nodiscard]] std::span<const std::uint32_t> inputs_of(std::uint32_t id) const {
+    return {node_values_.data() + node_begin_[id], node_outputs_at_[id] - node_begin_[id]};
+  }
+  [[nodiscard]] std::span<const std::uint32_t> outputs_of(std::uint32_t id) const {
+    return {node_values_.data() + node_outputs_at_[id], node_begin_[id + 1] - node_outputs_at_[id]};
+  }
+  [[nodiscard]] std::span<const std::uint32_t> readers_of(std::uint32_t value) const {
+    return {readers_.data() + reader_begin_[value],
+            reader_begin_[value + 1] - reader_begin_[value]};
+  }
   [[nodiscard]] nlohmann::json node_ref(std::uint32_t id) const;
   [[nodiscard]] std::shared_ptr<const void> memo_find(const std::string& key) const;
   void memo_keep(const std::string& key, std::shared_ptr<const void> value,
@@ -142,6 +165,7 @@ class NodeGraph {
   Model model_;
   std::optional<Graph> graph_;
   std::vector<Node> nodes_;
+  std::vector<std::string_view> names_;   // each node's name, read once
   std::vector<std::string_view> keys_;    // the name, or "OpType#id" when empty or taken
   std::deque<std::string> made_keys_;     // the "OpType#id" keys keys_ points into
   std::vector<std::string_view> paths_;   // see path(): a name, or one of made_paths_
@@ -152,20 +176,29 @@ class NodeGraph {
   std::vector<std::uint32_t> successor_begin_, successors_;  // see successors()
   std::vector<std::uint32_t> position_;                      // see position()
   std::vector<std::string> op_names_;                        // "MatMul", "com.microsoft.Attention"
+  std::vector<std::string_view> op_types_, op_domains_;      // each op's type and domain
   std::vector<std::uint32_t> op_of_;                         // each node's index in op_names_
   std::vector<std::uint32_t> host_;                          // see host()
   std::vector<std::uint32_t> guest_begin_, guests_;  // guests(i): guests_[guest_begin_[i]...]
-  std::unordered_map<std::string_view, std::uint32_t> producer_;
-  std::unordered_map<std::string_view, std::vector<std::uint32_t>> consumers_;
+  // Every value the graph names (node inputs and outputs, graph inputs, outputs, initializers),
+  // interned once: a value id indexes the tables below, and no pass hashes a name again.
+  NameTable values_;
+  std::vector<std::uint32_t> producer_of_;     // the first node making it, or kNone
+  std::vector<std::uint32_t> initializer_of_;  // its index in initializer_list_, or kNone
+  std::vector<std::uint8_t> value_flags_;      // kGraphInput | kDrawnInput | ...
+  // Its readers: readers_[reader_begin_[v] .. reader_begin_[v + 1]], in node order, a node once
+  // per input that reads it, then the nodes whose subgraphs read it (outer scope).
+  std::vector<std::uint32_t> reader_begin_, readers_;
+  // Node i's input value ids at node_values_[node_begin_[i] .. node_outputs_at_[i]], its
+  // outputs' up to node_begin_[i + 1].
+  std::vector<std::uint32_t> node_begin_, node_outputs_at_, node_values_;
   // The producers of each node's inputs and their names: those of node i are at
   // input_begin_[i] .. input_begin_[i + 1] of input_producers_ and input_values_.
   std::vector<std::uint32_t> input_begin_;
   std::vector<std::uint32_t> input_producers_;
   std::vector<std::uint32_t> graph_input_reads_;  // see graph_input_reads()
   std::vector<std::string_view> input_values_;
-  std::unordered_map<std::string_view, std::uint32_t> initializers_;  // index in initializer_list_
   std::vector<Tensor> initializer_list_;
-  std::unordered_set<std::string_view> graph_input_set_, graph_output_set_, outer_;
   std::vector<std::string_view> inputs_, outputs_;
   std::unordered_map<std::string_view, Type> declared_types_;
 
