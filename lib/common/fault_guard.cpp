@@ -45,6 +45,7 @@ struct GuardFrame {
   // The error for `fault`, made when its map was unmapped inside the guard (the model closed
   // inside the work): the guard's end can no longer find the file. Normal code only.
   std::optional<Error> unmapped_fault;
+  std::uint64_t stood_in_before = 0;  // stand_in_count when a stand-in guard began
 };
 
 // The guards running now, one slot each, found by the handler through the thread that owns
@@ -349,7 +350,12 @@ bool reads_intact() noexcept {
   for (Slot& slot : slots) {
     if (slot.thread.load(std::memory_order_relaxed) != self) continue;
     const GuardFrame* frame = slot.frame.load(std::memory_order_relaxed);
-    if (frame != nullptr && frame->stand_in && frame->fault != 0) return false;
+    if (frame == nullptr || !frame->stand_in) continue;
+    // Its own fault, or another thread's meanwhile (whose zeros this one may have read).
+    if (frame->fault != 0 ||
+        stand_in_count.load(std::memory_order_relaxed) != frame->stood_in_before) {
+      return false;
+    }
   }
   return true;
 }
@@ -363,6 +369,7 @@ void guard_reads(const std::function<void()>& body) {
   frame.begin[1] = frame.end[1] = 0;
   frame.depth = ++depth;
   const std::uint64_t stood_in_before = stand_in_count.load(std::memory_order_relaxed);
+  frame.stood_in_before = stood_in_before;
   Slot& slot = claim_slot(&frame);
   // Maps the files again, ends the guard, and gives the error of the fault, if any, that
   // body's results met.

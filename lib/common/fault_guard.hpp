@@ -66,7 +66,8 @@ void guard_faults(std::span<const std::byte> bytes, Kernel&& kernel) {
 // claimed, no system call; guard a call of a tool, a request, a binding, not a page. Another
 // thread reading a lost page plainly (a caller's view) while body runs reads zeros, not SIGBUS.
 void guard_reads(const std::function<void()>& body);
-// Whether this thread's guard_reads guards have met no fault so far (true outside any).
+// Whether this thread's guard_reads guards have met no fault so far, and no other thread's has
+// since they began (true outside any).
 [[nodiscard]] bool reads_intact() noexcept;
 
 // The mapped files a fault may name: MappedFile registers each map when it is made and
