@@ -4,6 +4,7 @@
 #include "onnxmap/check.hpp"
 
 #include "check/checks.hpp"
+#include "common/fault_guard.hpp"
 
 namespace onnxmap {
 
@@ -41,10 +42,14 @@ CheckReport check(const std::filesystem::path& path, const CheckOptions& options
 CheckReport check(const Model& model, const CheckOptions& options) {
   CheckReport report;
   report.opened = true;
-  detail::check_payloads(model, report);
-  detail::check_scopes(model, report);
-  detail::check_ir_version(model, report);
-  if (options.read_data) detail::check_data(model, options, report);
+  // The checks read names, nodes and attributes through the map: a model file that shrank
+  // while open is an Error (io), as a lost payload is, never SIGBUS.
+  detail::guard_reads([&] {
+    detail::check_payloads(model, report);
+    detail::check_scopes(model, report);
+    detail::check_ir_version(model, report);
+    if (options.read_data) detail::check_data(model, options, report);
+  });
   return report;
 }
 

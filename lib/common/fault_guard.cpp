@@ -5,29 +5,44 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <sys/stat.h>
+#include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csetjmp>
 #include <csignal>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <optional>
-#include <string>
+
+#include "common/mapped_files.hpp"
 
 namespace onnxmap::detail {
 
 namespace {
 
-// One guard point on a thread's stack: where a fault in [begin, end) jumps to.
+// The pages a stand-in guard put zeros in place of, per mapped file: [begin, end) of each.
+constexpr std::size_t kStandInFiles = 4;
+struct StandIns {
+  std::uintptr_t begin[kStandInFiles]{};  // NOLINT(modernize-avoid-c-arrays): written by a handler
+  std::uintptr_t end[kStandInFiles]{};    // NOLINT(modernize-avoid-c-arrays)
+};
+
+// One guard point on a thread's stack: where a fault in [begin, end) jumps to, or, for a
+// stand-in guard (guard_reads), which covers every address, what the handler put in its place.
 struct GuardFrame {
   sigjmp_buf jump;
   std::uintptr_t begin[2];            // NOLINT(modernize-avoid-c-arrays): read in a signal handler
   std::uintptr_t end[2];              // NOLINT(modernize-avoid-c-arrays)
   unsigned depth = 0;                 // 1 for a thread's outermost guard, 2 inside it, ...
-  volatile std::uintptr_t fault = 0;  // written by the handler before it jumps
+  volatile std::uintptr_t fault = 0;  // the first fault, written by the handler
+  bool stand_in = false;              // a guard_reads guard: no jump
+  StandIns filled;                    // written by the handler of a stand-in guard
+  // The error for `fault`, made when its map was unmapped inside the guard (the model closed
+  // inside the work): the guard's end can no longer find the file. Normal code only.
+  std::optional<Error> unmapped_fault;
+  std::uint64_t stood_in_before = 0;  // stand_in_count when a stand-in guard began
 };
 
 // The guards running now, one slot each, found by the handler through the thread that owns
@@ -96,6 +111,35 @@ GuardFrame* guard_of(std::uintptr_t address) {
   return best;
 }
 
+// Counts the pages stood in for, by any thread: a guard that saw it change may have read zeros.
+std::atomic<std::uint64_t> stand_in_count{0};
+std::uintptr_t page_size = 4096;  // set before the handler is installed
+
+// Puts a page of zeros in place of the page of `address` (in a mapped file of onnxmap, past its
+// end) and notes it in `frame`, so that the read runs on. Async-signal-safe (mmap is a system
+// call). False when the address is in no mapped file of onnxmap, or the frame notes no more files.
+bool stand_in(GuardFrame& frame, std::uintptr_t address) {
+  const auto [map_begin, map_end] = map_of(address);
+  if (map_end == 0) return false;
+  StandIns& filled = frame.filled;
+  std::size_t k = 0;
+  while (k < kStandInFiles && filled.end[k] != 0 &&
+         !(filled.begin[k] >= map_begin && filled.begin[k] < map_end)) {
+    ++k;
+  }
+  if (k == kStandInFiles) return false;
+  const std::uintptr_t page = address & ~(page_size - 1);
+  if (::mmap(reinterpret_cast<void*>(page), page_size, PROT_READ,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+    return false;
+  }
+  filled.begin[k] = filled.end[k] == 0 ? page : std::min(filled.begin[k], page);
+  filled.end[k] = std::max(filled.end[k], page + page_size);
+  if (frame.fault == 0) frame.fault = address;
+  stand_in_count.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 // The handler ours replaced, written once before ours is installed, read only by the handler.
 struct sigaction previous {};
 
@@ -124,7 +168,14 @@ void on_sigbus(int signal, siginfo_t* info, void* context) {
   // Faults only (si_code > 0): a SIGBUS another process sent is not a fault in our bytes.
   if (info != nullptr && info->si_code > 0) {
     const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
-    if (GuardFrame* frame = guard_of(address)) {
+    GuardFrame* frame = guard_of(address);
+    // A stand-in guard answers a read past the file's end (BUS_ADRERR; not a memory error) with
+    // zeros, and returns to the read.
+    if (frame != nullptr && frame->stand_in) {
+      if (info->si_code == BUS_ADRERR && stand_in(*frame, address)) return;
+      frame = nullptr;
+    }
+    if (frame != nullptr) {
       frame->fault = address;
       // The jump leaves the signal mask as the kernel set it for the handler. Ours blocks nothing
       // more (SA_NODEFER, an empty mask), but the handler the kernel runs may be a wrapper of
@@ -145,6 +196,7 @@ void on_sigbus(int signal, siginfo_t* info, void* context) {
 // system call there), and a second fault is caught too. The mask blocks nothing more.
 void install_handler() {
   static const bool installed = [] {
+    page_size = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
     struct sigaction ours {};
     ours.sa_sigaction = on_sigbus;
     ours.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
@@ -155,47 +207,81 @@ void install_handler() {
   (void)installed;
 }
 
-struct Mapping {
-  std::size_t size;
-  std::string path;
-  int fd;
-};
-
-// Mapped files by the address of their first byte.
-struct Registry {
-  std::mutex lock;
-  std::map<std::uintptr_t, Mapping> maps;
-};
-
-Registry& registry() {
-  static Registry* const instance = new Registry();  // never destroyed: maps outlive statics
-  return *instance;
-}
-
-// The error for a fault at `offset` of `mapping`'s file: shrunk below it, or an I/O error.
-Error fault_error(const Mapping& mapping, std::uint64_t offset) {
-  const std::string where = "byte " + std::to_string(offset) + " could not be read through the map";
-  struct stat now {};
-  if (::fstat(mapping.fd, &now) != 0) {
-    return {ErrorKind::io, where + " (the file cannot be examined)", offset, {}, mapping.path};
-  }
-  const auto size = static_cast<std::uint64_t>(now.st_size);
-  if (size <= offset) {
-    return {ErrorKind::io,
-            "the file is now " + std::to_string(size) + " bytes, " + std::to_string(mapping.size) +
-                " at open: " + where + " (did it shrink while open?)",
-            offset,
-            {},
-            mapping.path};
-  }
-  return {ErrorKind::io,
-          where + ": an I/O error under the map (the file is " + std::to_string(size) + " bytes)",
-          offset,
-          {},
-          mapping.path};
-}
-
 }  // namespace
+
+void note_unmapped_faults(std::uintptr_t begin, std::size_t size,
+                          const std::function<Error(std::uint64_t)>& error_at) noexcept {
+  const pthread_t self = pthread_self();
+  for (Slot& slot : slots) {
+    if (slot.thread.load(std::memory_order_relaxed) != self) continue;
+    GuardFrame* frame = slot.frame.load(std::memory_order_relaxed);
+    if (frame == nullptr || !frame->stand_in || frame->unmapped_fault) continue;
+    const std::uintptr_t fault = frame->fault;
+    if (fault < begin || fault - begin >= size) continue;
+    try {
+      frame->unmapped_fault = error_at(fault - begin);
+    } catch (...) {  // out of memory: the guard's end says "no open model holds" it instead
+    }
+  }
+}
+
+bool reads_intact() noexcept {
+  const pthread_t self = pthread_self();
+  for (Slot& slot : slots) {
+    if (slot.thread.load(std::memory_order_relaxed) != self) continue;
+    const GuardFrame* frame = slot.frame.load(std::memory_order_relaxed);
+    if (frame == nullptr || !frame->stand_in) continue;
+    // Its own fault, or another thread's meanwhile (whose zeros this one may have read).
+    if (frame->fault != 0 ||
+        stand_in_count.load(std::memory_order_relaxed) != frame->stood_in_before) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void guard_reads(const std::function<void()>& body) {
+  install_handler();
+  GuardFrame frame;
+  frame.stand_in = true;
+  frame.begin[0] = 0;
+  frame.end[0] = UINTPTR_MAX;
+  frame.begin[1] = frame.end[1] = 0;
+  frame.depth = ++depth;
+  const std::uint64_t stood_in_before = stand_in_count.load(std::memory_order_relaxed);
+  frame.stood_in_before = stood_in_before;
+  Slot& slot = claim_slot(&frame);
+  // Maps the files again, ends the guard, and gives the error of the fault, if any, that
+  // body's results met.
+  const auto finish = [&]() -> std::optional<Error> {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    for (std::size_t k = 0; k < kStandInFiles && frame.filled.end[k] != 0; ++k) {
+      map_file_again(frame.filled.begin[k], frame.filled.end[k]);
+    }
+    std::optional<Error> error;
+    with_registry_locked([&] { error = std::move(frame.unmapped_fault); });  // written under it
+    release_slot(slot);
+    depth = frame.depth - 1;
+    if (error) return error;
+    if (frame.fault != 0) return mapped_fault_error(reinterpret_cast<const void*>(frame.fault));
+    // Another thread's guard stood in for pages meanwhile: body may have read its zeros.
+    if (stand_in_count.load(std::memory_order_relaxed) != stood_in_before) {
+      if (const std::uintptr_t lost = first_lost_byte_of_any_map()) {
+        return mapped_fault_error(reinterpret_cast<const void*>(lost));
+      }
+    }
+    return std::nullopt;
+  };
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  try {
+    body();
+  } catch (...) {
+    // What body threw may come of the zeros (a name not found): the fault is the cause.
+    if (auto error = finish()) throw std::move(*error);
+    throw;
+  }
+  if (auto error = finish()) throw std::move(*error);
+}
 
 bool run_guarded(std::span<const std::byte> first, std::span<const std::byte> second,
                  void (*kernel)(void*), void* context, const void** fault) {
@@ -213,43 +299,23 @@ bool run_guarded(std::span<const std::byte> first, std::span<const std::byte> se
     *fault = reinterpret_cast<const void*>(frame.fault);
     return false;
   }
+  const std::uint64_t stood_in_before = stand_in_count.load(std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   kernel(context);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   release_slot(slot);
   --depth;
-  return true;
-}
-
-Error mapped_fault_error(const void* address) {
-  const auto at = reinterpret_cast<std::uintptr_t>(address);
-  std::optional<Mapping> mapping;
-  std::uint64_t offset = 0;
-  {
-    Registry& r = registry();
-    const std::lock_guard lock(r.lock);
-    const auto after = r.maps.upper_bound(at);
-    if (after != r.maps.begin() && at - std::prev(after)->first < std::prev(after)->second.size) {
-      mapping = std::prev(after)->second;
-      offset = at - std::prev(after)->first;
+  // A guard_reads on another thread put zeros in place of lost pages meanwhile: if they were
+  // in these bytes, the kernel read them without a fault.
+  if (stand_in_count.load(std::memory_order_relaxed) != stood_in_before) {
+    for (const auto bytes : {first, second}) {
+      if (const std::uintptr_t lost = first_lost_byte(bytes)) {
+        *fault = reinterpret_cast<const void*>(lost);
+        return false;
+      }
     }
-    // Looked up under the lock: the map (and so its descriptor) cannot go before fstat.
-    if (mapping) return fault_error(*mapping, offset);
   }
-  return {ErrorKind::io, "a fault (SIGBUS) reading mapped memory that no open model holds"};
-}
-
-void register_mapping(std::span<const std::byte> map, const std::filesystem::path& path, int fd) {
-  Registry& r = registry();
-  const std::lock_guard lock(r.lock);
-  r.maps.insert_or_assign(reinterpret_cast<std::uintptr_t>(map.data()),
-                          Mapping{map.size(), path.string(), fd});
-}
-
-void unregister_mapping(const std::byte* begin) noexcept {
-  Registry& r = registry();
-  const std::lock_guard lock(r.lock);
-  r.maps.erase(reinterpret_cast<std::uintptr_t>(begin));
+  return true;
 }
 
 }  // namespace onnxmap::detail

@@ -3,12 +3,15 @@
 // is mapped raises SIGBUS on the next touch of a page past its new end; a kernel run through
 // guard_faults (a copy, a count, a decode over a chunk of bytes) is left by a jump back to its
 // guard point instead, and the guard throws onnxmap::Error (io) naming the file and its size
-// now. One SIGBUS handler, installed at the first guarded call, serves every thread; a fault
+// now; code run through guard_reads (a tool's verb, a viewer's request, a binding that decodes
+// metadata) reads zeros in place of the lost page and the guard throws that error at its end.
+// One SIGBUS handler, installed at the first guarded call, serves every thread; a fault
 // outside a guard, or in bytes the guard does not cover, goes to the handler that was installed
 // before it (the default one: the process dies as before).
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -51,6 +54,21 @@ template <class Kernel>
 void guard_faults(std::span<const std::byte> bytes, Kernel&& kernel) {
   guard_faults(bytes, {}, std::forward<Kernel>(kernel));
 }
+
+// Runs body() with a read past the end of a mapped file of onnxmap (one that shrank while open)
+// answered by a page of zeros in place of the lost one, so that body runs on without a jump (it
+// may allocate, lock and throw: its destructors run). When body ends, the file is mapped again
+// under those pages and the first such fault is thrown as mapped_fault_error, in place of what
+// body threw; body's results must then be dropped. The same when another thread's guard_reads
+// stood in for pages meanwhile and a mapped file is now shorter than its map (body may have read
+// those zeros). Faults in the bytes of a guard_faults inside body still jump to it; other faults
+// (a memory error, a map of someone else) go on to the handler before ours. The cost: a slot
+// claimed, no system call; guard a call of a tool, a request, a binding, not a page. Another
+// thread reading a lost page plainly (a caller's view) while body runs reads zeros, not SIGBUS.
+void guard_reads(const std::function<void()>& body);
+// Whether this thread's guard_reads guards have met no fault so far, and no other thread's has
+// since they began (true outside any).
+[[nodiscard]] bool reads_intact() noexcept;
 
 // The mapped files a fault may name: MappedFile registers each map when it is made and
 // unregisters it before unmapping it. `fd` is the open file behind the map, which must stay open

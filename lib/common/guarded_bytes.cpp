@@ -5,6 +5,7 @@
 
 #include "common/fault_guard.hpp"
 #include "onnxmap/bytes.hpp"
+#include "onnxmap/guard_reads.hpp"
 
 namespace onnxmap {
 
@@ -24,6 +25,14 @@ bool equal_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
   detail::guard_faults(a, b,
                        [&]() noexcept { equal = std::memcmp(a.data(), b.data(), a.size()) == 0; });
   return equal;
+}
+
+void guard_reads(const std::function<void()>& body) {
+  detail::guard_reads(body);
+}
+
+bool reads_intact() noexcept {
+  return detail::reads_intact();
 }
 
 std::byte touch_pages(std::span<const std::byte> bytes) {

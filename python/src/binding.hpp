@@ -12,9 +12,11 @@
 
 #include <filesystem>
 #include <memory>
+#include <onnxmap/guard_reads.hpp>
 #include <onnxmap/onnxmap.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -32,6 +34,31 @@ struct Held {
   Owner owner;
   View view;
 };
+
+// `f` (a lambda or a function) run in onnxmap::guard_reads: a model file that shrank while open
+// is an onnxmap.Error where f reads names, attributes or other metadata through the map, never
+// SIGBUS. The signature is f's, so the stubs stay true; f must return a value that holds no
+// view of the map (a std::string, a Python object), since its conversion runs after the guard.
+template <class F, class R, class C, class... Args>
+auto guarded_reads(F f, R (C::*)(Args...) const) {
+  return [f = std::move(f)](Args... args) -> R {
+    if constexpr (std::is_void_v<R>) {
+      guard_reads([&] { f(std::forward<Args>(args)...); });
+    } else {
+      std::optional<R> result;
+      guard_reads([&] { result.emplace(f(std::forward<Args>(args)...)); });
+      return std::move(*result);
+    }
+  };
+}
+template <class F>
+auto reads(F f) {
+  return guarded_reads(std::move(f), &F::operator());
+}
+template <class R, class... Args>
+auto reads(R (*f)(Args...)) {
+  return reads([f](Args... args) -> R { return f(std::forward<Args>(args)...); });
+}
 
 // The open options from keyword arguments (mode="map"|"read"|"direct", max_depth, max_tensors,
 // max_messages, allow_external_outside_folder, collect_payload_errors), removed from `kwargs` as

@@ -182,10 +182,10 @@ void bind_tensor(py::module_& m) {
                        "A tensor of an open model. numpy() is a read-only view of the file's "
                        "bytes when is_view is True, else a decoded copy.")
       .def_property_readonly(
-          "name", [](const PyTensor& s) { return s.view.name(); },
+          "name", reads([](const PyTensor& s) { return std::string(s.view.name()); }),
           "The tensor's own name, as written in the file (\"\" when it has none).")
       .def_property_readonly(
-          "lookup_name", [](const PyTensor& s) { return s.view.lookup_name(); },
+          "lookup_name", reads([](const PyTensor& s) { return std::string(s.view.lookup_name()); }),
           "The name the model finds it by: its own, or a Constant node's output.")
       .def_property_readonly(
           "data_type", [](const PyTensor& s) { return to_string(s.view.data_type()); },
@@ -209,10 +209,10 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("row_bytes", [](const PyTensor& s) { return s.view.row_bytes(); })
       .def_property_readonly("can_slice_rows",
                              [](const PyTensor& s) { return s.view.can_slice_rows(); })
-      .def_property_readonly("doc_string", [](const PyTensor& s) { return s.view.doc_string(); })
-      .def(
-          "numpy", [](const PyTensor& s) { return whole_array(s.owner, s.view); },
-          "Every element as a read-only array (see is_view).")
+      .def_property_readonly(
+          "doc_string", reads([](const PyTensor& s) { return std::string(s.view.doc_string()); }))
+      .def("numpy", reads([](const PyTensor& s) { return whole_array(s.owner, s.view); }),
+           "Every element as a read-only array (see is_view).")
       .def(
           "__array__",
           [](const PyTensor& s, const py::object& dtype) -> py::object {
@@ -227,12 +227,12 @@ void bind_tensor(py::module_& m) {
           },
           py::arg("begin"), py::arg("end"),
           "Rows [begin, end) along axis 0; only their bytes are read.")
-      .def("stats", &stats_dict, py::arg("bins") = 32,
+      .def("stats", reads(&stats_dict), py::arg("bins") = 32,
            "count, min, max, mean, std, zeros, nans, infinities and a histogram of `bins` "
            "equal bins over [min, max] (as `onnxmap stats --json`), for every numeric type.")
       .def("prefetch", [](const PyTensor& s) { onnxmap::prefetch(s.view); })
       .def("release", [](const PyTensor& s) { s.view.release(); })
-      .def("__repr__", &repr);
+      .def("__repr__", reads(&repr));
 }
 
 }  // namespace onnxmap::python

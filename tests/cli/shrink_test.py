@@ -45,9 +45,9 @@ def maps_file(pid, path):
         return False
 
 
-def run_halving(command, data):
-    """Runs `command`, halves `data` once the command has mapped it, and returns the finished
-    process's (exit code, stdout, stderr)."""
+def run_halving(command, data, cut=halve):
+    """Runs `command`, halves `data` (or calls `cut` on it) once the command has mapped it, and
+    returns the finished process's (exit code, stdout, stderr)."""
     process = subprocess.Popen([str(c) for c in command], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
@@ -57,7 +57,7 @@ def run_halving(command, data):
         time.sleep(0.0002)
     process.send_signal(signal.SIGSTOP)
     try:
-        halve(data)
+        cut(data)
     finally:
         process.send_signal(signal.SIGCONT)
     out, err = process.communicate(timeout=120)

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "onnxmap/guard_reads.hpp"
+
 namespace onnxmap::cli {
 
 namespace {
@@ -63,7 +65,12 @@ void add_verb(CLI::App* subcommand, VerbRunner run) {
 
 int run_selected(const CLI::App& app) {
   for (const Verb& verb : verbs()) {
-    if (verb.subcommand->parsed()) return verb.run();
+    if (!verb.subcommand->parsed()) continue;
+    // Every verb reads names, attributes and the rest of a model's metadata through the map: a
+    // model file that shrank while open is then an onnxmap::Error (exit 1), never SIGBUS.
+    int code = kExitInternal;
+    guard_reads([&] { code = verb.run(); });
+    return code;
   }
   (void)app;
   return kExitUsage;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <queue>
 
+#include "onnxmap/guard_reads.hpp"
 #include "shared/value_text.hpp"
 
 namespace onnxmap::cli::viewer {
@@ -134,6 +135,7 @@ std::shared_ptr<const void> NodeGraph::memo_find(const std::string& key) const {
 // The newest is kept even alone past the budget: the request that made it uses it.
 void NodeGraph::memo_keep(const std::string& key, std::shared_ptr<const void> value,
                           std::size_t bytes) const {
+  if (!reads_intact()) return;  // made from a cut file's zeros (guard_reads.hpp): not kept
   const std::lock_guard lock(memo_mutex_);
   memo_.push_back({key, std::move(value), bytes});
   memo_bytes_ += bytes;
@@ -203,9 +205,12 @@ nlohmann::json NodeGraph::search(const std::string& text, std::uint64_t offset,
       for (const std::string_view v : n.outputs()) hit = hit || contains_folded(v, needle);
       if (hit) found->push_back(id);
     }
+    matches = found;
     const std::lock_guard lock(search_mutex_);
-    last_search_ = needle;
-    last_matches_ = matches = found;
+    if (reads_intact()) {  // none read from a cut file's zeros
+      last_search_ = needle;
+      last_matches_ = found;
+    }
   }
   nlohmann::json rows = nlohmann::json::array();
   for (std::size_t k = offset; k < matches->size() && rows.size() < limit; ++k) {
