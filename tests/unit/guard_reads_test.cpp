@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -119,6 +120,22 @@ TEST_F(GuardReads, AGuardedCopyInsideThrowsAtOnce) {
     });
   });
   EXPECT_FALSE(after_copy);
+}
+
+TEST_F(GuardReads, ASaveThatReadLostBytesLeavesTheDestinationAsItWas) {
+  // The small payloads past the cut are copied through the map (no kernel copy): the copy reads
+  // zeros, and the save must not put that file in place before the guard reports the fault.
+  const fs::path out = at("out.onnx");
+  const std::vector<std::byte> old(3, std::byte{7});
+  write(out, old);
+  expect_shrunk([&] { guard_reads([&] { (void)save(*model_, out); }); });
+  EXPECT_EQ(read(out), old);
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(out.parent_path())) {
+    left.push_back(entry.path().filename().string());
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"m.onnx", "out.onnx"}));
 }
 
 TEST_F(GuardReads, GuardsNest) {
