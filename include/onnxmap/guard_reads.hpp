@@ -6,6 +6,9 @@
 // binding's call) so that such a fault there is an onnxmap::Error instead. onnxmap's own tools,
 // its viewer and its Python binding run their work this way; Model::find_tensor and
 // Model::tensor guard their name look-ups themselves.
+// Threads: any number of threads may run guard_reads at once, and guards nest; a fault is
+// reported by the guards of the thread that met it, and by any guard running meanwhile once the
+// file is found shorter (it may have read the stand-in zeros). reads_intact is this thread's.
 
 #include <functional>
 
