@@ -4,8 +4,9 @@
 // (bytes.hpp): a file truncated while it is mapped raises SIGBUS on the next touch of a page past
 // its new end. guard_reads runs a piece of work (a tool's command, a server's request, a
 // binding's call) so that such a fault there is an onnxmap::Error instead. onnxmap's own tools,
-// its viewer and its Python binding run their work this way; Model::find_tensor and
-// Model::tensor guard their name look-ups themselves.
+// its viewer and its Python binding run their work this way. The C++ look-ups (Model::find_tensor,
+// tensor, tensors) and the views' getters are not guarded themselves: a guard costs a look-up two
+// to three times its time.
 // Threads: any number of threads may run guard_reads at once, and guards nest; a fault is
 // reported by the guards of the thread that met it, and by any guard running meanwhile once the
 // file is found shorter (it may have read the stand-in zeros). reads_intact is this thread's.
