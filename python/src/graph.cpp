@@ -56,48 +56,58 @@ py::object elem_type(const PyValueInfo& self) {
 
 void bind_value_info(py::module_& m) {
   py::class_<PyValueInfo>(m, "ValueInfo", "A graph input, output or value_info entry.")
-      .def_property_readonly("name", [](const PyValueInfo& s) { return s.view.name(); })
-      .def_property_readonly(
-          "type", [](const PyValueInfo& s) { return s.view.type().to_string(); },
-          "The type as text: \"FLOAT[batch,128]\".")
-      .def_property_readonly("elem_type", &elem_type,
+      .def_property_readonly("name",
+                             reads([](const PyValueInfo& s) { return std::string(s.view.name()); }))
+      .def_property_readonly("type",
+                             reads([](const PyValueInfo& s) { return s.view.type().to_string(); }),
+                             "The type as text: \"FLOAT[batch,128]\".")
+      .def_property_readonly("elem_type", reads(&elem_type),
                              "Tensor types: the element type's ONNX name, else None.")
-      .def_property_readonly("shape", &value_info_shape,
+      .def_property_readonly("shape", reads(&value_info_shape),
                              "Tensor types: dimensions (int, symbolic str, None if unknown); None "
                              "for an unknown rank.")
-      .def_property_readonly("doc_string", [](const PyValueInfo& s) { return s.view.doc_string(); })
-      .def("__repr__", [](const PyValueInfo& s) {
-        return "<onnxmap.ValueInfo " + std::string(s.view.name()) + ": " +
-               s.view.type().to_string() + ">";
-      });
+      .def_property_readonly("doc_string", reads([](const PyValueInfo& s) {
+                               return std::string(s.view.doc_string());
+                             }))
+      .def("__repr__", reads([](const PyValueInfo& s) {
+             return "<onnxmap.ValueInfo " + std::string(s.view.name()) + ": " +
+                    s.view.type().to_string() + ">";
+           }));
 }
 
 void bind_node(py::module_& m) {
   py::class_<PyNode>(m, "Node")
-      .def_property_readonly("op_type", [](const PyNode& s) { return s.view.op_type(); })
-      .def_property_readonly("domain", [](const PyNode& s) { return s.view.domain(); })
-      .def_property_readonly("name", [](const PyNode& s) { return s.view.name(); })
-      .def_property_readonly("overload", [](const PyNode& s) { return s.view.overload(); })
-      .def_property_readonly("doc_string", [](const PyNode& s) { return s.view.doc_string(); })
+      .def_property_readonly("op_type",
+                             reads([](const PyNode& s) { return std::string(s.view.op_type()); }))
+      .def_property_readonly("domain",
+                             reads([](const PyNode& s) { return std::string(s.view.domain()); }))
+      .def_property_readonly("name",
+                             reads([](const PyNode& s) { return std::string(s.view.name()); }))
+      .def_property_readonly("overload",
+                             reads([](const PyNode& s) { return std::string(s.view.overload()); }))
+      .def_property_readonly(
+          "doc_string", reads([](const PyNode& s) { return std::string(s.view.doc_string()); }))
       .def_property_readonly("inputs",
-                             [](const PyNode& s) { return strings_list(s.view.inputs()); })
+                             reads([](const PyNode& s) { return strings_list(s.view.inputs()); }))
       .def_property_readonly("outputs",
-                             [](const PyNode& s) { return strings_list(s.view.outputs()); })
-      .def_property_readonly(
-          "attributes",
-          [](const PyNode& s) { return attribute_dict(s.owner, s.view.attributes()); },
-          "A dict of attribute name to value, in file order.")
-      .def("__repr__", [](const PyNode& s) {
-        return "<onnxmap.Node " + std::string(s.view.op_type()) + " " + std::string(s.view.name()) +
-               ">";
-      });
+                             reads([](const PyNode& s) { return strings_list(s.view.outputs()); }))
+      .def_property_readonly("attributes", reads([](const PyNode& s) {
+                               return attribute_dict(s.owner, s.view.attributes());
+                             }),
+                             "A dict of attribute name to value, in file order.")
+      .def("__repr__", reads([](const PyNode& s) {
+             return "<onnxmap.Node " + std::string(s.view.op_type()) + " " +
+                    std::string(s.view.name()) + ">";
+           }));
   py::class_<PySparse>(m, "SparseTensor")
+      .def_property_readonly("values", reads([](const PySparse& s) {
+                               return optional_tensor(s.owner, s.view.values());
+                             }))
+      .def_property_readonly("indices", reads([](const PySparse& s) {
+                               return optional_tensor(s.owner, s.view.indices());
+                             }))
       .def_property_readonly(
-          "values", [](const PySparse& s) { return optional_tensor(s.owner, s.view.values()); })
-      .def_property_readonly(
-          "indices", [](const PySparse& s) { return optional_tensor(s.owner, s.view.indices()); })
-      .def_property_readonly("dims",
-                             [](const PySparse& s) { return py::tuple(py::cast(s.view.dims())); });
+          "dims", reads([](const PySparse& s) { return py::tuple(py::cast(s.view.dims())); }));
 }
 
 }  // namespace
@@ -179,29 +189,34 @@ void bind_graph(py::module_& m) {
     return list_of(s.view.initializers(), [&](const Tensor& t) { return wrap_tensor(s.owner, t); });
   };
   py::class_<PyGraph>(m, "Graph")
-      .def_property_readonly("name", [](const PyGraph& s) { return s.view.name(); })
-      .def_property_readonly("doc_string", [](const PyGraph& s) { return s.view.doc_string(); })
-      .def_property_readonly("nodes",
-                             [](const PyGraph& s) { return wrap_nodes(s.owner, s.view.nodes()); })
+      .def_property_readonly("name",
+                             reads([](const PyGraph& s) { return std::string(s.view.name()); }))
       .def_property_readonly(
-          "inputs", [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.inputs()); })
+          "doc_string", reads([](const PyGraph& s) { return std::string(s.view.doc_string()); }))
       .def_property_readonly(
-          "outputs", [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.outputs()); })
-      .def_property_readonly(
-          "value_infos",
-          [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.value_infos()); })
-      .def_property_readonly("initializers", tensors)
-      .def_property_readonly("sparse_initializers",
-                             [](const PyGraph& s) {
+          "nodes", reads([](const PyGraph& s) { return wrap_nodes(s.owner, s.view.nodes()); }))
+      .def_property_readonly("inputs", reads([](const PyGraph& s) {
+                               return wrap_value_infos(s.owner, s.view.inputs());
+                             }))
+      .def_property_readonly("outputs", reads([](const PyGraph& s) {
+                               return wrap_value_infos(s.owner, s.view.outputs());
+                             }))
+      .def_property_readonly("value_infos", reads([](const PyGraph& s) {
+                               return wrap_value_infos(s.owner, s.view.value_infos());
+                             }))
+      .def_property_readonly("initializers", reads(tensors))
+      .def_property_readonly("sparse_initializers", reads([](const PyGraph& s) {
                                return list_of(s.view.sparse_initializers(),
                                               [&](const SparseTensor& t) {
                                                 return py::cast(PySparse{s.owner, t});
                                               });
-                             })
-      .def_property_readonly("metadata_props",
-                             [](const PyGraph& s) { return string_dict(s.view.metadata_props()); })
-      .def("__repr__",
-           [](const PyGraph& s) { return "<onnxmap.Graph " + std::string(s.view.name()) + ">"; });
+                             }))
+      .def_property_readonly("metadata_props", reads([](const PyGraph& s) {
+                               return string_dict(s.view.metadata_props());
+                             }))
+      .def("__repr__", reads([](const PyGraph& s) {
+             return "<onnxmap.Graph " + std::string(s.view.name()) + ">";
+           }));
 }
 
 }  // namespace onnxmap::python

@@ -1,7 +1,8 @@
 """A single-file model (no external data) cut short after open, at half its size or through its
 names (page boundaries): model[name], model.read([...]), the names (keys, iteration), a
-tensor's stats(), name and doc string, and the model's metadata raise onnxmap.Error (kind "io",
-naming the file and saying that it shrank) where they died of SIGBUS."""
+tensor's stats(), name and doc string, the model's metadata, the graph's, its nodes' and
+functions' fields raise onnxmap.Error (kind "io", naming the file and saying that it shrank)
+where they died of SIGBUS."""
 import os
 
 import numpy as np
@@ -43,7 +44,13 @@ def cut(request, tmp_path):
                               doc_string="doc " * 30) for i in range(TENSORS)]
     graph = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info(
         f"r{TENSORS - 1}", TensorProto.FLOAT, [FLOATS])], initializer=tensors)
-    model = helper.make_model(graph, doc_string="cut short " * 20)
+    # A model-local function: stored after the graph, so past both cuts.
+    function = helper.make_function("custom", "leaky", ["a"], ["b"], [
+        helper.make_node("LeakyRelu", ["a"], ["b"], name="leaky_node", alpha=0.25)],
+        [helper.make_opsetid("", 13)])
+    model = helper.make_model(graph, doc_string="cut short " * 20, functions=[function],
+                              opset_imports=[helper.make_opsetid("", 13),
+                                             helper.make_opsetid("custom", 1)])
     helper.set_model_props(model, {f"key{i}": "value " * 10 for i in range(100)})
     path = tmp_path / "m.onnx"
     save_model(model, str(path))
@@ -94,3 +101,14 @@ def test_model_metadata_raises(cut):
     # A scalar field of the model is read to the message's end (the last value wins).
     expect_shrank(lambda: cut.ir_version)
     expect_shrank(lambda: cut.doc_string)
+
+
+def test_graph_nodes_and_functions_raise(cut):
+    # The graph's outputs and initializers lie past both cuts; the function after the graph.
+    expect_shrank(lambda: [o.name for o in cut.graph.outputs])
+    expect_shrank(lambda: [repr(o) for o in cut.graph.outputs])
+    expect_shrank(lambda: [t.name for t in cut.graph.initializers])
+    expect_shrank(lambda: [f.name for f in cut.functions])
+    expect_shrank(lambda: [n.attributes for f in cut.functions for n in f.nodes])
+    expect_shrank(lambda: [(n.op_type, n.inputs) for f in cut.functions for n in f.nodes])
+    expect_shrank(lambda: [repr(f) for f in cut.functions])
