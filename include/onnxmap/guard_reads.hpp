@@ -34,8 +34,9 @@ namespace onnxmap {
 ONNXMAP_API void guard_reads(const std::function<void()>& body);
 
 // Whether the guard_reads guards this thread is in have met no such fault so far, and no other
-// thread's guard has met one since they began (true outside any). Work that keeps what it makes beyond its guard (a cache) keeps it only while this holds:
-// the guard's error reaches the caller, but a cache filled from zeros would outlive it.
+// thread's guard has met one since they began (true outside any). Work that keeps what it makes
+// beyond its guard (a cache) keeps it only while this holds: the guard's error reaches the caller,
+// but a cache filled from zeros would outlive it.
 [[nodiscard]] ONNXMAP_API bool reads_intact() noexcept;
 
 }  // namespace onnxmap

@@ -38,10 +38,10 @@ std::vector<std::byte> model_bytes() {
                 test::raw_tensor("pad", DataType::uint8, {8192},
                                  std::vector<std::byte>(8192, std::byte{0})));
       for (int i = 0; i < 64; ++i) {
-        test::sub(g, schema::GraphProto::kInitializer,
-                  test::raw_tensor("layers." + std::to_string(i) + std::string(200, 'n'),
-                                   DataType::uint8, {1024},
-                                   std::vector<std::byte>(1024, std::byte{2})));
+        test::sub(
+            g, schema::GraphProto::kInitializer,
+            test::raw_tensor("layers." + std::to_string(i) + std::string(200, 'n'), DataType::uint8,
+                             {1024}, std::vector<std::byte>(1024, std::byte{2})));
       }
     });
   });
