@@ -163,4 +163,14 @@ std::string expect_error(Call&& call, ErrorKind kind,
   return error->what();
 }
 
+// Expects `call()` to throw the error of a read past the end of `file`, cut to `kept` bytes while
+// mapped (the fault guards): io, naming the file, its size now and that it shrank.
+template <class Call>
+void expect_shrunk(Call&& call, const std::filesystem::path& file, std::uint64_t kept) {
+  const std::string message = expect_error(call, ErrorKind::io);
+  EXPECT_NE(message.find(file.string()), std::string::npos) << message;
+  EXPECT_NE(message.find("now " + std::to_string(kept) + " bytes"), std::string::npos) << message;
+  EXPECT_NE(message.find("shrink"), std::string::npos) << message;
+}
+
 }  // namespace onnxmap::test
