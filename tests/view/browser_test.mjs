@@ -139,7 +139,10 @@ async function checkTensors(page, m) {
   }, { timeout: 30000 }, row).then((handle) => handle.jsonValue()).then((r) => r.name).catch(() => null);
   if (!check(`${m.label} tensors: scrolled down, row ${deep} is shown`, shown === deepRow.name, { shown, want: deepRow.name })) return;
   // Its link opens that very tensor, even where another graph uses the name (an If's branches).
-  await andWait(page, 'tensor', () => page.click(`${row} .c-name a`));
+  // Followed by its href: the list redraws its rows as pages arrive, so a row's element may be
+  // replaced between finding and clicking it.
+  const link = await page.$eval(`${row} .c-name a`, (a) => a.getAttribute('href'));
+  await show(page, link, 'tensor');
   const opened = await page.$eval('[data-testid=tensor-path]', (n) => n.textContent);
   check(`${m.label} tensors: row ${deep}'s link opens its tensor`, opened === deepRow.path, { opened, want: deepRow.path });
 }
