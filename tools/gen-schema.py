@@ -4,10 +4,16 @@
 The schema document (kept beside the repository, in shared/) lists every message and field of
 onnx.proto at IR version 14. Running this script rewrites include/onnxmap/message_kind.hpp (the
 public list of messages), lib/schema/fields.hpp (the field numbers, the library's own) and
-lib/schema/descriptors.cpp, so that no field number is ever typed by hand.
+lib/schema/descriptors.cpp, so that no field number is ever typed by hand. What is written by
+hand about the schema lives elsewhere (lib/schema/types.cpp), so running this loses nothing.
 
-    tools/gen-schema.py PATH/TO/onnx-schema.md
+    tools/gen-schema.py PATH/TO/onnx-schema.md [--check]
+
+--check writes nothing: it exits 1, naming each file and a diff, where a generated file differs
+from what the schema gives (the suite's `schema-generated` test), and 77 (meson's skip) when the
+schema document is absent (a user's clone has no shared/).
 """
+import difflib
 import pathlib
 import re
 import shutil
@@ -126,16 +132,47 @@ def render_table(messages):
     return "\n".join(out) + "\n"
 
 
+def formatted(root, name, text):
+    """`text` as clang-format would leave the file `name` (the repository's .clang-format)."""
+    done = subprocess.run(["clang-format", f"--assume-filename={name}"], cwd=root, input=text,
+                          capture_output=True, text=True, check=True)
+    return done.stdout
+
+
 def main():
-    messages = parse(pathlib.Path(sys.argv[1]).read_text())
+    args = sys.argv[1:]
+    check = "--check" in args
+    paths = [a for a in args if a != "--check"]
+    if len(paths) != 1:
+        sys.exit(__doc__)
+    schema = pathlib.Path(paths[0])
+    if check and not schema.exists():
+        print(f"SKIP: {schema} is absent (it lives in shared/ beside the checkout)")
+        sys.exit(77)
+    messages = parse(schema.read_text())
     root = pathlib.Path(__file__).resolve().parent.parent
     outputs = {"include/onnxmap/message_kind.hpp": render_kinds(messages),
                "lib/schema/fields.hpp": render_fields(messages),
                "lib/schema/descriptors.cpp": render_table(messages)}
-    for name, text in outputs.items():
-        (root / name).write_text(text)
     if shutil.which("clang-format"):
-        subprocess.run(["clang-format", "-i", *outputs], cwd=root, check=True)
+        outputs = {name: formatted(root, name, text) for name, text in outputs.items()}
+    elif check:
+        sys.exit("gen-schema.py --check: clang-format is needed to compare (Debian: clang-format)")
+    stale = []
+    for name, text in outputs.items():
+        if not check:
+            (root / name).write_text(text)
+            continue
+        current = (root / name).read_text()
+        if current != text:
+            stale.append(name)
+            sys.stdout.writelines(difflib.unified_diff(
+                current.splitlines(keepends=True), text.splitlines(keepends=True),
+                f"{name} (in the tree)", f"{name} (generated from {schema.name})"))
+    if stale:
+        print(f"\n{len(stale)} generated file(s) differ from the schema: {', '.join(stale)}; "
+              "run tools/gen-schema.py and move any hand-written code out of them")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ onnxmap_test_packages=(
   cmake
   # GoogleTest and GoogleMock: the unit, conformance and CLI tests' programs.
   libgtest-dev libgmock-dev
+  # tests' schema-generated: the generated schema tables are compared formatted as the tree's.
+  clang-format
   # The reference implementation, used as the oracle by tests and benchmarks.
   python3-onnx python3-protobuf python3-numpy
   libonnx-dev libprotobuf-dev

@@ -369,19 +369,3 @@ const MessageDescriptor& descriptor(MessageKind kind) noexcept {
 }
 
 }  // namespace onnxmap::schema
-
-namespace onnxmap {
-
-std::string_view message_name(schema::MessageKind kind) noexcept {
-  return schema::descriptor(kind).name;
-}
-
-std::optional<schema::MessageKind> parse_message_kind(std::string_view name) noexcept {
-  for (int k = 0; k < schema::kMessageKindCount; ++k) {
-    const auto kind = static_cast<schema::MessageKind>(k);
-    if (message_name(kind) == name) return kind;
-  }
-  return std::nullopt;
-}
-
-}  // namespace onnxmap
