@@ -1,10 +1,12 @@
 """The viewer's memory over many drawings of the graph page (issue 54: at most 5 MB of growth over
 10,000 drawings with unfolded clusters). Starts `onnxmap view` on a model, asks for drawings
 with every box of the first level unfolded (and, in turn, each alone), and prints the viewer's
-resident memory (VmRSS) and that of its layout helpers every `step` drawings.
+resident memory (VmRSS) and that of its layout helpers every `step` drawings, as a markdown
+section (bench/view-layout-rss.md is this script's output, one section a model, appended).
 
-    python3 bench/view_layout_rss.py ONNXMAP MODEL [DRAWINGS=10000] [STEP=1000]
+    python3 bench/view_layout_rss.py ONNXMAP MODEL [DRAWINGS=10000] [STEP=1000] >> OUT.md
 """
+import datetime
 import os
 import sys
 import time
@@ -34,8 +36,13 @@ def main(argv):
         first = v.get("/api/graph")
         folded = [b["id"] for b in first["boxes"] if b["kind"] in ("group", "repeat", "range")]
         opens = ["\n".join(folded)] + folded
-        print(f"model {os.path.basename(model)}: {len(first['boxes'])} boxes, "
-              f"{len(folded)} to unfold; drawings, viewer VmRSS (KiB), helpers' VmRSS (KiB), s")
+        print(f"## {os.path.basename(model)}: {len(first['boxes'])} boxes, {len(folded)} to "
+              f"unfold\n\n{datetime.date.today()}, load average "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start. "
+              "The drawings cycle through the first level with every folded box unfolded, "
+              "then with each alone.\n\n"
+              "| drawings | viewer VmRSS (KiB) | layout helpers' VmRSS (KiB) | seconds |\n"
+              "|---:|---:|---|---:|")
         start = time.monotonic()
         base = None
         for k in range(drawings):
@@ -45,8 +52,10 @@ def main(argv):
                 rss = rss_kib(v.process.pid)
                 base = base or rss
                 helpers = [rss_kib(p) for p in children(v.process.pid)]
-                print(f"{k + 1} {rss} {helpers} {time.monotonic() - start:.0f}", flush=True)
-        print(f"growth from drawing 100 to {drawings}: {(rss - base) / 1024:.1f} MiB")
+                print(f"| {k + 1} | {rss} | {' '.join(map(str, helpers))} | "
+                      f"{time.monotonic() - start:.0f} |", flush=True)
+        print(f"\nThe viewer's growth from drawing 100 to {drawings}: "
+              f"{(rss - base) / 1024:.1f} MiB (issue 54's target: at most 5 MB).\n")
     return 0
 
 
