@@ -135,6 +135,21 @@ def test_shared_weight_preparation_is_shown_in_every_reader(onnxmap, tmp_path):
     sound(onnxmap, path)
 
 
+def test_a_long_shared_preparation_is_shown_in_part(onnxmap, tmp_path):
+    """A chain of 2,000 Negs of a Constant, read by 140 Adds of the input: the first Add holds
+    the whole chain; each other shows 64 of it (3 listed, 61 more), so that the boxes cost
+    140 x 64 entries, not 140 x 2,001."""
+    nodes = [helper.make_node("Constant", [], ["c0"], value=numpy_helper.from_array(
+        np.ones(4, np.float32), "c"))]
+    nodes += [helper.make_node("Neg", [f"c{i}"], [f"c{i + 1}"]) for i in range(2000)]
+    nodes += [helper.make_node("Add", ["x", "c2000"], [f"a{i}" if i < 139 else "y"],
+                               name=f"add{i}") for i in range(140)]
+    _, boxes = drawn(onnxmap, save(tmp_path, "chain", nodes))
+    shown = [len(b["constants"]) + b["more_constants"] for b in boxes]
+    assert shown == [2001] + [64] * 139, shown
+    assert [c["shared"] for c in boxes[1]["constants"]] == [True] * 3
+
+
 def test_weight_preparation_and_qdq_are_drawn_inside(onnxmap, tmp_path):
     """DequantizeLinear and Transpose of a quantized weight inside the MatMul; a Reshape of a
     weight read by two nodes inside the first, wiring neither to the other; a QDQ pair on an
