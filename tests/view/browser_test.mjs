@@ -249,6 +249,7 @@ async function checkNode(page, m) {
   const neighbours = await count(page, 'svg[data-testid=node-neighbourhood] [data-testid=neighbour] rect');
   check(`${m.label} node ${id}: the neighbourhood is drawn`, neighbours === answer.neighbourhood.nodes.length && neighbours > 1,
     { neighbours, api: answer.neighbourhood.nodes.length });
+  await checkDrawing(page, m, id, answer.drawing);
   await screenshot(page, shots, m.label, 'node');
   if (answer.tensors.length === 0) return;
 
@@ -259,6 +260,42 @@ async function checkNode(page, m) {
   await andWait(page, 'node', () => page.goBack());
   check(`${m.label} node ${id}: back returns to the node`, hashOf(page) === `#/node/${id}` &&
     await page.$eval('[data-testid=node-op]', (n) => n.textContent) === node.op_type, hashOf(page));
+}
+
+/** The node page's "On the graph page" card says what /api/node's `drawing` does: the node it
+ * is drawn inside and the others that show it, and what is drawn inside it, "shared" where
+ * another node holds it; no card for a box of its own with nothing inside. */
+async function checkDrawing(page, m, id, drawing) {
+  const cards = await count(page, '[data-testid=node-drawing]');
+  check(`${m.label} node ${id}: where the graph page draws it`,
+    cards === (drawing.in || drawing.inside.length ? 1 : 0), { cards, drawing });
+  const inLinks = await count(page, '[data-testid=drawn-in] a');
+  check(`${m.label} node ${id}: drawn inside, and shown inside`,
+    inLinks === (drawing.in ? 1 + drawing.also_in.length : 0), { inLinks, drawing });
+  const inside = await count(page, '[data-testid=drawn-inside] li');
+  const shared = await count(page, '[data-testid=drawn-inside] .tag');
+  check(`${m.label} node ${id}: what is drawn inside it`, inside === drawing.inside.length &&
+    shared === drawing.inside.filter((n) => n.shared).length, { inside, shared, drawing });
+}
+
+/** The first of a model's first 300 nodes that a weight preparation several nodes read is
+ * shown in (torch's shape Constants, read by a Gather and three Slices), and that preparation:
+ * their node pages say so. */
+async function checkSharedPreparation(page, m) {
+  const { nodes } = await api(m.url, 'summary');
+  for (let id = 0; id < Math.min(nodes, 300); ++id) {
+    const answer = await api(m.url, 'node', { id });
+    const guest = answer.drawing.inside.find((n) => n.shared);
+    if (!guest) continue;
+    await show(page, `#/node/${id}`, 'node');
+    await checkDrawing(page, m, id, answer.drawing);
+    await show(page, `#/node/${guest.id}`, 'node');
+    const prepared = (await api(m.url, 'node', { id: guest.id })).drawing;
+    await checkDrawing(page, m, guest.id, prepared);
+    check(`${m.label} node ${guest.id}: shown inside node ${id}`, prepared.also_in.some((n) => n.id === id), prepared);
+    await screenshot(page, shots, m.label, 'node-shared');
+    return;
+  }
 }
 
 /** A tensor and a node that do not exist show the error box (the API answers 404). */
@@ -291,6 +328,7 @@ async function checkModel(browser, m) {
     if (embed?.bytes >= 2 ** 30) await checkStatsCancel(page, m, embed.name);
     await checkGraph(page, m, shots);
     await checkNode(page, m);
+    await checkSharedPreparation(page, m);
     await checkMissing(page, m, errors);
   } catch (err) {
     check(`${m.label}: the checks ran to their end`, false, err.stack);

@@ -10,7 +10,8 @@ fold_rules.cpp) stated again in Python for the judge (graph_judge.py), from the 
     order) where it reads another node's output (not a parameter's); quantization plumbing
     whose name has no scope takes its readers' too;
   - a *parameter* reads no graph input and no output of a node other than a parameter (so
-    only initializers, constants, parameters' outputs; not a graph output, no subgraph): drawn inside its first reader, and it makes no edge; an Identity whose one
+    only initializers, constants, parameters' outputs; not a graph output, no subgraph): drawn inside its first reader (and shown inside
+    its other readers, GraphJudge.guests), and it makes no edge; an Identity whose one
     output feeds one node, inside it; then quantization plumbing of an activation, inside the
     node that makes the activation;
   - a node's *path* is its scope and its label (the rest of its name, or its key) as one

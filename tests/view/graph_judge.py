@@ -9,7 +9,10 @@ Terms (the spec's):
   - a node's *key* is its name, or OpType#INDEX when unnamed or its name is taken already;
   - its *host* is itself, or the node it is drawn inside, and its *path* what it folds by
     (graph_folding.py states those rules). *Drawn* nodes are their own hosts; the *guests* of a
-    drawn node are the other nodes it hosts; parameters make no edges;
+    drawn node are the other nodes it hosts; the nodes a box *shows* inside it are its guests
+    and the parameters it or they read (and those these read) that another node hosts: a
+    weight preparation several nodes read is shown in each, held by its host only, in node
+    order; parameters make no edges;
   - the *units* of a prefix are its children: drawn nodes grouped by their path's next segment
     (cut after `.` or `/`); a prefix whose only child is a group is passed through to that
     group's prefix; a group that is not convex, or that closes a cycle between units (it both
@@ -142,6 +145,18 @@ class GraphJudge:
                     self.successors[source].add(i)
         self._position = None
         self._units = {}
+
+    def shown(self, i):
+        """The nodes drawn node i's box shows inside it: its guests, and the parameters read
+        from inside it, recursively, sorted."""
+        inside, todo = set(self.guests.get(i, [])), [i] + self.guests.get(i, [])
+        while todo:
+            for x in self.node_inputs[todo.pop()]:
+                p = self.producer.get(x)
+                if p is not None and self.parameter[p] and p != i and p not in inside:
+                    inside.add(p)
+                    todo.append(p)
+        return sorted(inside)
 
     def _outer_scope(self):
         """The values read from outside a subgraph: its inputs after its declared ones, read by
@@ -301,9 +316,10 @@ class GraphJudge:
 
     def node_box(self, i, graph_path):
         """What node box n:i says of weights, constants and subgraphs."""
-        reads = [x for j in self.inside(i) for x in self.nodes[j].input if x in self.initializers]
+        shown = self.shown(i)
+        reads = [x for j in [i] + shown for x in self.nodes[j].input if x in self.initializers]
         constants = []
-        for g in self.guests.get(i, []):
+        for g in shown:
             node, out = self.nodes[g], (list(self.nodes[g].output) or [""])[0]
             attrs = {a.name: a for a in node.attribute}
             t = attrs["value"].t if node.op_type == "Constant" and "value" in attrs else None
@@ -312,7 +328,8 @@ class GraphJudge:
                 name = dtype_name(t.data_type)
                 text = None if name is None else name + "[" + ", ".join(map(str, t.dims)) + "]"
             constants.append({"op": node.op_type, "name": out,
-                              "type": text if t is not None else self.value_type(out)})
+                              "type": text if t is not None else self.value_type(out),
+                              "node": g, "shared": self.host[g] != i})
         base = (graph_path + "/" if graph_path else "") + f"{i}."
         subgraphs = []
         for a in self.nodes[i].attribute:
@@ -320,7 +337,7 @@ class GraphJudge:
                 subgraphs.append({"attribute": a.name, "graph": base + a.name})
             subgraphs += [{"attribute": f"{a.name}[{k}]", "graph": f"{base}{a.name}.{k}"}
                           for k in range(len(a.graphs))]
-        quantized = any(graph_folding.quantized_op(self.nodes[j]) for j in self.inside(i))
+        quantized = any(graph_folding.quantized_op(self.nodes[j]) for j in [i] + shown)
         return {"quantized": quantized,
                 "weights": [{"name": x, "type": self.value_type(x)} for x in reads[:4]],
                 "more_weights": max(0, len(reads) - 4), "constants": constants[:3],

@@ -94,6 +94,62 @@ def test_unnamed_nodes_take_their_outputs_scope_then_their_readers(onnxmap, tmp_
     sound(onnxmap, path)
 
 
+def test_shared_weight_preparation_is_shown_in_every_reader(onnxmap, tmp_path):
+    """A tied weight (DequantizeLinear then Transpose of one quantized weight, read by two
+    MatMuls) and a shape Constant read by two Reshapes: each reader's box shows the whole
+    preparation, "shared" in all but its host (its first reader), which alone holds it (the
+    walk reaches each node once), navigates to it and its node page; no edge is drawn for it."""
+    inits = [numpy_helper.from_array(np.ones((4, 4), np.int8), "wq"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+             numpy_helper.from_array(np.array(0, np.int8), "z")]
+    shape = helper.make_tensor("shape", TensorProto.INT64, [2], [1, 4])
+    nodes = [helper.make_node("DequantizeLinear", ["wq", "s", "z"], ["w"]),
+             helper.make_node("Transpose", ["w"], ["wt"]),
+             helper.make_node("MatMul", ["x", "wt"], ["a"], name="mm1"),
+             helper.make_node("Relu", ["a"], ["r"], name="relu"),
+             helper.make_node("MatMul", ["r", "wt"], ["m"], name="mm2"),
+             helper.make_node("Constant", [], ["shp"], value=shape),
+             helper.make_node("Reshape", ["m", "shp"], ["r1"], name="rs1"),
+             helper.make_node("Reshape", ["r1", "shp"], ["y"], name="rs2")]
+    path = save(tmp_path, "shared", nodes, inits)
+    d, boxes = drawn(onnxmap, path)
+    shown = {b["name"]: [(c["op"], c["node"], c["shared"]) for c in b["constants"]]
+             for b in boxes}
+    assert shown == {"mm1": [("DequantizeLinear", 0, False), ("Transpose", 1, False)],
+                     "relu": [],
+                     "mm2": [("DequantizeLinear", 0, True), ("Transpose", 1, True)],
+                     "rs1": [("Constant", 5, False)], "rs2": [("Constant", 5, True)]}, shown
+    assert [b["quantized"] for b in boxes] == [True, False, True, False, False], boxes
+    assert [w["name"] for w in boxes[2]["weights"]] == ["wq", "s", "z"], boxes[2]
+    ids = [b["id"] for b in d["boxes"]]
+    edges = {(ids[e["from"]], ids[e["to"]]) for e in d["edges"]}
+    assert edges == {("i:x", "n:2"), ("n:2", "n:3"), ("n:3", "n:4"), ("n:4", "n:6"),
+                     ("n:6", "n:7"), ("n:7", "o:y")}, edges
+    with Viewer(onnxmap.path, path) as v:
+        assert v.get("/api/graph", node="1")["found"] == "n:2"
+        transpose, mm2 = v.get("/api/node", id="1")["drawing"], v.get("/api/node", id="4")
+        assert transpose["in"]["id"] == 2 and [n["id"] for n in transpose["also_in"]] == [4]
+        assert [(n["id"], n["shared"]) for n in mm2["drawing"]["inside"]] == [(0, True),
+                                                                          (1, True)]
+        assert v.get("/api/node", id="5")["drawing"]["also_in"][0]["name"] == "rs2"
+    sound(onnxmap, path)
+
+
+def test_a_long_shared_preparation_is_shown_in_part(onnxmap, tmp_path):
+    """A chain of 2,000 Negs of a Constant, read by 140 Adds of the input: the first Add holds
+    the whole chain; each other shows 64 of it (3 listed, 61 more), so that the boxes cost
+    140 x 64 entries, not 140 x 2,001."""
+    nodes = [helper.make_node("Constant", [], ["c0"], value=numpy_helper.from_array(
+        np.ones(4, np.float32), "c"))]
+    nodes += [helper.make_node("Neg", [f"c{i}"], [f"c{i + 1}"]) for i in range(2000)]
+    nodes += [helper.make_node("Add", ["x", "c2000"], [f"a{i}" if i < 139 else "y"],
+                               name=f"add{i}") for i in range(140)]
+    _, boxes = drawn(onnxmap, save(tmp_path, "chain", nodes))
+    shown = [len(b["constants"]) + b["more_constants"] for b in boxes]
+    assert shown == [2001] + [64] * 139, shown
+    assert [c["shared"] for c in boxes[1]["constants"]] == [True] * 3
+
+
 def test_weight_preparation_and_qdq_are_drawn_inside(onnxmap, tmp_path):
     """DequantizeLinear and Transpose of a quantized weight inside the MatMul; a Reshape of a
     weight read by two nodes inside the first, wiring neither to the other; a QDQ pair on an
@@ -137,6 +193,45 @@ def test_scopes_that_are_not_convex_are_opened(onnxmap, tmp_path):
     _, boxes = drawn(onnxmap, path)
     ids = [b["id"] for b in boxes]
     assert not {"g:s/", "g:A/", "g:B/"} & set(ids) and len(ids) == 7, ids
+    sound(onnxmap, path)
+
+
+def keras_chain(stages):
+    """A chain as tf2onnx writes a Keras model: layers model/conv2d_K/Conv2D (a MatMul here),
+    model/leaky_re_lu_K/LeakyRelu, model/tf.math.maximum_K/Maximum (K counting the convs from
+    "" for the first), a model/max_pooling2d_J/MaxPool closing each stage of `stages` (convs
+    per stage); the first conv reads the input through an inserted Conv2D__6 Reshape."""
+    nodes, inits, x, k = [], [numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+                              numpy_helper.from_array(np.array([1, 4], np.int64), "shape")], "x", 0
+
+    def add(op, scope, inputs, **attrs):
+        out = f"model/{scope}/{op}:0"
+        nodes.append(helper.make_node(op, inputs, [out], name=f"model/{scope}/{op}", **attrs))
+        return out
+
+    x = add("Reshape", "conv2d", [x, "shape"])
+    for j, convs in enumerate(stages):
+        for _ in range(convs):
+            n = f"_{k}" if k else ""
+            inits.append(weight(f"w{k}"))
+            x = add("MatMul", f"conv2d{n}", [x, f"w{k}"])
+            x = add("Max", f"tf.math.maximum{n}", [add("LeakyRelu", f"leaky_re_lu{n}", [x]),
+                                                     "zero"])
+            k += 1
+        x = add("MaxPool", f"max_pooling2d_{j}" if j else "max_pooling2d", [x], kernel_shape=[1])
+    nodes.append(helper.make_node("Identity", [x], ["y"], name="model/output/Identity"))
+    return nodes, inits
+
+
+def test_runs_of_a_chain_start_where_a_layer_starts(onnxmap, tmp_path):
+    """A chain of Keras layers (every cut crosses one edge): the runs start at a conv2d_K/,
+    where the layer starts by its name (leaky_re_lu_K/ continues it), and a stage's block ends
+    with its rarest unit, the pooling; the first stage (a conv short) is left before them."""
+    path = save(tmp_path, "keras", *keras_chain([3, 3, 3, 3]))
+    _, boxes = drawn(onnxmap, path, level="g:model/")
+    runs = [(b["first"], b["last"], b["count"]) for b in boxes if b["kind"] == "repeat"]
+    assert runs == [("conv2d_1/", "conv2d_2/", 2), ("conv2d_3/", "conv2d_9/", 3)], \
+        [b["id"] for b in boxes]
     sound(onnxmap, path)
 
 

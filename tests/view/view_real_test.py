@@ -76,3 +76,15 @@ def test_tf2onnx_scopes_are_layers(onnxmap, real_paths):
     boxes = first_level(onnxmap, real_paths["oww-embedding"])
     titles = [b.get("title") for b in boxes if b["kind"] in ("group", "repeat", "range")]
     assert any(t and t.startswith("conv2d") for t in titles), [b["id"] for b in boxes]
+
+
+def test_tf2onnx_runs_start_where_a_person_names_the_layer(onnxmap, real_paths):
+    """openWakeWord's embedding model (tf2onnx): a chain of Keras layers conv2d_K/,
+    leaky_re_lu_K/, tf.math.maximum_K/, a max_pooling2d/ closing each stage of four. Every cut
+    of a chain crosses one edge, so the runs start where a layer starts by its name (at a
+    conv2d_K/, not at the leaky_re_lu_K/ after it) and a block ends with its rarest unit (the
+    pooling): the four stages of four convolutions are one run from conv2d_3/, and the first
+    stage's two last convolutions one from conv2d_1/."""
+    boxes = first_level(onnxmap, real_paths["oww-embedding"])
+    runs = [(b["first"], b["last"], b["count"]) for b in boxes if b["kind"] == "repeat"]
+    assert runs == [("conv2d_1/", "conv2d_2/", 2), ("conv2d_3/", "conv2d_15/", 4)], runs

@@ -73,7 +73,9 @@ nlohmann::json node_content(const NodeGraph& graph, const std::string& graph_pat
     const std::string type = g.op_type() == "Constant" ? constant_type(g) : "";
     constants.push_back({{"op", std::string(g.op_type())},
                          {"name", std::string(output)},
-                         {"type", type.empty() ? graph.value_type(output) : type}});
+                         {"type", type.empty() ? graph.value_type(output) : type},
+                         {"node", guest},
+                         {"shared", graph.host(guest) != id}});
   }
   nlohmann::json subgraphs = nlohmann::json::array();
   for (const Attribute a : node.attributes()) {

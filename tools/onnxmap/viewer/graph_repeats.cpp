@@ -6,6 +6,8 @@
 #include <array>
 #include <optional>
 #include <span>
+#include <string_view>
+#include <tuple>
 
 namespace onnxmap::cli::viewer {
 
@@ -27,7 +29,8 @@ struct Stretch {
 struct Units {
   std::vector<std::uint64_t> tokens;
   std::vector<std::uint32_t> begin, targets;
-  std::vector<std::int64_t> crossing;  // crossing[c]: edges from units < c to units >= c
+  std::vector<std::int64_t> crossing;   // crossing[c]: edges from units < c to units >= c
+  std::vector<std::string_view> layer;  // each unit's layer number (layer_number())
 
   [[nodiscard]] std::span<const std::uint32_t> out(std::size_t a) const {
     return {targets.data() + begin[a], begin[a + 1] - begin[a]};
@@ -98,14 +101,53 @@ std::array<Stretch, kCandidates> periodic_stretches(const Units& units, std::siz
   return best;
 }
 
+// The layer number in a unit's scope: the digits after the last '_' of its last segment
+// ("leaky_re_lu_3/" and "tf.math.maximum_3/" -> "3"), "" where there are none ("conv2d/",
+// Keras's first layer of a kind) or the unit is named by a node's label ("Conv_12": a node
+// counter, not a layer). Keras numbers the layers made together alike (conv2d_3,
+// batch_normalization_3, leaky_re_lu_3), and tf2onnx keeps the numbers in scopes.
+std::string_view layer_number(std::string_view name) {
+  if (name.empty() || (name.back() != '.' && name.back() != '/')) return {};
+  name.remove_suffix(1);
+  const std::size_t cut = name.find_last_of("./");
+  if (cut != std::string_view::npos) name.remove_prefix(cut + 1);
+  const std::size_t underscore = name.rfind('_');
+  if (underscore == std::string_view::npos || underscore + 1 == name.size()) return {};
+  const std::string_view digits = name.substr(underscore + 1);
+  return std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })
+             ? digits
+             : std::string_view{};
+}
+
 // `run` started where a block starts: of the starts that keep its count of blocks, the one
 // whose cut after the first block the fewest edges cross (between layers, only what one layer
-// hands the next), the earliest of those.
+// hands the next). Where several do (a chain: every cut crosses one edge), the names decide if
+// they mark layers: a block starts where a layer starts (not at leaky_re_lu_3/ after
+// conv2d_3/: the layer number changes), and of those, one that ends with its rarest unit (the
+// pooling that closes a stage of convolutions). Else the earliest: the run follows what comes
+// before it.
 Stretch aligned(const Units& units, Stretch run) {
+  std::vector<std::uint64_t> block(
+      units.tokens.begin() + static_cast<std::ptrdiff_t>(run.start),
+      units.tokens.begin() + static_cast<std::ptrdiff_t>(run.start + run.period));
+  std::sort(block.begin(), block.end());
+  const auto count = [&](std::uint64_t token) {
+    const auto [lo, hi] = std::equal_range(block.begin(), block.end(), token);
+    return hi - lo;
+  };
+  std::ptrdiff_t rarest = static_cast<std::ptrdiff_t>(run.period);
+  for (const std::uint64_t token : block) rarest = std::min(rarest, count(token));
+  // Smaller is better: crossing, then not starting a layer, then not closing a stage.
+  const auto rank = [&](std::size_t s) {
+    const bool starts_layer = s > 0 && units.layer[s] != units.layer[s - 1];
+    const bool ends_rarest = count(units.tokens[s + run.period - 1]) == rarest;
+    return std::tuple(units.crossing[s + run.period], !starts_layer,
+                      !(starts_layer && ends_rarest));
+  };
   std::size_t best = run.start;
   for (std::size_t s = run.start;
        s + run.period * run.count <= run.start + run.span && s < run.start + run.period; ++s) {
-    if (units.crossing[s + run.period] < units.crossing[best + run.period]) best = s;
+    if (rank(s) < rank(best)) best = s;
   }
   run.span -= best - run.start;
   run.start = best;
@@ -159,8 +201,10 @@ std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges) {
   const std::size_t m = level.end - level.begin;
   Units units;
   units.tokens.reserve(m);
+  units.layer.reserve(m);
   for (std::size_t u = level.begin; u < level.end; ++u) {
     units.tokens.push_back(level.units()[u].token);
+    units.layer.push_back(layer_number(level.units()[u].name));
   }
   // `edges` are sorted by their source: one pass makes the offsets.
   units.begin.assign(m + 1, 0);

@@ -1,5 +1,6 @@
 // NodeGraph's page of one node: its fields, attributes and subgraphs, and the nodes around it.
 
+#include <algorithm>
 #include <deque>
 
 #include "node_graph.hpp"
@@ -67,10 +68,34 @@ nlohmann::json NodeGraph::node(std::uint32_t id) const {
     }
   }
   return {{"node", std::move(out_node)},
+          {"drawing", drawing(id)},
           {"tensors", std::move(tensors)},
           {"neighbourhood", neighbourhood(id)},
           {"graph_inputs", std::move(graph_inputs)},
           {"graph_outputs", std::move(graph_outputs)}};
+}
+
+// Where `id` is drawn on the graph page: inside which node ("in": null where it is a box of its
+// own), which other nodes show it (a weight preparation several nodes read), and what is drawn
+// inside it, each guest marked "shared" where another node hosts it.
+nlohmann::json NodeGraph::drawing(std::uint32_t id) const {
+  nlohmann::json in = drawn(id) ? nlohmann::json() : node_ref(host_[id]);
+  nlohmann::json also = nlohmann::json::array();
+  if (parameter_[id] && !drawn(id)) {
+    for (std::uint32_t reader = 0; reader < nodes_.size(); ++reader) {
+      const auto inside = guests(reader);
+      if (reader != host_[id] && std::binary_search(inside.begin(), inside.end(), id)) {
+        also.push_back(node_ref(reader));
+      }
+    }
+  }
+  nlohmann::json guests_json = nlohmann::json::array();
+  for (const std::uint32_t guest : guests(id)) {
+    nlohmann::json ref = node_ref(guest);
+    ref["shared"] = host_[guest] != id;
+    guests_json.push_back(std::move(ref));
+  }
+  return {{"in", std::move(in)}, {"also_in", std::move(also)}, {"inside", std::move(guests_json)}};
 }
 
 // The nodes `kHops` steps upstream (producers of inputs, negative distances) and downstream

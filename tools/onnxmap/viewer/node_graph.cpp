@@ -53,18 +53,49 @@ NodeGraph::NodeGraph(Model model, std::optional<Graph> graph, bool nested)
   index_order();
 }
 
-// guests(i) from host_: the nodes drawn inside each node, in one array.
+// guests(i): the nodes hosted by drawn node i (host_), and the shared weight preparation it
+// reads: the parameters that it or what it hosts reads, and those they read, hosted by another
+// node (at most kSharedGuests of them a node: a hostile chain read by every node stays linear);
+// in node order, in one array.
 void NodeGraph::index_guests() {
   const std::size_t n = nodes_.size();
-  guest_begin_.assign(n + 1, 0);
+  std::vector<std::uint32_t> hosted_begin(n + 1, 0), hosted;
   for (std::uint32_t id = 0; id < n; ++id) {
-    if (host_[id] != id) ++guest_begin_[host_[id] + 1];
+    if (host_[id] != id) ++hosted_begin[host_[id] + 1];
   }
-  for (std::size_t id = 0; id < n; ++id) guest_begin_[id + 1] += guest_begin_[id];
-  guests_.resize(guest_begin_[n]);
-  std::vector<std::uint32_t> filled(guest_begin_.begin(), guest_begin_.end() - 1);
+  for (std::size_t id = 0; id < n; ++id) hosted_begin[id + 1] += hosted_begin[id];
+  hosted.resize(hosted_begin[n]);
+  std::vector<std::uint32_t> filled(hosted_begin.begin(), hosted_begin.end() - 1);
   for (std::uint32_t id = 0; id < n; ++id) {
-    if (host_[id] != id) guests_[filled[host_[id]]++] = id;
+    if (host_[id] != id) hosted[filled[host_[id]]++] = id;
+  }
+  guest_begin_.assign(n + 1, 0);
+  guests_.clear();
+  guests_.reserve(hosted.size());
+  std::vector<std::uint32_t> seen(n, kNone);  // seen[p] == id: p is inside id already
+  std::vector<std::uint32_t> inside;          // id, then its guests as they are found
+  for (std::uint32_t id = 0; id < n; ++id) {
+    const std::size_t first = guests_.size();
+    if (host_[id] == id) {
+      inside.assign(1, id);
+      seen[id] = id;
+      for (std::uint32_t k = hosted_begin[id]; k < hosted_begin[id + 1]; ++k) {
+        inside.push_back(hosted[k]);
+        seen[hosted[k]] = id;
+      }
+      std::size_t shared = 0;
+      for (std::size_t k = 0; k < inside.size() && shared < kSharedGuests; ++k) {
+        for (const std::uint32_t p : input_producers(inside[k])) {
+          if (!parameter_[p] || seen[p] == id || shared == kSharedGuests) continue;
+          seen[p] = id;
+          inside.push_back(p);  // not hosted by id (those are seen): shared
+          ++shared;
+        }
+      }
+      guests_.insert(guests_.end(), std::next(inside.begin()), inside.end());
+      std::sort(guests_.begin() + static_cast<std::ptrdiff_t>(first), guests_.end());
+    }
+    guest_begin_[id + 1] = static_cast<std::uint32_t>(guests_.size());
   }
 }
 

@@ -44,11 +44,14 @@ class NodeGraph {
   [[nodiscard]] std::uint32_t op(std::uint32_t id) const { return op_of_[id]; }
   [[nodiscard]] const std::string& op_name(std::uint32_t op) const { return op_names_[op]; }
   // The node `id` is drawn as: itself, or the node it is drawn inside (fold_rules.cpp:
-  // index_hosts; a parameter inside its first reader, an Identity inside its one reader,
+  // index_hosts; a parameter inside its first reader (and shown in its other readers too:
+  // guests()), an Identity inside its one reader,
   // quantization plumbing inside the node whose output it quantizes).
   [[nodiscard]] std::uint32_t host(std::uint32_t id) const { return host_[id]; }
   [[nodiscard]] bool drawn(std::uint32_t id) const { return host_[id] == id; }
-  // The nodes drawn inside `id` (those whose host() it is, itself excluded).
+  // The nodes drawn inside `id`, in node order: those whose host() it is (itself excluded),
+  // and the shared weight preparation it reads, hosted by another reader (a parameter read by
+  // several nodes is shown inside each of them; counted, and navigated to, in its host only).
   [[nodiscard]] std::span<const std::uint32_t> guests(std::uint32_t id) const {
     return {guests_.data() + guest_begin_[id], guest_begin_[id + 1] - guest_begin_[id]};
   }
@@ -125,6 +128,7 @@ class NodeGraph {
 
  private:
   static constexpr std::uint32_t kNone = NameTable::kNone;
+  static constexpr std::size_t kSharedGuests = 64;  // shared preparation shown inside one node
   // Bits of value_flags_.
   static constexpr std::uint8_t kGraphInput = 1;   // a graph input (an initializer or not)
   static constexpr std::uint8_t kDrawnInput = 2;   // in inputs_: not an initializer, or outer
@@ -161,6 +165,7 @@ class NodeGraph {
   void memo_keep(const std::string& key, std::shared_ptr<const void> value,
                  std::size_t bytes) const;
   [[nodiscard]] nlohmann::json neighbourhood(std::uint32_t id) const;
+  [[nodiscard]] nlohmann::json drawing(std::uint32_t id) const;
 
   Model model_;
   std::optional<Graph> graph_;

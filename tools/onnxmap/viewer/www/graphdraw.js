@@ -65,7 +65,7 @@ function nodeLines(box, x, width, graphPath) {
   }
   if (box.more_weights) { lines.push(text(x, y, 'box-line muted', `+${formatInt(box.more_weights)} more weights`, width)); y += LINE; }
   for (const c of box.constants ?? []) {
-    lines.push(...valueLine(x, y, width, `${c.op} ${c.name}`, c.type, null));
+    lines.push(...valueLine(x, y, width, `${c.shared ? '↔ ' : ''}${c.op} ${c.name}`, c.type, null));
     y += LINE;
   }
   if (box.more_constants) { lines.push(text(x, y, 'box-line muted', `+${formatInt(box.more_constants)} more folded`, width)); y += LINE; }

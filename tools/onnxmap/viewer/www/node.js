@@ -1,7 +1,8 @@
 // One node's page (#/node/<id>), from /api/node: op type, name, domain, doc string, the
 // attributes, inputs and outputs (initializers link to their tensor page, producers and
 // consumers from the neighbourhood link to their node page), the neighbourhood diagram
-// (distance -2..2 in columns, left to right) and the subgraphs of If/Loop/Scan.
+// (distance -2..2 in columns, left to right), where the graph page draws it (inside which node,
+// shown in which others; what is drawn inside it) and the subgraphs of If/Loop/Scan.
 
 import { el, appendChildren, card } from './dom.js';
 import { formatInt, formatValue, nodeLabel } from './format.js';
@@ -25,6 +26,7 @@ export async function render(main, params, ctx) {
         ' ', el('span', { 'data-testid': 'node-name' }, nodeLabel(node))),
       node.domain ? el('div', { class: 'muted mono' }, `domain ${node.domain}`) : null),
     neighbourhoodCard(node, answer.neighbourhood ?? { nodes: [], edges: [] }, graph),
+    drawingCard(answer.drawing, graph),
     el('div', { class: 'grid-2' },
       el('div', { class: 'column' },
         ioCard('Inputs', 'node-inputs', node.inputs ?? [], (name) => inputDetail(name, links)),
@@ -152,6 +154,24 @@ function neighbourhoodCard(node, hood, graph) {
     box.scrollTop = r.y + r.height / 2 - box.clientHeight / 2;
   });
   return card('Neighbourhood: producers left, consumers right, two steps each way', { class: 'card hood-card' }, box);
+}
+
+/** Where the graph page draws the node: inside another (and shown in which others, for a weight
+ * preparation several nodes read), and the nodes drawn inside it, "shared" where another hosts
+ * them. Nothing for a node drawn as its own box with nothing inside. */
+function drawingCard(drawing, graph) {
+  if (!drawing || (!drawing.in && !drawing.inside?.length)) return null;
+  const links = (nodes) => nodes.flatMap((n, i) => (i ? [', ', nodeLink(n, graph)] : [nodeLink(n, graph)]));
+  const rows = [];
+  if (drawing.in) {
+    rows.push(el('p', { 'data-testid': 'drawn-in' }, 'Drawn inside ', nodeLink(drawing.in, graph),
+      drawing.also_in?.length ? [', and shown inside ', links(drawing.also_in), ', which read it too'] : []));
+  }
+  if (drawing.inside?.length) {
+    rows.push(el('p', { class: 'muted' }, 'Drawn inside it:'), el('ul', { 'data-testid': 'drawn-inside' }, drawing.inside.map((n) =>
+      el('li', null, nodeLink(n, graph), n.shared ? [' ', el('span', { class: 'tag', title: 'drawn inside another node that reads it too, and shown here' }, 'shared')] : null))));
+  }
+  return card('On the graph page', { 'data-testid': 'node-drawing' }, rows);
 }
 
 /** The graph page's path of each subgraph: "ID.attribute", "ID.attribute.K" for GRAPHS. */
