@@ -108,9 +108,11 @@ function drawBox(box, options) {
     'data-x': box.x, 'data-y': box.y, 'data-width': box.width, 'data-height': box.height,
   };
   const g = svgEl('g', attrs);
-  if (box.kind === 'repeat') { // a stack of cards: the blocks behind the first
-    g.append(svgEl('rect', { x: 6, y: -6, width: box.width, height: box.height, rx: 5, class: 'behind' }));
-    g.append(svgEl('rect', { x: 3, y: -3, width: box.width, height: box.height, rx: 5, class: 'behind' }));
+  // A stack of cards: the blocks behind the first, showing below it (above, they would cover
+  // the head of the arrow coming in: edges are drawn beneath the boxes).
+  if (box.kind === 'repeat') {
+    g.append(svgEl('rect', { x: 6, y: 6, width: box.width, height: box.height, rx: 5, class: 'behind' }));
+    g.append(svgEl('rect', { x: 3, y: 3, width: box.width, height: box.height, rx: 5, class: 'behind' }));
   }
   const rx = box.kind === 'input' || box.kind === 'output' ? box.height / 2 : 5;
   g.append(svgEl('rect', { width: box.width, height: box.height, rx, class: 'frame' }));
