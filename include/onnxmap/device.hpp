@@ -82,9 +82,10 @@ struct DeviceLoadOptions {
   // (device_load_defaults). progress is called on the calling thread as copies complete (bytes
   // on the device so far, and the total); cancelled is asked whenever progress is reported, and
   // stops the load, which throws onnxmap::Error (cancelled) once the copies in progress have
-  // ended. The rest does not apply: the host side's hooks (on_piece, on_landed,
-  // release_after_callback) have no bytes in this process's memory to see, and the reads are
-  // the ring's chunks (max_in_flight_bytes / threads), not request_bytes with max_gap_bytes.
+  // ended. The reads are the loader's own requests (max_gap_bytes means what it says there),
+  // each spanning at most one slot of the ring (max_in_flight_bytes / threads) in place of
+  // request_bytes. The host side's hooks (on_piece, on_landed, release_after_callback) do not
+  // apply: they have no bytes in this process's memory to see.
   LoadOptions load = device_load_defaults();
 };
 
@@ -100,7 +101,7 @@ struct DeviceLoadStats {
   std::uint64_t registrations = 0;          // chunks registered (and unregistered)
   std::uint64_t registrations_refused = 0;  // chunks the driver refused: staged instead
   unsigned threads = 0;                     // workers the load ran
-  bool direct = false;                      // every ring read of a file used O_DIRECT
+  bool direct = false;                      // as LoadStats::direct, for the ring's reads
 
   // "registered", "pinned", "registered+pinned", or "none" when no byte was copied.
   [[nodiscard]] std::string_view path() const noexcept {
