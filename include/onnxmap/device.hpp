@@ -101,7 +101,9 @@ struct DeviceLoadStats {
   std::uint64_t registrations = 0;          // chunks registered (and unregistered)
   std::uint64_t registrations_refused = 0;  // chunks the driver refused: staged instead
   unsigned threads = 0;                     // workers the load ran
-  bool direct = false;                      // as LoadStats::direct, for the ring's reads
+  // Every file was opened for O_DIRECT and none refused it (requests found in the page cache
+  // were read from there, buffered, all the same).
+  bool direct = false;
 
   // "registered", "pinned", "registered+pinned", or "none" when no byte was copied.
   [[nodiscard]] std::string_view path() const noexcept {
