@@ -88,9 +88,9 @@ struct ReadCut {
 
 // The cut load() takes from its options: request_bytes and max_gap_bytes; residency counted in
 // the map mode only. In the direct mode every request is read with O_DIRECT: reading the
-// resident ones buffered made a warm 1.9 GB load 2.5x faster, but counting them (1 ms of
-// cachestat) made the cold one 1.11-1.19x slower in paired runs, with 100 MB more fresh
-// buffers at its peak, for reasons not found yet.
+// resident ones buffered made a warm 1.9 GB load 2.5x faster, but the cold one, whose peak is
+// bimodal on a shared machine (229 or 329 MB of fresh buffers), came out 1.11-1.19x slower in
+// paired runs in one order and 1.00x in the other; not shipped until that is settled.
 [[nodiscard]] ReadCut read_cut(const LoadOptions& options) noexcept;
 
 struct LoadPlan {
