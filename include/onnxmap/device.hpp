@@ -8,9 +8,9 @@
 //   std::vector<void*> dst = allocate_on_gpu(items);          // cudaMalloc, torch, ...
 //   onnxmap::load_to_device(items, dst);                      // "cuda:0" by default
 //
-// Two paths, chosen per chunk of a file by where its bytes are (or forced):
+// Two paths, chosen per read of the loader's plan by where its bytes are (or forced):
 // - registered: bytes already in the page cache (or every byte in LoadMode::map) are copied
-//   from the mapping itself, which is registered read-only with the driver a chunk at a time
+//   from the mapping itself, which is registered read-only with the driver a read at a time
 //   and unregistered once its copies are done: no host copy;
 // - pinned ring: other bytes are read (O_DIRECT in LoadMode::direct) into a ring of pinned
 //   host buffers allocated once, reads and copies overlapped. Tensors in typed fields and
@@ -46,7 +46,7 @@ enum class DevicePath : std::uint8_t {
   // CUDA: registered in LoadMode::map, else the ring (from the page cache where resident).
   // "host": registered also where resident (free there, and one copy where the ring makes two).
   automatic,
-  registered,  // every streamed chunk registered; the ring only where registration is refused
+  registered,  // every streamed read registered; the ring only where registration is refused
   pinned,      // every byte through the pinned ring
 };
 
@@ -62,7 +62,7 @@ inline constexpr unsigned kMaxDeviceThreads = 16;
 //   kMaxDeviceThreads, where most of the plan's bytes are in the page cache (copying them out
 //   is what bounds a warm load); else 4 (docs/gpu.md).
 // - max_in_flight_bytes: 256 MiB, not 1 GiB. The pinned ring, and the mapped bytes registered
-//   at once, each at most this much: each worker's slot (and registered chunk) is
+//   at once, each at most this much: each worker's slot (and registered read) is
 //   max_in_flight_bytes / threads: pinned memory is locked in the host's RAM while it lasts.
 [[nodiscard]] inline LoadOptions device_load_defaults() {
   LoadOptions options;
@@ -82,9 +82,10 @@ struct DeviceLoadOptions {
   // (device_load_defaults). progress is called on the calling thread as copies complete (bytes
   // on the device so far, and the total); cancelled is asked whenever progress is reported, and
   // stops the load, which throws onnxmap::Error (cancelled) once the copies in progress have
-  // ended. The rest does not apply: the host side's hooks (on_piece, on_landed,
-  // release_after_callback) have no bytes in this process's memory to see, and the reads are
-  // the ring's chunks (max_in_flight_bytes / threads), not request_bytes with max_gap_bytes.
+  // ended. The reads are the loader's own requests (max_gap_bytes means what it says there),
+  // each spanning at most one slot of the ring (max_in_flight_bytes / threads) in place of
+  // request_bytes. The host side's hooks (on_piece, on_landed, release_after_callback) do not
+  // apply: they have no bytes in this process's memory to see.
   LoadOptions load = device_load_defaults();
 };
 
@@ -97,10 +98,12 @@ struct DeviceLoadStats {
   std::uint64_t bytes_registered = 0;       // copied to the device from registered mappings
   std::uint64_t bytes_read = 0;             // read from files into the ring, alignment included
   std::uint64_t pinned_bytes = 0;           // the ring's size (0 when no byte needed it)
-  std::uint64_t registrations = 0;          // chunks registered (and unregistered)
-  std::uint64_t registrations_refused = 0;  // chunks the driver refused: staged instead
+  std::uint64_t registrations = 0;          // reads registered (and unregistered)
+  std::uint64_t registrations_refused = 0;  // reads the driver refused: staged instead
   unsigned threads = 0;                     // workers the load ran
-  bool direct = false;                      // every ring read of a file used O_DIRECT
+  // Every file was opened for O_DIRECT and none refused it (requests found in the page cache
+  // were read from there, buffered, all the same).
+  bool direct = false;
 
   // "registered", "pinned", "registered+pinned", or "none" when no byte was copied.
   [[nodiscard]] std::string_view path() const noexcept {

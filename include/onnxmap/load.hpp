@@ -83,7 +83,7 @@ struct LoadOptions {
   // views into the map (zero-copy).
   LoadMode mode = LoadMode::read;
   unsigned threads = 4;                                    // reading threads, besides the caller's
-  std::uint64_t request_bytes = std::uint64_t{16} << 20U;  // the largest single read
+  std::uint64_t request_bytes = std::uint64_t{16} << 20U;  // the largest read, 4096-aligned
   // Tensors whose bytes are being read or held for the callback, in bytes, at most this much
   // (one tensor larger than the bound is read alone): library buffers and mapped pages in use.
   std::uint64_t max_in_flight_bytes = std::uint64_t{1} << 30U;

@@ -80,9 +80,13 @@ DeviceLoadStats load_to_device(std::span<const LoadItem> items, DeviceTargets ta
                                                  std::to_string(targets.pointers.size()) +
                                                  " destinations");
   }
-  const LoadPlan plan = make_load_plan(items, options.load, Buffers::caller);
+  // One plan of reads, as every load makes it, cut to the ring's slots; the destinations are
+  // checked before anything is fetched or read.
+  LoadPlan plan = resolve_plan(items, options.load, Buffers::caller);
   check_targets(plan, targets, engine);
-  DevicePipeline pipeline(plan, targets, options, engine);
+  const Ring ring = ring_for(plan, options);
+  cut_reads(plan, ring_cut(ring, options.load));
+  DevicePipeline pipeline(plan, ring, targets, options, engine);
   DeviceLoadStats stats = pipeline.run();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   stats.cpu_seconds = cpu_seconds_now() - cpu_start;

@@ -39,9 +39,9 @@ class DevicePipeline::Worker {
 
  private:
   std::byte* slot();
-  void stage_chunk(const Unit& unit);
-  void register_chunk(const Unit& unit);
-  void stage_memory(const Unit& unit);
+  void stage_request(const Request& request);
+  void register_request(const Request& request);
+  void stage_memory(std::size_t item);
   void copy(std::size_t item, std::uint64_t at, const std::byte* from, std::uint64_t length,
             bool staged);
 
@@ -53,8 +53,8 @@ class DevicePipeline::Worker {
 
 std::byte* DevicePipeline::Worker::slot() {
   if (!slot_) {
-    slot_.emplace(p_.engine_, static_cast<std::size_t>(p_.chunk_bytes_));
-    stats.pinned_bytes += p_.chunk_bytes_;
+    slot_.emplace(p_.engine_, static_cast<std::size_t>(p_.slot_bytes_));
+    stats.pinned_bytes += p_.slot_bytes_;
   }
   return slot_->data();
 }
@@ -66,48 +66,35 @@ void DevicePipeline::Worker::copy(std::size_t item, std::uint64_t at, const std:
   (staged ? stats.bytes_staged : stats.bytes_registered) += length;
 }
 
-// The chunk's pieces read into the slot (neighbours closer than a page read with one read),
-// each at its distance from the chunk's start, then copied from there.
-void DevicePipeline::Worker::stage_chunk(const Unit& unit) {
+// The request read into the slot (its aligned range fits, ring_cut), each piece copied from
+// where it landed.
+void DevicePipeline::Worker::stage_request(const Request& request) {
   settle();  // the slot's previous copies are done
-  std::byte* base = slot();
-  const io::FileReader& reader = unit.kind == UnitKind::cached
-                                     ? p_.plan_.files[unit.file].file->buffered_reader()->get()
-                                     : p_.run_.reader(unit.file);
-  std::vector<ReadPiece> order = unit.pieces;
-  std::sort(order.begin(), order.end(),
-            [](const ReadPiece& a, const ReadPiece& b) { return a.offset < b.offset; });
-  for (std::size_t i = 0; i < order.size();) {
-    std::uint64_t begin = order[i].offset;
-    std::uint64_t end = begin + order[i].length;
-    for (++i; i < order.size() && order[i].offset <= io::align_up(end); ++i) {
-      end = std::max(end, order[i].offset + order[i].length);
-    }
-    const std::uint64_t skip = io::align_down(begin) - unit.chunk;
-    (void)reader.read(begin, end - begin,
-                      {base + skip, static_cast<std::size_t>(p_.chunk_bytes_ - skip)});
-    stats.bytes_read += LoadRun::bytes_read(reader, begin, end - begin);
-  }
-  for (const ReadPiece& piece : unit.pieces) {
-    copy(piece.item, piece.item_offset, base + (piece.offset - unit.chunk), piece.length, true);
+  const io::FileReader& reader = p_.run_.reader(request);
+  const std::uint64_t length = request.end - request.begin;
+  const std::span<const std::byte> got =
+      reader.read(request.begin, length, {slot(), static_cast<std::size_t>(p_.slot_bytes_)});
+  stats.bytes_read += LoadRun::bytes_read(reader, request.begin, length);
+  for (const ReadPiece& piece : pieces_of(p_.plan_, request)) {
+    copy(piece.item, piece.item_offset, got.data() + (piece.offset - request.begin), piece.length,
+         true);
   }
 }
 
-// The pages under the chunk's pieces registered, copied from, and unregistered once copied.
-void DevicePipeline::Worker::register_chunk(const Unit& unit) {
-  const ByteRange span = span_of(unit);
-  const std::byte* map = p_.plan_.files[unit.file].file->bytes().data();
-  const std::uint64_t begin = io::align_down(span.offset);
-  const std::uint64_t length = io::align_up(span.offset + span.length) - begin;
+// The pages under the request registered, copied from, and unregistered once copied.
+void DevicePipeline::Worker::register_request(const Request& request) {
+  const std::byte* map = p_.plan_.files[request.file].file->bytes().data();
+  const std::uint64_t begin = io::align_down(request.begin);
+  const std::uint64_t length = io::align_up(request.end) - begin;
   if (!p_.engine_.register_host(map + begin, static_cast<std::size_t>(length))) {
     ++stats.registrations_refused;
-    stage_chunk(unit);
+    stage_request(request);
     return;
   }
   ++stats.registrations;
   {
     const Registration registration(p_.engine_, map + begin, stream_);
-    for (const ReadPiece& piece : unit.pieces) {
+    for (const ReadPiece& piece : pieces_of(p_.plan_, request)) {
       copy(piece.item, piece.item_offset, map + piece.offset, piece.length, false);
     }
     p_.engine_.synchronize(stream_);
@@ -116,28 +103,35 @@ void DevicePipeline::Worker::register_chunk(const Unit& unit) {
 }
 
 // An item in memory (or decoded from typed fields) copied through the slot a part at a time.
-void DevicePipeline::Worker::stage_memory(const Unit& unit) {
-  const ReadPiece& piece = unit.pieces.front();
+void DevicePipeline::Worker::stage_memory(std::size_t item) {
   std::optional<TensorData> decoded;
-  const std::span<const std::byte> bytes = bytes_in_memory(p_.plan_.items[piece.item], decoded);
-  for (std::uint64_t at = 0; at < bytes.size(); at += p_.chunk_bytes_) {
+  const std::span<const std::byte> bytes = bytes_in_memory(p_.plan_.items[item], decoded);
+  for (std::uint64_t at = 0; at < bytes.size(); at += p_.slot_bytes_) {
     settle();
-    const auto part = static_cast<std::size_t>(std::min(p_.chunk_bytes_, bytes.size() - at));
+    const auto part = static_cast<std::size_t>(std::min(p_.slot_bytes_, bytes.size() - at));
     copy_bytes(bytes.subspan(static_cast<std::size_t>(at), part), {slot(), part});
-    copy(piece.item, at, slot(), part, true);
+    copy(item, at, slot(), part, true);
   }
 }
 
 void DevicePipeline::Worker::run(const Unit& unit) {
+  if (unit.kind == UnitKind::memory) {
+    try {
+      stage_memory(unit.index);
+    } catch (const Error& e) {
+      p_.throw_naming(e, unit.index);
+    }
+    return;
+  }
+  const Request& request = p_.plan_.requests[unit.index];
   try {
-    switch (unit.kind) {
-      case UnitKind::ring:
-      case UnitKind::cached: stage_chunk(unit); break;
-      case UnitKind::registered: register_chunk(unit); break;
-      case UnitKind::memory: stage_memory(unit); break;
+    if (unit.kind == UnitKind::registered) {
+      register_request(request);
+    } else {
+      stage_request(request);
     }
   } catch (const Error& e) {
-    p_.throw_naming(e, unit.pieces.front().item);  // the unit's first tensor
+    p_.throw_naming(e, pieces_of(p_.plan_, request).front().item);  // the request's first tensor
   }
 }
 
@@ -148,7 +142,7 @@ void DevicePipeline::throw_naming(const Error& e, std::size_t item) const {
   throw Error(e.kind(), e.detail(), e.offset(), tensor.path(), e.file());
 }
 
-DevicePipeline::DevicePipeline(const LoadPlan& plan, DeviceTargets targets,
+DevicePipeline::DevicePipeline(const LoadPlan& plan, const Ring& ring, DeviceTargets targets,
                                const DeviceLoadOptions& options, CopyEngine& engine)
     : plan_(plan),
       targets_(targets),
@@ -157,10 +151,9 @@ DevicePipeline::DevicePipeline(const LoadPlan& plan, DeviceTargets targets,
       targets_of_(plan.items.size(), nullptr),
       run_(plan, options.load, "the load to " + engine.name()),
       remaining_(plan.items.size(), 0) {
-  const LoadOptions& load = options.load;
-  threads_ = load.threads > 0 ? load.threads : automatic_threads(plan, options.path, load.mode);
-  chunk_bytes_ = std::max(io::kDirectAlign, io::align_down(load.max_in_flight_bytes / threads_));
-  units_ = make_units(plan, chunk_bytes_, {options.path, load.mode, engine.prefers_registration()});
+  threads_ = ring.threads;
+  slot_bytes_ = ring.slot_bytes;
+  units_ = make_units(plan, {options.path, options.load.mode, engine.prefers_registration()});
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
     remaining_[i] = plan.items[i].length;
     total_bytes_ += plan.items[i].length;
@@ -181,17 +174,26 @@ const Unit* DevicePipeline::take() {
   const std::lock_guard lock(run_.lock);
   if (run_.stopped() || next_unit_ >= units_.size()) return nullptr;
   const Unit& unit = units_[next_unit_++];
-  for (const ReadPiece& piece : unit.pieces) {
-    if (targets_of_[piece.item] != nullptr) continue;
-    void* to = targets_.buffer_for != nullptr ? (*targets_.buffer_for)(piece.item)
-                                              : targets_.pointers[piece.item];
-    if (to == nullptr) {
-      throw Error(ErrorKind::invalid_argument, "no destination to copy to", Error::kNoOffset,
-                  plan_.items[piece.item].request->tensor.path());
+  if (unit.kind == UnitKind::memory) {
+    schedule(unit.index);
+  } else {
+    for (const ReadPiece& piece : pieces_of(plan_, plan_.requests[unit.index])) {
+      schedule(piece.item);
     }
-    targets_of_[piece.item] = static_cast<std::byte*>(to);
   }
   return &unit;
+}
+
+// Asks for `item`'s destination the first time one of its units is taken.
+void DevicePipeline::schedule(std::size_t item) {
+  if (targets_of_[item] != nullptr) return;
+  void* to =
+      targets_.buffer_for != nullptr ? (*targets_.buffer_for)(item) : targets_.pointers[item];
+  if (to == nullptr) {
+    throw Error(ErrorKind::invalid_argument, "no destination to copy to", Error::kNoOffset,
+                plan_.items[item].request->tensor.path());
+  }
+  targets_of_[item] = static_cast<std::byte*>(to);
 }
 
 void DevicePipeline::complete(std::vector<Pending>& pending) {

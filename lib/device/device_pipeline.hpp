@@ -1,9 +1,9 @@
 #pragma once
 // The device loader's pipeline (device.hpp): workers take units (device_units.hpp) in file
-// order, each with a stream and a slot of the pinned ring of its own; a ring unit is read into
-// the slot and copied from there, a registered one copied from the registered mapping; a slot
-// is reused once its stream has finished the copies out of it. The calling thread reports
-// progress, asks for cancellation and rethrows the first failure, through the LoadRun every
+// order, each with a stream and a slot of the pinned ring of its own; a staged unit's request is
+// read into the slot and copied from there, a registered one copied from the registered
+// mapping; a slot is reused once its stream has finished the copies out of it. The calling thread
+// reports progress, asks for cancellation and rethrows the first failure, through the LoadRun every
 // load shares (load/load_run.hpp), which also holds the plan's files opened by the load's mode.
 
 #include <cstdint>
@@ -28,8 +28,9 @@ struct DeviceTargets {
 
 class DevicePipeline {
  public:
-  DevicePipeline(const LoadPlan& plan, DeviceTargets targets, const DeviceLoadOptions& options,
-                 CopyEngine& engine);
+  // `plan` cut by ring_cut(ring, ...), so that every request's aligned range fits a slot.
+  DevicePipeline(const LoadPlan& plan, const Ring& ring, DeviceTargets targets,
+                 const DeviceLoadOptions& options, CopyEngine& engine);
   // Runs the load; the stats but seconds and CPU time. Throws the first failure.
   DeviceLoadStats run();
 
@@ -44,6 +45,7 @@ class DevicePipeline {
 
   void work(unsigned stream);
   [[nodiscard]] const Unit* take();
+  void schedule(std::size_t item);  // under run_.lock
   void complete(std::vector<Pending>& pending);
   [[nodiscard]] bool report();
   [[nodiscard]] std::byte* target(std::size_t item) const;
@@ -54,7 +56,7 @@ class DevicePipeline {
   const DeviceLoadOptions& options_;
   CopyEngine& engine_;
   unsigned threads_ = 1;  // options.threads, or the automatic count
-  std::uint64_t chunk_bytes_ = 0;
+  std::uint64_t slot_bytes_ = 0;
   std::vector<Unit> units_;
   std::vector<std::byte*> targets_of_;  // per item, once scheduled
   LoadRun run_;

@@ -1,36 +1,29 @@
 #pragma once
-// The device loader's work (device.hpp), cut from the loader's plan (load_plan.hpp): units
-// taken by the workers in file order, each a chunk of a file (aligned, at most one ring slot)
-// with the pieces of items in it (the loader's ReadPiece), or one item whose bytes are in
-// memory or decoded.
+// The device loader's work (device.hpp), taken from the loader's plan (load_plan.hpp) as it is:
+// units taken by the workers in file order, each a request of the plan (cut so that its aligned
+// range fits a slot of the ring, ring_cut) with the way it goes to the device, or one item whose
+// bytes are in memory or decoded.
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <vector>
 
 #include "load/load_plan.hpp"
-#include "onnxmap/byte_range.hpp"
 #include "onnxmap/device.hpp"
 
 namespace onnxmap::detail {
 
 enum class UnitKind : std::uint8_t {
-  ring,        // read into the worker's slot (by the load's mode), copied from there
-  cached,      // resident in the page cache: read into the slot buffered, whatever the mode
-  registered,  // the mapping registered and copied from directly (the ring if refused)
+  staged,      // a request read into the worker's slot (LoadRun::reader: buffered where the plan
+               // found it resident, else by the load's mode), copied from there
+  registered,  // a request's pages registered and copied from directly (staged if refused)
   memory,      // one item from memory or typed fields, staged through the slot in parts
 };
 
 struct Unit {
-  UnitKind kind = UnitKind::ring;
-  std::size_t file = 0;           // ring, registered: index into LoadPlan::files
-  std::uint64_t chunk = 0;        // ring, registered: the aligned file offset the chunk starts at
-  std::vector<ReadPiece> pieces;  // in file order; memory: one, the whole item
+  UnitKind kind = UnitKind::staged;
+  std::size_t index = 0;  // staged, registered: into LoadPlan::requests; memory: into items
 };
-
-// The bytes of the file that a ring or registered unit's pieces cover, first to last.
-[[nodiscard]] ByteRange span_of(const Unit& unit) noexcept;
 
 // The workers of a load whose DeviceLoadOptions::load.threads is 0, from the plan's streamed
 // items (counted in windows of nearby items, ResidentWindows). Measured on an H100 with 16 cores
@@ -41,19 +34,27 @@ struct Unit {
 inline constexpr unsigned kDiskDeviceThreads = 4;
 [[nodiscard]] unsigned automatic_threads(const LoadPlan& plan, DevicePath path, LoadMode mode);
 
-// How streamed chunks go: the load's options and its engine's preference.
+// The load's workers and each one's slot of the pinned ring (max_in_flight_bytes / threads,
+// page-aligned), from a plan resolved but not yet cut (resolve_plan).
+struct Ring {
+  unsigned threads = 1;
+  std::uint64_t slot_bytes = 0;
+};
+[[nodiscard]] Ring ring_for(const LoadPlan& plan, const DeviceLoadOptions& options);
+// How a device load cuts its plan (cut_reads): requests whose aligned range fits a slot, the
+// load's gap rule, the page cache counted (which requests are read buffered or registered).
+[[nodiscard]] ReadCut ring_cut(const Ring& ring, const LoadOptions& options) noexcept;
+
+// How requests go: the load's options and its engine's preference.
 struct UnitPolicy {
   DevicePath path = DevicePath::automatic;
   LoadMode mode = LoadMode::direct;
   bool prefer_registration = false;  // CopyEngine::prefers_registration()
 };
 
-// Units for every item of `plan` with bytes, the streamed ones in file order in chunks of
-// `chunk_bytes` (a multiple of the page size), memory ones after. Streamed chunks are
-// `registered` by DevicePath::registered, or for DevicePath::automatic in map mode or where
-// their pages are resident and the engine prefers registering; else `cached` where their pages
-// are resident (O_DIRECT would read them from the disk again), else `ring`.
-[[nodiscard]] std::vector<Unit> make_units(const LoadPlan& plan, std::uint64_t chunk_bytes,
-                                           const UnitPolicy& policy);
+// A unit for every request of `plan`, in its order, then one for every item with bytes not
+// streamed. A request is `registered` by DevicePath::registered, or for DevicePath::automatic in
+// map mode or where it is resident and the engine prefers registering; else `staged`.
+[[nodiscard]] std::vector<Unit> make_units(const LoadPlan& plan, const UnitPolicy& policy);
 
 }  // namespace onnxmap::detail

@@ -165,9 +165,9 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
     if (run_.stopped() || next_request_ >= plan_.requests.size()) return std::nullopt;
     const Request& r = plan_.requests[next_request_];
     std::uint64_t need = 0;
-    for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-      const detail::ResolvedItem& item = plan_.items[plan_.pieces[p].item];
-      if (plan_.pieces[p].item_offset != 0 || !library) continue;
+    for (const ReadPiece& piece : pieces_of(plan_, r)) {
+      const detail::ResolvedItem& item = plan_.items[piece.item];
+      if (piece.item_offset != 0 || !library) continue;
       need +=
           item.own_buffer ? io::FileReader::staging_size(item.offset, item.length) : item.length;
     }
@@ -175,8 +175,7 @@ std::optional<std::size_t> Engine::take_request(std::unique_lock<std::mutex>& lo
     run_.changed.wait(lock);
   }
   const Request& r = plan_.requests[next_request_];
-  for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const ReadPiece& piece = plan_.pieces[p];
+  for (const ReadPiece& piece : pieces_of(plan_, r)) {
     if (piece.item_offset != 0) continue;
     ItemState& state = states_[piece.item];
     const std::uint64_t length = plan_.items[piece.item].length;
@@ -219,13 +218,12 @@ void Engine::assign_library_buffer(std::size_t item) {
 
 bool Engine::read_in_place(const Request& r, std::span<std::byte> staging) {
   constexpr std::size_t kMaxVectors = 256;
-  const io::FileReader& reader = run_.reader(r.file);
+  const io::FileReader& reader = run_.reader(r);
   if (reader.is_direct() || r.piece_count * 2 > kMaxVectors) return false;
   std::array<iovec, kMaxVectors> vectors{};
   std::size_t count = 0;
   std::uint64_t at = r.begin;
-  for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const ReadPiece& piece = plan_.pieces[p];
+  for (const ReadPiece& piece : pieces_of(plan_, r)) {
     const std::span<std::byte> target = states_[piece.item].target;
     if (target.empty() || piece.offset < at) return false;  // map mode, or overlapping items
     if (piece.offset > at) vectors[count++] = {staging.data(), piece.offset - at};  // a gap
@@ -242,7 +240,7 @@ void Engine::read_own_buffer(const Request& r) {
   const ReadPiece& piece = plan_.pieces[r.first_piece];
   const std::span<std::byte> buffer = states_[piece.item].owned->span();
   const std::uint64_t base = io::align_down(plan_.items[piece.item].offset);
-  (void)run_.reader(r.file).read(
+  (void)run_.reader(r).read(
       r.begin, r.end - r.begin,
       buffer.subspan(static_cast<std::size_t>(io::align_down(r.begin) - base)));
 }
@@ -261,10 +259,9 @@ std::uint64_t Engine::read_into_place(const Request& r, io::AlignedBuffer& stagi
   // Buffered reads go straight into the tensors' buffers; direct ones need aligned staging.
   if (read_in_place(r, staging.span())) return 0;
   const std::span<const std::byte> got =
-      run_.reader(r.file).read(r.begin, r.end - r.begin, staging.span());
+      run_.reader(r).read(r.begin, r.end - r.begin, staging.span());
   std::uint64_t copied = 0;
-  for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const ReadPiece& piece = plan_.pieces[p];
+  for (const ReadPiece& piece : pieces_of(plan_, r)) {
     const std::span<std::byte> target = states_[piece.item].target;
     if (target.empty()) continue;  // map mode: the read filled the page cache
     std::memcpy(target.data() + piece.item_offset, got.data() + (piece.offset - r.begin),
@@ -276,8 +273,7 @@ std::uint64_t Engine::read_into_place(const Request& r, io::AlignedBuffer& stagi
 
 void Engine::work_on_pieces(const Request& r) {
   if (!options_.on_piece) return;
-  for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-    const ReadPiece& piece = plan_.pieces[p];
+  for (const ReadPiece& piece : pieces_of(plan_, r)) {
     options_.on_piece(LoadedPiece{piece.item, piece.item_offset,
                                   bytes_of(piece.item)
                                       .subspan(static_cast<std::size_t>(piece.item_offset),
@@ -297,20 +293,18 @@ void Engine::complete(const std::vector<std::size_t>& landed) {
 }
 
 void Engine::read_request(const Request& r, io::AlignedBuffer& staging) {
-  // Map mode only fills the page cache: bytes all in it already need no read (one mincore).
-  const bool cached = options_.mode == LoadMode::map &&
-                      plan_.files[r.file].file->resident(r.begin, r.end - r.begin);
+  // Map mode only fills the page cache: bytes all in it already (the plan counted them, in map
+  // mode only: read_cut) need no read.
+  const bool cached = options_.mode == LoadMode::map && r.resident;
   const std::uint64_t copied = cached ? 0 : read_into_place(r, staging);
   work_on_pieces(r);
   std::vector<std::size_t> landed;  // items whose last piece this was
   {
     const std::lock_guard lock(run_.lock);
     stats_.bytes_copied += copied;
-    if (!cached)
-      stats_.bytes_read += LoadRun::bytes_read(run_.reader(r.file), r.begin, r.end - r.begin);
+    if (!cached) stats_.bytes_read += LoadRun::bytes_read(run_.reader(r), r.begin, r.end - r.begin);
     ++stats_.requests;
-    for (std::size_t p = r.first_piece; p < r.first_piece + r.piece_count; ++p) {
-      const ReadPiece& piece = plan_.pieces[p];
+    for (const ReadPiece& piece : pieces_of(plan_, r)) {
       states_[piece.item].remaining -= piece.length;
       landed_ += piece.length;
       if (states_[piece.item].remaining == 0) landed.push_back(piece.item);

@@ -8,6 +8,7 @@
 
 #include "index/model_index.hpp"
 #include "io/file_reader.hpp"
+#include "load/resident_plan.hpp"
 #include "view/tensor_payload.hpp"
 #include "view/view_access.hpp"
 
@@ -85,10 +86,11 @@ std::vector<std::size_t> streamed_in_file_order(const LoadPlan& plan) {
   return order;
 }
 
-// Cuts the streamed items, in file order, into requests of at most `request_bytes`, joining
-// items less than `max_gap_bytes` apart (own_buffer items have requests of their own).
-void plan_requests(LoadPlan& plan, const LoadOptions& options) {
-  const std::uint64_t cap = std::max(io::align_down(options.request_bytes), io::kDirectAlign);
+// Cuts the streamed items, in file order, into requests whose aligned range spans at most
+// `cut.request_bytes`, joining items less than `cut.max_gap_bytes` apart (own_buffer items have
+// requests of their own).
+void plan_requests(LoadPlan& plan, const ReadCut& cut) {
+  const std::uint64_t cap = std::max(io::align_down(cut.request_bytes), io::kDirectAlign);
   for (const std::size_t i : plan.streamed) {
     ResolvedItem& item = plan.items[i];
     if (item.own_buffer) {
@@ -105,12 +107,12 @@ void plan_requests(LoadPlan& plan, const LoadOptions& options) {
       // last request: it starts a request of its own, for its pieces lie after their request's
       // start.
       const bool joins = r != nullptr && !r->own_buffer && r->file == item.file && at >= r->begin &&
-                         at <= r->end + options.max_gap_bytes && at < r->begin + cap;
+                         at <= r->end + cut.max_gap_bytes && at < io::align_down(r->begin) + cap;
       if (!joins) {
         plan.requests.push_back({item.file, at, at, plan.pieces.size(), 0});
         r = &plan.requests.back();
       }
-      const std::uint64_t take = std::min(end, r->begin + cap) - at;
+      const std::uint64_t take = std::min(end, io::align_down(r->begin) + cap) - at;
       plan.pieces.push_back({i, at, take, at - item.offset});
       ++r->piece_count;
       r->end = std::max(r->end, at + take);
@@ -123,6 +125,22 @@ void plan_requests(LoadPlan& plan, const LoadOptions& options) {
   for (const Request& r : plan.requests) {
     if (!r.own_buffer)
       plan.largest_staged_request = std::max(plan.largest_staged_request, r.end - r.begin);
+  }
+}
+
+// Marks the requests whose pieces are all in the page cache: one count per window of nearby
+// pieces (ResidentWindows), so one for most requests; the gaps a request reads are not asked
+// about (a buffered read of them is as good as a direct one).
+void mark_resident(LoadPlan& plan) {
+  for (Request& r : plan.requests) {
+    const MappedFile& file = *plan.files[r.file].file;
+    ResidentWindows windows;
+    bool resident = true;
+    for (const ReadPiece& piece : pieces_of(plan, r)) {
+      resident = windows.add(file, piece.offset, piece.offset + piece.length);
+      if (!resident) break;
+    }
+    r.resident = resident && windows.finish();
   }
 }
 
@@ -149,8 +167,12 @@ std::span<const std::byte> bytes_in_memory(const ResolvedItem& item,
   return decoded.emplace(item.request->tensor.data()).bytes();
 }
 
-LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options,
-                        Buffers buffers) {
+ReadCut read_cut(const LoadOptions& options) noexcept {
+  return {options.request_bytes, options.max_gap_bytes, options.mode == LoadMode::map};
+}
+
+LoadPlan resolve_plan(std::span<const LoadItem> items, const LoadOptions& options,
+                      Buffers buffers) {
   LoadPlan plan;
   plan.items.reserve(items.size());
   const bool own_buffers = options.mode == LoadMode::direct && buffers == Buffers::library;
@@ -160,8 +182,19 @@ LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& opti
         own_buffers && resolved.source == ItemSource::stream && resolved.length >= kOwnBufferBytes;
   }
   plan.streamed = streamed_in_file_order(plan);
-  plan_requests(plan, options);
+  return plan;
+}
+
+void cut_reads(LoadPlan& plan, const ReadCut& cut) {
+  plan_requests(plan, cut);
   plan.fetched = fetch_remote(plan);
+  if (cut.residency) mark_resident(plan);
+}
+
+LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options,
+                        Buffers buffers) {
+  LoadPlan plan = resolve_plan(items, options, buffers);
+  cut_reads(plan, read_cut(options));
   return plan;
 }
 

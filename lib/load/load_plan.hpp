@@ -1,6 +1,8 @@
 #pragma once
 // The loader's plan (load.hpp): where each item's bytes are, and the large file reads that
-// cover them in file order, neighbours coalesced.
+// cover them in file order, neighbours coalesced, each marked where its pages are in the page
+// cache. Every load reads by this one plan: the host loader's engine (engine.hpp) and the device
+// loader's units (device/device_units.hpp) take its requests as they are.
 
 #include <cstddef>
 #include <cstdint>
@@ -50,8 +52,9 @@ struct ReadPiece {
 };
 
 // One read: [begin, end) of files[file]; its pieces are pieces[first_piece, first_piece+count).
-// A request of an own_buffer item has that one piece, and its aligned range ends where the
-// item's next request's aligned range begins.
+// Its aligned range [align_down(begin), align_up(end)) spans at most the cut's request_bytes,
+// so a direct read of it fits a buffer of that size. A request of an own_buffer item has that
+// one piece, and its aligned range ends where the item's next request's aligned range begins.
 struct Request {
   std::size_t file;
   std::uint64_t begin;
@@ -59,6 +62,10 @@ struct Request {
   std::size_t first_piece;
   std::size_t piece_count;
   bool own_buffer = false;
+  // Every page of its pieces was in the page cache when the plan was made (ReadCut::residency:
+  // device loads, and load() in map mode): read buffered whatever the mode (an O_DIRECT read
+  // would fetch them from the disk again), or in map mode not read at all.
+  bool resident = false;
 };
 
 // A file the plan reads, and for a model opened by URL who fills it and its location there.
@@ -68,11 +75,29 @@ struct PlanFile {
   std::string_view location;  // "" for the model file
 };
 
+// How the streamed items are cut into requests, the same rule for every load.
+struct ReadCut {
+  // The most bytes a request's aligned range spans: a multiple of kDirectAlign, at least one.
+  std::uint64_t request_bytes = 0;
+  // Items closer than this in a file share a request, the gap read too.
+  std::uint64_t max_gap_bytes = 0;
+  // Whether to count the page cache under each request (Request::resident): a load that reads
+  // buffered whatever the page cache holds has no use for the count.
+  bool residency = false;
+};
+
+// The cut load() takes from its options: request_bytes and max_gap_bytes; residency counted in
+// the map mode only. In the direct mode every request is read with O_DIRECT: reading the
+// resident ones buffered made a warm 1.9 GB load 2.5x faster, but the cold one, whose peak is
+// bimodal on a shared machine (229 or 329 MB of fresh buffers), came out 1.11-1.19x slower in
+// paired runs in one order and 1.00x in the other; not shipped until that is settled.
+[[nodiscard]] ReadCut read_cut(const LoadOptions& options) noexcept;
+
 struct LoadPlan {
   std::vector<PlanFile> files;
   std::vector<ResolvedItem> items;
   // The stream items (indices into items), in file order (by file, then offset): what the
-  // requests are cut from, and the device loader's chunks.
+  // requests are cut from.
   std::vector<std::size_t> streamed;
   std::vector<Request> requests;
   std::vector<ReadPiece> pieces;
@@ -83,8 +108,21 @@ struct LoadPlan {
 // Whose buffers the items are read into.
 enum class Buffers : std::uint8_t { library, caller };
 
-// Resolves every item (throwing bytes()'s or slice_rows()'s error for a bad one), plans the
-// reads of the streamed ones, and fetches a remote model's.
+// The pieces of `request`, in file order.
+[[nodiscard]] inline std::span<const ReadPiece> pieces_of(const LoadPlan& plan,
+                                                          const Request& request) noexcept {
+  return std::span(plan.pieces).subspan(request.first_piece, request.piece_count);
+}
+
+// Resolves every item (throwing bytes()'s or slice_rows()'s error for a bad one) and puts the
+// streamed ones in file order; no request yet (cut_reads). own_buffer is decided here, by the
+// options' mode and `buffers`.
+[[nodiscard]] LoadPlan resolve_plan(std::span<const LoadItem> items, const LoadOptions& options,
+                                    Buffers buffers);
+// Cuts the streamed items into requests by `cut`, fetches a remote model's requests into its
+// mirror, then counts the page cache under each request if the cut asks.
+void cut_reads(LoadPlan& plan, const ReadCut& cut);
+// Both, by read_cut(options).
 [[nodiscard]] LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options,
                                       Buffers buffers);
 

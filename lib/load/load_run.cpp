@@ -10,11 +10,16 @@
 namespace onnxmap::detail {
 
 LoadRun::LoadRun(const LoadPlan& plan, const LoadOptions& options, std::string name)
-    : options_(options), name_(std::move(name)) {
+    : plan_(plan), options_(options), name_(std::move(name)) {
   const LoadMode read_mode = options.mode == LoadMode::direct ? LoadMode::direct : LoadMode::read;
   readers_.reserve(plan.files.size());
   for (const PlanFile& file : plan.files)
     readers_.push_back(file.file->reader()->reopen(read_mode));
+}
+
+const io::FileReader& LoadRun::reader(const Request& request) const {
+  if (!request.resident) return readers_[request.file];
+  return plan_.files[request.file].file->buffered_reader()->get();
 }
 
 bool LoadRun::all_direct() const {

@@ -32,6 +32,9 @@ class LoadRun {
   std::condition_variable changed;
 
   [[nodiscard]] const io::FileReader& reader(std::size_t file) const { return readers_[file]; }
+  // The reader of `request`: its file's, or buffered for a resident request whatever the mode
+  // (Request::resident: an O_DIRECT read would fetch its pages from the disk again).
+  [[nodiscard]] const io::FileReader& reader(const Request& request) const;
   // Every file was read with O_DIRECT: after the reads, for a reader whose direct reads were
   // refused midway read buffered from then on.
   [[nodiscard]] bool all_direct() const;
@@ -61,6 +64,7 @@ class LoadRun {
   [[nodiscard]] bool report(std::uint64_t tensors, std::uint64_t done, std::uint64_t total);
 
  private:
+  const LoadPlan& plan_;
   const LoadOptions& options_;
   std::string name_;
   std::vector<io::FileReader> readers_;  // per plan file

@@ -2,6 +2,7 @@
 // What the unit tests share: a fresh temporary folder per test (removed afterwards, also when a
 // death test's child dies in it), bytes spelled out by hand, and the error a call throws.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -62,6 +63,16 @@ class ScopedTestFolder {
  private:
   std::filesystem::path path_;
 };
+
+// Flushes `path` and asks the kernel to drop its pages from the page cache (the pages this
+// process maps stay), so that a load finds it cold.
+inline void evict(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0) << path;
+  (void)::fdatasync(fd);
+  EXPECT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0) << path;
+  ::close(fd);
+}
 
 // A fixture with test_folder_path() made before each test and removed after it.
 class TempFolder : public ::testing::Test {
