@@ -101,9 +101,7 @@ struct DeviceLoadStats {
   std::uint64_t registrations = 0;          // reads registered (and unregistered)
   std::uint64_t registrations_refused = 0;  // reads the driver refused: staged instead
   unsigned threads = 0;                     // workers the load ran
-  // Every file was opened for O_DIRECT and none refused it (requests found in the page cache
-  // were read from there, buffered, all the same).
-  bool direct = false;
+  bool direct = false;                      // as LoadStats::direct, for the ring's reads
 
   // "registered", "pinned", "registered+pinned", or "none" when no byte was copied.
   [[nodiscard]] std::string_view path() const noexcept {

@@ -78,9 +78,10 @@ struct LoadedPiece {
 
 struct LoadOptions {
   // read: pread into buffers; direct: O_DIRECT into aligned buffers, leaving the page cache
-  // alone (buffered where the file system refuses); map: the page cache is filled by large
-  // reads (a request whose bytes are all there already is not read) and the callback gets
-  // views into the map (zero-copy).
+  // alone (buffered where the file system refuses, and for a request whose bytes are all in
+  // the page cache already, which O_DIRECT would read from the disk again); map: the page cache
+  // is filled by large reads (a request whose bytes are all there already is not read) and the
+  // callback gets views into the map (zero-copy).
   LoadMode mode = LoadMode::read;
   unsigned threads = 4;                                    // reading threads, besides the caller's
   std::uint64_t request_bytes = std::uint64_t{16} << 20U;  // the largest read, 4096-aligned
@@ -124,7 +125,9 @@ struct LoadStats {
   // for one preadv, and into caller buffers from memory (models opened in the read or direct
   // mode, typed fields). Direct reads of larger tensors into library buffers land in place.
   std::uint64_t bytes_copied = 0;
-  bool direct = false;  // every file was read with O_DIRECT
+  // Every file was opened for O_DIRECT and none refused it (requests found in the page cache
+  // were read from there, buffered, all the same).
+  bool direct = false;
   // A model opened by URL: the retries its streamed bytes' requests took, and the time waited
   // before them (RemoteOptions' retry_* bounds). 0 for files.
   std::uint64_t retries = 0;

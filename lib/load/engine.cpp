@@ -293,8 +293,8 @@ void Engine::complete(const std::vector<std::size_t>& landed) {
 }
 
 void Engine::read_request(const Request& r, io::AlignedBuffer& staging) {
-  // Map mode only fills the page cache: bytes all in it already (the plan counted them, in map
-  // mode only: read_cut) need no read.
+  // Map mode only fills the page cache: bytes all in it already (the plan counted them) need no
+  // read. In the direct mode, the same requests are read buffered (LoadRun::reader).
   const bool cached = options_.mode == LoadMode::map && r.resident;
   const std::uint64_t copied = cached ? 0 : read_into_place(r, staging);
   work_on_pieces(r);

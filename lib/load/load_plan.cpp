@@ -168,7 +168,7 @@ std::span<const std::byte> bytes_in_memory(const ResolvedItem& item,
 }
 
 ReadCut read_cut(const LoadOptions& options) noexcept {
-  return {options.request_bytes, options.max_gap_bytes, options.mode == LoadMode::map};
+  return {options.request_bytes, options.max_gap_bytes, options.mode != LoadMode::read};
 }
 
 LoadPlan resolve_plan(std::span<const LoadItem> items, const LoadOptions& options,

@@ -62,9 +62,9 @@ struct Request {
   std::size_t first_piece;
   std::size_t piece_count;
   bool own_buffer = false;
-  // Every page of its pieces was in the page cache when the plan was made (ReadCut::residency:
-  // device loads, and load() in map mode): read buffered whatever the mode (an O_DIRECT read
-  // would fetch them from the disk again), or in map mode not read at all.
+  // Every page of its pieces was in the page cache when the plan was made (ReadCut::residency):
+  // read buffered whatever the mode (an O_DIRECT read would fetch them from the disk again),
+  // or in map mode not read at all.
   bool resident = false;
 };
 
@@ -87,10 +87,8 @@ struct ReadCut {
 };
 
 // The cut load() takes from its options: request_bytes and max_gap_bytes; residency counted in
-// the map mode only. In the direct mode every request is read with O_DIRECT: reading the
-// resident ones buffered made a warm 1.9 GB load 2.5x faster, but the cold one, whose peak is
-// bimodal on a shared machine (229 or 329 MB of fresh buffers), came out 1.11-1.19x slower in
-// paired runs in one order and 1.00x in the other; not shipped until that is settled.
+// the map and direct modes (in the direct mode a resident request is read buffered: O_DIRECT
+// would fetch its pages from the disk again).
 [[nodiscard]] ReadCut read_cut(const LoadOptions& options) noexcept;
 
 struct LoadPlan {

@@ -295,14 +295,16 @@ def test_cold_slice_rows_reads_its_rows_only(tmp_path):
 def test_direct_arrays_keep_the_loaders_buffers(tmp_path):
     # Tensors of 1 MiB or more are read in place into the loader's aligned buffers, which the
     # arrays keep (no copy; a small budget makes the loader reuse what is not kept); smaller
-    # ones are read with their neighbours and copied once.
+    # ones are read with their neighbours and copied once. The payloads are in a data file
+    # evicted from the page cache: pages found there would be read buffered, in place.
     rng = np.random.default_rng(6)
     shapes = {"a": (3, 131072), "b": (10,), "c": (2, 200000), "d": (7, 3), "e": (262144,)}
     weights = {n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
     path = tmp_path / "direct.onnx"
     onnx.save_model(onnx.helper.make_model(onnx.helper.make_graph(
         [], "g", [], [], initializer=[numpy_helper.from_array(a, n) for n, a in weights.items()])),
-        str(path))
+        str(path), save_as_external_data=True, location="direct.data", size_threshold=0)
+    evict(tmp_path / "direct.data")
     kept = {}
     with onnxmap.open(path) as model:
         stats = model.load(kept.__setitem__, mode="direct", max_in_flight_bytes=2 << 20,

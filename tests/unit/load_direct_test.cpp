@@ -12,65 +12,89 @@
 #include "io/file_reader.hpp"
 #include "load/buffer_pool.hpp"
 #include "model_builder.hpp"
+#include "onnxmap/builder.hpp"
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
+#include "onnxmap/save.hpp"
 #include "test_support.hpp"
 
 namespace onnxmap {
 namespace {
 
+namespace fs = std::filesystem;
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20U;
-
-// Float tensors of these byte counts (each a multiple of 4), with names of different lengths so
-// that their payloads start at unaligned offsets of the file.
-std::vector<std::byte> model_of(const std::vector<std::uint64_t>& sizes) {
-  return test::message([&](wire::Writer& m) {
-    test::sub(m, schema::ModelProto::kGraph, [&](wire::Writer& g) {
-      for (std::size_t i = 0; i < sizes.size(); ++i) {
-        std::vector<float> values(sizes[i] / 4);
-        std::iota(values.begin(), values.end(), static_cast<float>(i * 7919));
-        const std::int64_t rows = values.size() % 8 == 0 ? 8 : 1;
-        test::sub(g, schema::GraphProto::kInitializer,
-                  test::raw_tensor(std::string(i + 1, 'w'), DataType::float32,
-                                   {rows, static_cast<std::int64_t>(values.size()) / rows},
-                                   test::float_bytes(values)));
-      }
-    });
-  });
-}
 
 class LoadDirect : public test::TempFolder {
  protected:
-  // Every item of `plan` loaded direct, checked against the map's bytes; the stats returned.
-  LoadStats load_and_check(const std::vector<LoadItem>& plan, const LoadOptions& options) {
+  // m.onnx, with float tensors of these byte counts (each a multiple of 4) packed one after
+  // another in an external data file, so that they start at unaligned offsets of it. The data
+  // file's bytes are kept (data_) for the checks, which never touch the mapping: each load
+  // evicts the data file first, so that its reads are O_DIRECT ones (a resident page is read
+  // buffered).
+  fs::path write_model(const std::vector<std::uint64_t>& sizes) {
+    ModelBuilder builder;
+    GraphBuilder& graph = builder.graph("g");
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      std::vector<float> values(sizes[i] / 4);
+      std::iota(values.begin(), values.end(), static_cast<float>(i * 7919));
+      const std::int64_t rows = values.size() % 8 == 0 ? 8 : 1;
+      graph.initializer(TensorBuilder("w" + std::to_string(i), DataType::float32,
+                                      {rows, static_cast<std::int64_t>(values.size()) / rows},
+                                      test::float_bytes(values)));
+    }
+    SaveOptions options;
+    options.external_data = ExternalData::external;
+    options.size_threshold = 1;
+    options.align = 1;
+    (void)save(builder, at("m.onnx"), options);
+    for (const auto& entry : fs::directory_iterator(root_)) {
+      if (entry.path() != at("m.onnx")) data_path_ = entry.path();
+    }
+    data_ = read(data_path_);
+    return at("m.onnx");
+  }
+
+  // Where `item`'s bytes are in the data file.
+  static std::uint64_t offset_of(const LoadItem& item) {
+    if (item.row_end == kAllRows) return item.tensor.file_offset();
+    return item.tensor.file_offset() + item.tensor.row_range(item.row_begin, item.row_end).offset;
+  }
+
+  // Every item of `plan` loaded direct from the data file (evicted first unless `warm`),
+  // checked against the file's bytes; the stats returned.
+  LoadStats load_and_check(const std::vector<LoadItem>& plan, const LoadOptions& options,
+                           bool warm = false) {
+    if (!warm) test::evict(data_path_);
     std::vector<int> calls(plan.size());
     const LoadStats stats = load(
         plan,
         [&](const LoadedTensor& t) {
           ++calls.at(t.item);
           const LoadItem& item = plan[t.item];
-          const auto want = item.row_end == kAllRows
-                                ? item.tensor.bytes()
-                                : item.tensor.slice_rows(item.row_begin, item.row_end);
-          ASSERT_EQ(t.bytes.size(), want.size()) << item.tensor.path();
-          EXPECT_TRUE(std::equal(want.begin(), want.end(), t.bytes.begin())) << item.tensor.path();
-          if (want.size() >= kMiB) {
-            // In place: at the same distance from a page boundary as in the (page-aligned) map.
+          ASSERT_EQ(t.bytes.size(), item.byte_size()) << item.tensor.path();
+          const std::uint64_t offset = offset_of(item);
+          EXPECT_TRUE(std::equal(t.bytes.begin(), t.bytes.end(),
+                                 data_.begin() + static_cast<std::ptrdiff_t>(offset)))
+              << item.tensor.path();
+          if (t.bytes.size() >= kMiB) {
+            // In place: at the same distance from a page boundary as in the file.
             EXPECT_EQ(reinterpret_cast<std::uintptr_t>(t.bytes.data()) % io::kDirectAlign,
-                      reinterpret_cast<std::uintptr_t>(want.data()) % io::kDirectAlign);
+                      offset % io::kDirectAlign);
           }
         },
         options);
     EXPECT_TRUE(std::all_of(calls.begin(), calls.end(), [](int c) { return c == 1; }));
     return stats;
   }
+
+  fs::path data_path_;
+  std::vector<std::byte> data_;
 };
 
 TEST_F(LoadDirect, LargeTensorsAreReadInPlaceAndSmallOnesCopied) {
   const std::vector<std::uint64_t> sizes{
       100 * 4, 3 * kMiB + 4096 * 3 + 12, kMiB, kMiB - 4, 64, 5 * kMiB + 36, 8};
-  write(at("m.onnx"), model_of(sizes));
-  const Model model = Model::open(at("m.onnx"));
+  const Model model = Model::open(write_model(sizes));
   std::uint64_t small = 0;
   for (const std::uint64_t s : sizes) small += s < kMiB ? s : 0;
   for (const unsigned threads : {1U, 4U}) {
@@ -82,13 +106,30 @@ TEST_F(LoadDirect, LargeTensorsAreReadInPlaceAndSmallOnesCopied) {
     EXPECT_EQ(stats.bytes_copied, small) << threads << " threads";
     EXPECT_TRUE(stats.direct);
     // Each large tensor reads at most its two partial pages more; the small ones their gaps.
-    EXPECT_LE(stats.bytes_read, std::filesystem::file_size(at("m.onnx")) + 8 * io::kDirectAlign);
+    EXPECT_LE(stats.bytes_read, data_.size() + 8 * io::kDirectAlign);
+  }
+}
+
+// Pages in the page cache are read buffered (an O_DIRECT read would fetch them from the disk
+// again), still in place: the seam counts O_DIRECT reads, and none is made.
+TEST_F(LoadDirect, WarmPagesAreReadBufferedInPlace) {
+  const std::vector<std::uint64_t> sizes{100 * 4, 3 * kMiB + 12, kMiB - 4, 64, 2 * kMiB + 36};
+  const Model model = Model::open(write_model(sizes));  // read back: the pages are resident
+  for (const unsigned threads : {1U, 4U}) {
+    LoadOptions options;
+    options.mode = LoadMode::direct;
+    options.threads = threads;
+    options.request_bytes = kMiB;
+    (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_read);
+    const LoadStats stats = load_and_check(plan(model), options, true);
+    EXPECT_EQ(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 0U) << threads;
+    EXPECT_EQ(stats.bytes_copied, 0U);          // own buffers and scattered reads: all in place
+    EXPECT_EQ(stats.bytes_read, data_.size());  // no alignment padding: buffered reads
   }
 }
 
 TEST_F(LoadDirect, ShardsOfLargeTensorsAreReadInPlace) {
-  write(at("m.onnx"), model_of({16 * kMiB + 96, 12 * kMiB, 40}));
-  const Model model = Model::open(at("m.onnx"));
+  const Model model = Model::open(write_model({16 * kMiB + 96, 12 * kMiB, 40}));
   for (unsigned rank = 0; rank < 2; ++rank) {
     LoadOptions options;
     options.mode = LoadMode::direct;
@@ -100,8 +141,7 @@ TEST_F(LoadDirect, ShardsOfLargeTensorsAreReadInPlace) {
 
 // Where the system refuses direct reads, the buffered ones land where direct ones would have.
 TEST_F(LoadDirect, RefusedDirectReadsStillLandInPlace) {
-  write(at("m.onnx"), model_of({2 * kMiB + 20, 24, 3 * kMiB + 4}));
-  const Model model = Model::open(at("m.onnx"));
+  const Model model = Model::open(write_model({2 * kMiB + 20, 24, 3 * kMiB + 4}));
   (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_read);
   LoadOptions options;
   options.mode = LoadMode::direct;
@@ -113,10 +153,10 @@ TEST_F(LoadDirect, RefusedDirectReadsStillLandInPlace) {
   EXPECT_EQ(stats.bytes_copied, 0U);  // buffered reads go straight into every buffer
 }
 
-// Into caller buffers every direct read is staged and copied, and counted.
+// Into caller buffers every direct read (of pages not in the page cache) is staged and copied,
+// and counted.
 TEST_F(LoadDirect, CallerBuffersAreCopiedInto) {
-  write(at("m.onnx"), model_of({2 * kMiB + 20, 24}));
-  const Model model = Model::open(at("m.onnx"));
+  const Model model = Model::open(write_model({2 * kMiB + 20, 24}));
   const auto plan = onnxmap::plan(model);
   std::vector<std::vector<std::byte>> storage;
   std::vector<std::span<std::byte>> buffers;
@@ -124,6 +164,7 @@ TEST_F(LoadDirect, CallerBuffersAreCopiedInto) {
   for (auto& s : storage) buffers.emplace_back(s);
   LoadOptions options;
   options.mode = LoadMode::direct;
+  test::evict(data_path_);
   const LoadStats stats = load_into(plan, buffers, {}, options);
   EXPECT_EQ(stats.bytes_copied, 2 * kMiB + 20 + 24);
   for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -135,8 +176,7 @@ TEST_F(LoadDirect, CallerBuffersAreCopiedInto) {
 // A callback that keeps a tensor's owner keeps its bytes: the loader reuses only the others.
 TEST_F(LoadDirect, KeptBuffersAreTheCallersAndNotReused) {
   const std::vector<std::uint64_t> sizes{2 * kMiB + 20, 24, 2 * kMiB + 4, 40, 2 * kMiB};
-  write(at("m.onnx"), model_of(sizes));
-  const Model model = Model::open(at("m.onnx"));
+  const Model model = Model::open(write_model(sizes));
   const auto plan = onnxmap::plan(model);
   for (const LoadMode mode : {LoadMode::read, LoadMode::direct}) {
     LoadOptions options;

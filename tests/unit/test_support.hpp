@@ -65,7 +65,8 @@ class ScopedTestFolder {
 };
 
 // Flushes `path` and asks the kernel to drop its pages from the page cache (the pages this
-// process maps stay), so that a load finds it cold.
+// process maps stay), so that a load reads it from the disk: every load reads pages the page
+// cache holds buffered, whatever its mode.
 inline void evict(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0) << path;
