@@ -23,10 +23,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uint64_t kKept = 8192;  // bytes left when the model is cut: two pages
+constexpr std::uint64_t kKeptMetadata = 8192;  // bytes left when the model is cut: two pages
 
 // "head" in the first page, "pad" across the cut, then 64 tensors with long names past it.
-std::vector<std::byte> model_bytes() {
+std::vector<std::byte> metadata_model_bytes() {
   return test::message([&](wire::Writer& m) {
     m.field_int64(schema::ModelProto::kIrVersion, 8);
     test::sub(m, schema::ModelProto::kGraph, [&](wire::Writer& g) {
@@ -52,18 +52,18 @@ class GuardReads : public test::TempFolder {
   void SetUp() override {
     TempFolder::SetUp();
     path_ = at("m.onnx");
-    write(path_, model_bytes());
+    write(path_, metadata_model_bytes());
     model_.emplace(Model::open(path_));
     last_ = model_->tensor_at(model_->tensor_count() - 1);  // a view: nothing read yet
-    ASSERT_GT(last_->file_offset(), 2 * kKept);
-    fs::resize_file(path_, kKept);
+    ASSERT_GT(last_->file_offset(), 2 * kKeptMetadata);
+    fs::resize_file(path_, kKeptMetadata);
   }
   [[nodiscard]] std::string last_name() const { return "layers.63" + std::string(200, 'n'); }
 
   // Expects `call()` to throw the error of a fault past the cut: io, naming the file and its size.
   template <class Call>
   void expect_shrunk(Call&& call) const {
-    test::expect_shrunk(call, path_, kKept);
+    test::expect_shrunk(call, path_, kKeptMetadata);
   }
 
   fs::path path_;
@@ -89,7 +89,7 @@ TEST_F(GuardReads, WorkThatReadsLostMetadataEndsInAnErrorEachTime) {
   // than reading zeros a first guard left.
   expect_shrunk([&] { guard_reads([&] { name = std::string(last_->name()); }); });
   // Written back in place (same file), the bytes are the file's again.
-  write(path_, model_bytes());
+  write(path_, metadata_model_bytes());
   guard_reads([&] { name = std::string(last_->name()); });
   EXPECT_EQ(name, last_name());
 }
