@@ -49,8 +49,11 @@ struct TensorStats {
 // progress, cancel) and counted on its reading threads as the bytes land, so that a warm model
 // is counted at the speed of its memory. Types of at most 16 bits are counted piece by piece (by
 // bit pattern: integer counts, which add up exactly), the others once each item's bytes are all
-// in. Null for an item of a type has_stats refuses. The options' on_piece and on_landed are
-// replaced. Throws what load throws, and onnxmap::Error (invalid_argument) for 0 bins.
+// in; options.cancelled is asked during that count too (from the reading thread counting, every
+// few million elements), so a cancel ends the work in milliseconds, not after the count of a
+// billion values. Null for an item of a type has_stats refuses. The options' on_piece and
+// on_landed are replaced. Throws what load throws (onnxmap::Error, cancelled, where the count is
+// cancelled), and onnxmap::Error (invalid_argument) for 0 bins.
 [[nodiscard]] ONNXMAP_API std::vector<std::optional<TensorStats>> plan_stats(
     std::span<const LoadItem> plan, unsigned bins = 32, const LoadOptions& options = {});
 

@@ -1,5 +1,6 @@
 // The statistics of a plan's items, counted on the loader's reading threads (stats.hpp).
 
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -27,8 +28,8 @@ struct PartialCounts {
 // once it is all in; any other item is counted whole by tensor_stats once it is all in.
 class PlanCounter {
  public:
-  PlanCounter(std::span<const LoadItem> plan, unsigned bins)
-      : plan_(plan), bins_(bins), out_(plan.size()) {}
+  PlanCounter(std::span<const LoadItem> plan, unsigned bins, std::function<bool()> cancelled)
+      : plan_(plan), bins_(bins), cancelled_(std::move(cancelled)), out_(plan.size()) {}
 
   void piece(const LoadedPiece& piece) {
     const LoadItem& item = plan_[piece.item];
@@ -68,7 +69,7 @@ class PlanCounter {
       }
     }
     if (!partial) {
-      out_[t.item] = tensor_stats(t.bytes, type, count, bins_);
+      out_[t.item] = detail::tensor_stats_until(t.bytes, type, count, bins_, cancelled_);
       return;
     }
     detail::check_values(t.bytes, type, count);
@@ -85,6 +86,7 @@ class PlanCounter {
  private:
   std::span<const LoadItem> plan_;
   unsigned bins_;
+  std::function<bool()> cancelled_;  // LoadOptions::cancelled: asked while counting a whole item
   std::vector<std::optional<TensorStats>> out_;  // item i written by its on_landed alone
   std::mutex mutex_;
   std::unordered_map<std::size_t, PartialCounts> partial_;  // guarded by mutex_
@@ -95,7 +97,7 @@ class PlanCounter {
 std::vector<std::optional<TensorStats>> plan_stats(std::span<const LoadItem> plan, unsigned bins,
                                                    const LoadOptions& options) {
   if (bins == 0) throw Error(ErrorKind::invalid_argument, "a histogram of 0 bins");
-  PlanCounter counter(plan, bins);
+  PlanCounter counter(plan, bins, options.cancelled);
   LoadOptions work = options;
   work.on_piece = [&counter](const LoadedPiece& piece) { counter.piece(piece); };
   work.on_landed = [&counter](const LoadedTensor& t) { counter.landed(t); };

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "common/fault_guard.hpp"
@@ -126,32 +128,69 @@ bool has_stats(DataType type) noexcept {
 
 TensorStats tensor_stats(std::span<const std::byte> bytes, DataType type, std::uint64_t count,
                          unsigned bins) {
-  detail::check_values(bytes, type, count);
+  return detail::tensor_stats_until(bytes, type, count, bins, {});
+}
+
+namespace detail {
+
+namespace {
+
+// Elements counted between two questions to `cancelled`: a few milliseconds of counting (a
+// multiple of 8, so that every block starts on a byte of any type).
+constexpr std::uint64_t kCancelBlock = std::uint64_t{1} << 22U;
+
+// Calls f(first element, element count) for each block of [0, count), asking `cancelled` before
+// each: throws onnxmap::Error (cancelled) when it answers true.
+template <typename F>
+void by_blocks(std::uint64_t count, const std::function<bool()>& cancelled, F&& f) {
+  for (std::uint64_t first = 0; first < count; first += kCancelBlock) {
+    if (cancelled && cancelled()) {
+      throw Error(ErrorKind::cancelled, "the statistics were cancelled after " +
+                                            std::to_string(first) + " of " + std::to_string(count) +
+                                            " elements");
+    }
+    f(first, std::min(kCancelBlock, count - first));
+  }
+}
+
+}  // namespace
+
+TensorStats tensor_stats_until(std::span<const std::byte> bytes, DataType type, std::uint64_t count,
+                               unsigned bins, const std::function<bool()>& cancelled) {
+  check_values(bytes, type, count);
   if (bins == 0) throw Error(ErrorKind::invalid_argument, "a histogram of 0 bins");
-  if (detail::counted_by_pattern(type, count)) {
+  if (counted_by_pattern(type, count)) {
     const std::uint64_t bits = element_bits(type);
     std::vector<std::uint64_t> counts(std::size_t{1} << bits);
-    detail::add_patterns(bytes.data(), 0, count, bits, counts);
-    return detail::stats_from_patterns(counts, type, count, bins);
+    add_patterns(bytes.data(), 0, count, bits, counts);
+    return stats_from_patterns(counts, type, count, bins);
   }
+  const std::uint64_t bits = element_bits(type);
+  const auto at = [&](std::uint64_t first) { return bytes.data() + first * bits / 8; };
   Accumulator sums;
-  detail::guard_faults(bytes, [&]() noexcept {
-    // Counted in a copy of the kernel's own, whose address does not escape: kept in registers.
-    Accumulator local = sums;
-    detail::for_each_value(bytes.data(), type, count, [&](double v) { local.add(v, 1); });
-    sums = local;
+  by_blocks(count, cancelled, [&](std::uint64_t first, std::uint64_t n) {
+    guard_faults(bytes, [&]() noexcept {
+      // Counted in a copy of the kernel's own, whose address does not escape: kept in registers.
+      Accumulator local = sums;
+      for_each_value(at(first), type, n, [&](double v) { local.add(v, 1); });
+      sums = local;
+    });
   });
   TensorStats s = sums.finish();
   s.count = count;
   s.histogram.assign(bins, 0);
   if (std::isnan(s.min)) return s;
   const Binner bin(s, bins);
-  detail::guard_faults(bytes, [&]() noexcept {
-    detail::for_each_value(bytes.data(), type, count, [&](double v) {
-      if (std::isfinite(v)) ++s.histogram[bin(v)];
+  by_blocks(count, cancelled, [&](std::uint64_t first, std::uint64_t n) {
+    guard_faults(bytes, [&]() noexcept {
+      for_each_value(at(first), type, n, [&](double v) {
+        if (std::isfinite(v)) ++s.histogram[bin(v)];
+      });
     });
   });
   return s;
 }
+
+}  // namespace detail
 
 }  // namespace onnxmap

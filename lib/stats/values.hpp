@@ -6,10 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <vector>
 
 #include "onnxmap/schema.hpp"
+#include "onnxmap/stats.hpp"
 
 namespace onnxmap::detail {
 
@@ -33,6 +35,13 @@ namespace onnxmap::detail {
 // Throws onnxmap::Error (invalid_argument) for a type has_stats refuses, or `bytes` too short for
 // `count` elements of `type`.
 void check_values(std::span<const std::byte> bytes, DataType type, std::uint64_t count);
+
+// tensor_stats (stats.hpp), asking `cancelled` (when set) between blocks of a few million
+// elements and throwing onnxmap::Error (cancelled) when it answers true: a billion values take
+// seconds, and plan_stats counts a tensor of a type wider than 16 bits whole once it has landed.
+[[nodiscard]] TensorStats tensor_stats_until(std::span<const std::byte> bytes, DataType type,
+                                             std::uint64_t count, unsigned bins,
+                                             const std::function<bool()>& cancelled);
 
 template <class T>
 [[nodiscard]] double load_as_double(const std::byte* p) {

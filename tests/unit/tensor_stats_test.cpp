@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <vector>
 
 #include "onnxmap/stats.hpp"
+#include "stats/values.hpp"
 #include "test_support.hpp"
 #include "tooling.hpp"
 
@@ -37,6 +39,39 @@ TEST(TensorStats, NoValuesAtAll) {
   EXPECT_EQ(s.count, 0U);
   EXPECT_TRUE(std::isnan(s.min) && std::isnan(s.mean) && std::isnan(s.stddev));
   EXPECT_EQ(s.histogram, std::vector<std::uint64_t>(32, 0));
+}
+
+// A count of millions of values asks its cancel question every few million, and stops at the
+// first yes with a cancelled error; never asked yes, it counts what tensor_stats counts.
+TEST(TensorStats, AWholeCountIsCancelledBetweenBlocks) {
+  std::vector<float> values(9'000'000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 1000) - 500;
+  std::vector<std::byte> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  int asked = 0;
+  const auto error = test::error_of([&] {
+    (void)detail::tensor_stats_until(bytes, DataType::float32, values.size(), 32,
+                                     [&] { return ++asked == 2; });
+  });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->kind(), ErrorKind::cancelled);
+  EXPECT_EQ(asked, 2);  // before the first block, then before the second
+  EXPECT_NE(std::string(error->what()).find("cancelled after 4194304 of 9000000"),
+            std::string::npos)
+      << error->what();
+
+  asked = 0;
+  const TensorStats until = detail::tensor_stats_until(bytes, DataType::float32, values.size(), 32,
+                                                       [&] { return ++asked < 0; });
+  const TensorStats whole = tensor_stats(bytes, DataType::float32, values.size());
+  EXPECT_EQ(asked, 6);  // three blocks, twice (the sums, then the histogram)
+  EXPECT_EQ(until.min, whole.min);
+  EXPECT_EQ(until.max, whole.max);
+  EXPECT_EQ(until.mean, whole.mean);
+  EXPECT_EQ(until.stddev, whole.stddev);
+  EXPECT_EQ(until.histogram, whole.histogram);
+  EXPECT_EQ(whole.min, -500);
+  EXPECT_EQ(whole.max, 499);
 }
 
 TEST(DecodeValues, EachTypeAsNumbers) {
