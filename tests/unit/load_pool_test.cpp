@@ -93,11 +93,7 @@ void write_evicted(const std::filesystem::path& path, const std::vector<std::byt
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  ::fdatasync(fd);
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  ::close(fd);
+  test::evict(path);
 }
 
 // Writes a model of four 1 MiB tensors to `path`, its pages evicted, and opens it.

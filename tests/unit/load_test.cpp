@@ -400,10 +400,9 @@ TEST_F(Load, DirectLeavesThePageCacheAlone) {
   // Tensors of 2 MiB, so the metadata the index reads through the map is a small share.
   const fs::path path = synth_model(false, 512);
   // Evict the file, open it, load it direct, and count its pages in the page cache.
+  test::evict(path);
   const int fd = ::open(path.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
-  ::fdatasync(fd);
-  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   const Model model = Model::open(path);
   LoadOptions options;
   options.mode = LoadMode::direct;

@@ -149,10 +149,7 @@ TEST_F(Resident, WarmPlansAreKnownResidentAndColdOnesAreNot) {
   EXPECT_FALSE(detail::plan_resident(std::vector<LoadItem>{{model.tensor_at(0), 0, 8}}));
 
   // Dropped from the page cache: cold.
-  const int fd = ::open(at("plan.data").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  EXPECT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-  ::close(fd);
+  test::evict(at("plan.data"));
   EXPECT_FALSE(detail::plan_resident(plan));
   prefetch(plan);
   EXPECT_TRUE(detail::plan_resident(plan)) << "prefetch read the plan into the page cache";
