@@ -137,6 +137,7 @@ def test_helper_killed_mid_layout_costs_one_drawing(onnxmap, dense):
         # The first drawing is kept (test_first_drawing_laid_out_once): ask for another.
         thread, result = in_thread(lambda: v.get("/api/graph", node=5))
         victim = wait_until_computing(v)
+        os.kill(victim, signal.SIGSTOP)  # held mid-layout, however fast dot is here
         # Meanwhile the viewer answers.
         assert v.get("/api/summary") and "rows" in v.get("/api/tensors")
         os.kill(victim, signal.SIGKILL)
@@ -153,12 +154,18 @@ def test_other_requests_answered_during_a_long_layout(onnxmap, dense):
     with Viewer(onnxmap, dense, "--layout-time-limit", "120") as v:
         v.get("/api/graph")
         thread, result = in_thread(lambda: v.get("/api/graph", node=5))
-        wait_until_computing(v)
-        for path in ("/api/summary", "/api/tensors", "/api/nodes", "/api/node?id=3"):
-            assert v.get(path)
-            assert thread.is_alive(), "the layout ended before the other requests: too fast to tell"
+        # The helper is held mid-layout, so the layout cannot end before the other requests do
+        # however fast dot is on this machine (a timing race otherwise: it once ended first).
+        layout_helper = wait_until_computing(v)
+        os.kill(layout_helper, signal.SIGSTOP)
+        try:
+            for path in ("/api/summary", "/api/tensors", "/api/nodes", "/api/node?id=3"):
+                assert v.get(path)
+            assert thread.is_alive() and "answer" not in result
+        finally:
+            os.kill(layout_helper, signal.SIGCONT)
         thread.join(120)
-        assert result["answer"]["layout"] != "layered"
+        assert result["answer"]["layout"] != "layered" and result["answer"]["layout_note"] == ""
 
 
 def test_first_drawing_laid_out_once(onnxmap, dense):
