@@ -89,14 +89,11 @@ def places(judge, d):
             box_of.update((i, b) for i in judge.contents(box["id"]))
     runs = []
     for run in [c["id"] for c in d["clusters"] if c["id"].startswith("r:")]:
-        _, units, (begin, end), (shown_begin, shown_end) = judge.parse(run)
-        period = shown_end - shown_begin
-        blocks = [sorted(i for u in units[at:at + period] for i in u.nodes)
-                  for at in range(begin, end, period)]
-        runs.append((blocks, (shown_begin - begin) // period))
+        blocks, shown = judge.run_blocks(run)
         for k, ids in enumerate(blocks):
             for i in ids:
-                block_of[i].append((len(runs) - 1, k, k == runs[-1][1]))
+                block_of[i].append((len(runs), k, k == shown))
+        runs.append((blocks, shown))
     for blocks, shown in reversed(runs):  # the inner runs first
         for k, ids in enumerate(blocks):
             for i, like in zip(ids, blocks[shown]) if len(ids) == len(blocks[shown]) else ():
@@ -134,17 +131,13 @@ def expected_edges(judge, d):
         if f"o:{y}" in index:
             edges[box_of[judge.host[judge.producer[y]]], index[f"o:{y}"]].append(y)
     for i, to in box_of.items():
-        for j in judge.inside(i):
-            for x in judge.nodes[j].input:
-                if x not in judge.producer or judge.parameter[judge.producer[x]]:
-                    continue
-                source = judge.host[judge.producer[x]]
-                frm = box_of.get(source)
-                # Within a run, only the shown block's own values are drawn.
-                if hidden_value(block_of.get(source, ()), block_of.get(i, ())):
-                    continue
-                if frm is not None and frm != to:
-                    edges[frm, to].append(x)
+        for source, x in judge.sources_of[i]:
+            frm = box_of.get(source)
+            if frm is None or frm == to:
+                continue
+            # Within a run, only the shown block's own values are drawn.
+            if not hidden_value(block_of.get(source, ()), block_of.get(i, ())):
+                edges[frm, to].append(x)
     return edges, inputs, outputs
 
 

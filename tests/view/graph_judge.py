@@ -138,13 +138,16 @@ class GraphJudge:
         self.paths, self.labels = graph_folding.paths(self.nodes, self.keys, self.host,
                                                       self.readers, self.producer, self.parameter)
         self.sorted_keys = sorted((self.paths[i], i) for i in self.drawn)
+        # Each drawn node's sources, found once: every drawing's check reads them.
+        self.sources_of = {i: self.sources(i) for i in self.drawn}
         self.successors = collections.defaultdict(set)
         for i in self.drawn:
-            for source, _ in self.sources(i):
+            for source, _ in self.sources_of[i]:
                 if source != i:
                     self.successors[source].add(i)
         self._position = None
         self._units = {}
+        self._run_blocks = {}
 
     def shown(self, i):
         """The nodes drawn node i's box shows inside it: its guests, and the parameters read
@@ -297,6 +300,17 @@ class GraphJudge:
         b, p, c, s = map(int, (begin, period, count, shown))
         units = self.units(prefix)[1]
         return "r", units, (b, b + p * c), (b + s * p, b + (s + 1) * p)
+
+    def run_blocks(self, run_id):
+        """The blocks of run `run_id` (an r: id), each its drawn nodes sorted, and the index of
+        the block shown."""
+        if run_id not in self._run_blocks:
+            _, units, (begin, end), (shown_begin, shown_end) = self.parse(run_id)
+            period = shown_end - shown_begin
+            blocks = [sorted(i for u in units[at:at + period] for i in u.nodes)
+                      for at in range(begin, end, period)]
+            self._run_blocks[run_id] = (blocks, (shown_begin - begin) // period)
+        return self._run_blocks[run_id]
 
     def contents(self, box_id, as_level=False):
         """The drawn nodes `box_id` stands for, as a folded box or (as_level) unfolded."""
