@@ -64,8 +64,9 @@ auto reads(R (*f)(Args...)) {
 // max_messages, allow_external_outside_folder, collect_payload_errors), removed from `kwargs` as
 // they are read.
 [[nodiscard]] OpenOptions take_open_options(py::dict& kwargs);
-// The load mode named `name` (the library's names: parse_load_mode), else an onnxmap.Error.
-[[nodiscard]] LoadMode load_mode_named(const std::string& name);
+// Moves the keyword argument "mode", when given, from `kwargs` into `mode`: one of the library's
+// names (parse_load_mode), else an onnxmap.Error.
+void take_load_mode(py::dict& kwargs, LoadMode& mode);
 // Moves the keyword argument `key`, when given, from `kwargs` into `value`; a TypeError naming
 // it when its value does not fit.
 template <class T>

@@ -55,9 +55,7 @@ py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwarg
   std::string path = "automatic";
   take_kwarg(args, "path", path);
   options.path = device_path_named(path);
-  std::string mode(to_string(options.load.mode));
-  take_kwarg(args, "mode", mode);
-  options.load.mode = load_mode_named(mode);
+  take_load_mode(args, options.load.mode);
   take_kwarg(args, "threads", options.load.threads);
   take_kwarg(args, "max_in_flight_bytes", options.load.max_in_flight_bytes);
   py::object progress = py::none();

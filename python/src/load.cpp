@@ -73,9 +73,7 @@ bool through_numpy(const Tensor& t) {
 
 LoadOptions load_options(py::dict& kwargs) {
   LoadOptions options;
-  std::string mode(to_string(options.mode));
-  take_kwarg(kwargs, "mode", mode);
-  options.mode = load_mode_named(mode);
+  take_load_mode(kwargs, options.mode);
   take_kwarg(kwargs, "threads", options.threads);
   take_kwarg(kwargs, "request_bytes", options.request_bytes);
   take_kwarg(kwargs, "max_in_flight_bytes", options.max_in_flight_bytes);

@@ -6,16 +6,19 @@
 
 namespace onnxmap::python {
 
-LoadMode load_mode_named(const std::string& name) {
-  if (const auto mode = parse_load_mode(name)) return *mode;
-  raise_invalid("load mode must be \"map\", \"read\" or \"direct\", not \"" + name + "\"");
+void take_load_mode(py::dict& kwargs, LoadMode& mode) {
+  std::string name(to_string(mode));
+  take_kwarg(kwargs, "mode", name);
+  const auto named = parse_load_mode(name);
+  if (!named) {
+    raise_invalid("load mode must be \"map\", \"read\" or \"direct\", not \"" + name + "\"");
+  }
+  mode = *named;
 }
 
 OpenOptions take_open_options(py::dict& kwargs) {
   OpenOptions options;
-  std::string mode(to_string(options.mode));
-  take_kwarg(kwargs, "mode", mode);
-  options.mode = load_mode_named(mode);
+  take_load_mode(kwargs, options.mode);
   take_kwarg(kwargs, "max_depth", options.max_depth);
   take_kwarg(kwargs, "max_tensors", options.max_tensors);
   take_kwarg(kwargs, "max_messages", options.max_messages);

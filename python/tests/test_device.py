@@ -127,6 +127,8 @@ def test_names_filter_and_order(synth_bf16):
             model.load_to_torch("cpu", names=["no such tensor"])
         with pytest.raises(TypeError):
             model.load_to_torch("cpu", rank=0)
+        with pytest.raises(onnxmap.Error, match='load mode must be .* not "mmap"'):
+            model.load_to_torch("cpu", mode="mmap")
 
 
 def test_progress_and_its_exception(synth_bf16):
