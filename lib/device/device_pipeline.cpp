@@ -53,8 +53,8 @@ class DevicePipeline::Worker {
 
 std::byte* DevicePipeline::Worker::slot() {
   if (!slot_) {
-    slot_.emplace(p_.engine_, static_cast<std::size_t>(p_.slot_bytes_));
-    stats.pinned_bytes += p_.slot_bytes_;
+    slot_.emplace(p_.engine_, static_cast<std::size_t>(p_.ring_.slot_bytes));
+    stats.pinned_bytes += p_.ring_.slot_bytes;
   }
   return slot_->data();
 }
@@ -73,7 +73,7 @@ void DevicePipeline::Worker::stage_request(const Request& request) {
   const io::FileReader& reader = p_.run_.reader(request);
   const std::uint64_t length = request.end - request.begin;
   const std::span<const std::byte> got =
-      reader.read(request.begin, length, {slot(), static_cast<std::size_t>(p_.slot_bytes_)});
+      reader.read(request.begin, length, {slot(), static_cast<std::size_t>(p_.ring_.slot_bytes)});
   stats.bytes_read += LoadRun::bytes_read(reader, request.begin, length);
   for (const ReadPiece& piece : pieces_of(p_.plan_, request)) {
     copy(piece.item, piece.item_offset, got.data() + (piece.offset - request.begin), piece.length,
@@ -106,9 +106,9 @@ void DevicePipeline::Worker::register_request(const Request& request) {
 void DevicePipeline::Worker::stage_memory(std::size_t item) {
   std::optional<TensorData> decoded;
   const std::span<const std::byte> bytes = bytes_in_memory(p_.plan_.items[item], decoded);
-  for (std::uint64_t at = 0; at < bytes.size(); at += p_.slot_bytes_) {
+  for (std::uint64_t at = 0; at < bytes.size(); at += p_.ring_.slot_bytes) {
     settle();
-    const auto part = static_cast<std::size_t>(std::min(p_.slot_bytes_, bytes.size() - at));
+    const auto part = static_cast<std::size_t>(std::min(p_.ring_.slot_bytes, bytes.size() - at));
     copy_bytes(bytes.subspan(static_cast<std::size_t>(at), part), {slot(), part});
     copy(item, at, slot(), part, true);
   }
@@ -148,11 +148,10 @@ DevicePipeline::DevicePipeline(const LoadPlan& plan, const Ring& ring, DeviceTar
       targets_(targets),
       options_(options),
       engine_(engine),
+      ring_(ring),
       targets_of_(plan.items.size(), nullptr),
       run_(plan, options.load, "the load to " + engine.name()),
       remaining_(plan.items.size(), 0) {
-  threads_ = ring.threads;
-  slot_bytes_ = ring.slot_bytes;
   units_ = make_units(plan, {options.path, options.load.mode, engine.prefers_registration()});
   for (std::size_t i = 0; i < plan.items.size(); ++i) {
     remaining_[i] = plan.items[i].length;
@@ -250,7 +249,7 @@ bool DevicePipeline::report() {
 
 DeviceLoadStats DevicePipeline::run() {
   const auto threads = static_cast<unsigned>(
-      std::min<std::size_t>(threads_, std::max<std::size_t>(1, units_.size())));
+      std::min<std::size_t>(ring_.threads, std::max<std::size_t>(1, units_.size())));
   stats_.threads = threads;
   engine_.make_streams(threads);
   running_ = threads;

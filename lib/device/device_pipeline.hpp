@@ -55,8 +55,7 @@ class DevicePipeline {
   DeviceTargets targets_;
   const DeviceLoadOptions& options_;
   CopyEngine& engine_;
-  unsigned threads_ = 1;  // options.threads, or the automatic count
-  std::uint64_t slot_bytes_ = 0;
+  Ring ring_;  // the workers and each one's slot (ring_for), as the plan was cut for
   std::vector<Unit> units_;
   std::vector<std::byte*> targets_of_;  // per item, once scheduled
   LoadRun run_;

@@ -31,7 +31,6 @@ class LoadRun {
   std::mutex lock;
   std::condition_variable changed;
 
-  [[nodiscard]] const io::FileReader& reader(std::size_t file) const { return readers_[file]; }
   // The reader of `request`: its file's, or buffered for a resident request whatever the mode
   // (Request::resident: an O_DIRECT read would fetch its pages from the disk again).
   [[nodiscard]] const io::FileReader& reader(const Request& request) const;
