@@ -1,10 +1,11 @@
 """A model whose data file is halved while onnxmap runs: every verb that reads payloads (stats,
-get, diff, load in each mode) ends with exit 1 (diff: 2, its "trouble") and one line naming the file and saying that it
-shrank, never a signal (exit 135, SIGBUS); the viewer answers an error for the values of a tensor
+get, diff, load in each mode) ends with exit 1 (diff: 2, its "trouble") and one line naming the
+file and saying that it shrank, never a signal (exit 135, SIGBUS); the viewer answers an error for the values of a tensor
 past the new end, and its other pages go on.
 
-"Mid-run": the command, at the lowest priority, is stopped (SIGSTOP) as soon as it has mapped the
-data file (its open is done), the file is halved, and the command goes on (SIGCONT)."""
+"Mid-run": the command stops itself just after it maps the file (cli/stop_after_map.cpp,
+preloaded), the file is cut, and the command goes on (SIGCONT): each read of the mapping meets
+the cut, on a quiet machine or a loaded one."""
 import os
 import pathlib
 import signal
@@ -38,27 +39,28 @@ def halve(path):
     os.truncate(path, path.stat().st_size // 2)
 
 
-def maps_file(pid, path):
+def process_state(pid):
+    """The state letter of /proc/PID/stat (T: stopped, Z: ended), or None once reaped."""
     try:
-        return str(path) in pathlib.Path(f"/proc/{pid}/maps").read_text()
+        stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError):
-        return False
+        return None
+    return stat[stat.rindex(")") + 2]
 
 
 def run_halving(command, data, cut=halve):
     """Runs `command`, halves `data` (or calls `cut` on it) once the command has mapped it, and
     returns the finished process's (exit code, stdout, stderr)."""
-    # At the lowest priority (nice execs it: same pid), so that this process, polling, stops it
-    # before it reads far: on a loaded machine a command at the same priority was seen to map
-    # the file and finish its read before the stop came (exit 0).
-    process = subprocess.Popen(["nice", "-n", "19", *[str(c) for c in command]],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    preload = os.environ.get("ONNXMAP_STOP_AFTER_MAP_PRELOAD")
+    assert preload, "ONNXMAP_STOP_AFTER_MAP_PRELOAD is unset: run this file with meson test"
+    env = dict(os.environ, LD_PRELOAD=preload, ONNXMAP_STOP_AFTER_MAPPING=str(data.resolve()))
+    process = subprocess.Popen([str(c) for c in command], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while not maps_file(process.pid, data.resolve()):
+    while process_state(process.pid) != "T":
         assert process.poll() is None, f"{command} ended before it mapped {data}"
         assert time.monotonic() < deadline, f"{command} never mapped {data}"
-        time.sleep(0.0002)
-    process.send_signal(signal.SIGSTOP)
+        time.sleep(0.001)
     try:
         cut(data)
     finally:
