@@ -18,8 +18,8 @@ the full tensors. With --json the summary is one JSON object on stdout.
 import argparse
 import json
 import os
-import socket
 import sys
+import tempfile
 
 import torch
 import torch.distributed as dist
@@ -92,8 +92,10 @@ def gather(shard, world_size, rows):
     return torch.cat(pieces)
 
 
-def run(rank, world_size, path, port, out, device):
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+def run(rank, world_size, path, work, device):
+    # The ranks meet through a file in a private folder: no port to pick, none another program
+    # can take first.
+    dist.init_process_group("gloo", init_method=f"file://{work}/rendezvous", rank=rank,
                             world_size=world_size)
     if device is None:
         shards, loaded, read = load_shards(path, rank, world_size)
@@ -111,16 +113,10 @@ def run(rank, world_size, path, port, out, device):
                 equal &= whole.numpy().tobytes() == model[name].numpy().tobytes()
         total = sum(model[name].nbytes for name in shards)
     if rank == 0:
-        with open(out, "w") as f:
+        with open(os.path.join(work, "summary.json"), "w") as f:
             json.dump({"world_size": world_size, "tensors": len(shards), "total_bytes": total,
                        "gathered_equal": bool(equal), "ranks": stats}, f)
     dist.destroy_process_group()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def evict(path):
@@ -144,13 +140,12 @@ def main():
     if args.device == "cuda" and torch.cuda.device_count() < args.world_size:
         parser.error(f"--device cuda needs a GPU per rank: {args.world_size} ranks, "
                      f"{torch.cuda.device_count()} GPUs")
-    out = f"{args.model}.tp-{os.getpid()}.json"
     evict(args.model)
-    mp.spawn(run, args=(args.world_size, args.model, free_port(), out, args.device),
-             nprocs=args.world_size)
-    with open(out) as f:
-        summary = json.load(f)
-    os.unlink(out)
+    with tempfile.TemporaryDirectory(prefix="tp_load-") as work:
+        mp.spawn(run, args=(args.world_size, args.model, work, args.device),
+                 nprocs=args.world_size)
+        with open(os.path.join(work, "summary.json")) as f:
+            summary = json.load(f)
     if args.json:
         print(json.dumps(summary))
     else:

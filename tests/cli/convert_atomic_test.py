@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from write_faults import assert_old_new_or_none, kill_mid_write, snapshot
+from write_faults import assert_old_new_or_none, kill_mid_write, restore, snapshot
 
 
 def run(*args, **kwargs):
@@ -69,10 +69,6 @@ def test_a_killed_convert_leaves_the_old_destination_or_the_new(onnxmap, sources
         if kill_mid_write([onnxmap, "convert", sources / "new.onnx", dest / "m.onnx",
                            *LAYOUTS[layout]], dest, delay):
             killed += 1
-        after = snapshot(dest)
-        assert_old_new_or_none(after, "m.onnx", old, new)
-        for name in set(after) - set(old):
-            (dest / name).unlink()
-        for name, data in old.items():
-            (dest / name).write_bytes(data)
+        assert_old_new_or_none(snapshot(dest), "m.onnx", old, new)
+        restore(dest, old)
     assert killed > 0, "convert ended every time before it could be killed mid-write"

@@ -19,6 +19,15 @@ def snapshot(folder):
             if p.is_file()}
 
 
+def restore(folder, old):
+    """Puts `folder` back as snapshot `old` holds it (files not in it removed)."""
+    folder = pathlib.Path(folder)
+    for name in set(snapshot(folder)) - set(old):
+        (folder / name).unlink()
+    for name, data in old.items():
+        (folder / name).write_bytes(data)
+
+
 def writing_into(pid, folder):
     """Whether process `pid` holds a file of `folder` open (a file it writes: unnamed ones show
     as "FOLDER/#INODE (deleted)")."""

@@ -11,7 +11,6 @@ import os
 import pathlib
 import shutil
 import subprocess
-import time
 import urllib.request
 
 import pytest
@@ -60,7 +59,11 @@ def install(npm, modules, unavailable):
             unavailable(f"npm ci of the S3 test server failed (is the npm registry reachable?): "
                         f"{r.stderr[-500:]}")
         stamp.write_text(digest)
-    shutil.copyfile(HERE / "s3server" / "s3_server.js", modules / "s3_server.js")
+    # Replaced whole (a new file renamed over the old one): another worker's server may be
+    # starting from it.
+    fresh = modules / f"s3_server.js.{os.getpid()}"
+    shutil.copyfile(HERE / "s3server" / "s3_server.js", fresh)
+    os.replace(fresh, modules / "s3_server.js")
     return modules
 
 
@@ -153,26 +156,23 @@ def test_s3_requests_are_signed_with_the_region(onnxmap, s3):
 
 def test_s3_a_wrong_secret_is_refused_in_one_request(onnxmap, s3):
     """The server checks the signature: a request signed with another secret is refused (403),
-    onnxmap says access was denied, after one request, in under a second."""
+    onnxmap says access was denied after one request (not retried)."""
     s3.clear()
-    start = time.monotonic()
     r = run(onnxmap, "info", s3_url("synth.onnx"),
             env={**signed(s3), "AWS_SECRET_ACCESS_KEY": "wrong-" + SECRET})
-    elapsed = time.monotonic() - start
     log = s3.log()
     assert r.returncode == 1 and b"access denied" in r.stderr and b"403" in r.stderr, r.stderr
-    assert len(log) == 1 and log[0]["status"] == 403 and elapsed < 1.0, (log, elapsed)
+    assert len(log) == 1 and log[0]["status"] == 403, log
 
 
 def test_s3_no_credentials_for_a_private_bucket_is_refused_in_one_request(onnxmap, hostile):
-    """range_server.py's /auth/ as a private bucket: an unsigned request is refused (401)."""
+    """range_server.py's /auth/ as a private bucket: an unsigned request is refused (401) after
+    one request (not retried)."""
     hostile.clear()
-    start = time.monotonic()
     r = run(onnxmap, "info", "s3://auth/synth.onnx",
             env={"AWS_ENDPOINT_URL": "http://127.0.0.1:%d" % hostile.port})
-    elapsed = time.monotonic() - start
-    assert r.returncode == 1 and b"access denied" in r.stderr and len(hostile.log()) == 1 \
-        and elapsed < 1.0, (r.stderr, hostile.log(), elapsed)
+    assert r.returncode == 1 and b"access denied" in r.stderr and len(hostile.log()) == 1, \
+        (r.stderr, hostile.log())
 
 
 def test_s3_an_unknown_key_is_refused(onnxmap, s3):

@@ -12,7 +12,7 @@ import pytest
 
 from graph_checks import LEVEL_KINDS, check_drawing
 from graph_judge import GraphJudge, with_shown
-from viewer import HttpError, Viewer
+from viewer import PATIENT, HttpError, Viewer
 
 SAMPLED_OVER = 12  # a sampled walk takes blocks 0, 1, the middle and the last of longer runs
 
@@ -141,7 +141,7 @@ def walk_model(onnxmap, path, sample=False, locate=60):
     (sample) along a sample of the blocks of long runs; locates every node, or `locate` random
     ones of a larger graph. Returns the Walk, its problems not asserted yet."""
     proto = onnx.load(str(path), load_external_data=False)
-    with Viewer(onnxmap.path, path) as v:
+    with Viewer(onnxmap.path, path, *PATIENT) as v:
         walk = Walk(v, GraphJudge(proto.graph), sample=sample)
         walk.check_default()
         walk.run(max_levels=40 if sample else None)

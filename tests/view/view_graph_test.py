@@ -25,7 +25,7 @@ import graph_models
 from graph_checks import LEVEL_KINDS, check_drawing
 from graph_judge import GraphJudge
 from graph_walk import Walk, assert_sound, subgraph_at, walk_model
-from viewer import Viewer
+from viewer import PATIENT, Viewer
 
 def test_corpus_model(onnxmap, corpus_model):
     assert_sound(walk_model(onnxmap, corpus_model))
@@ -100,7 +100,7 @@ def subgraphs_viewer(onnxmap, tmp_path_factory):
     """(a viewer, the model) of graph_models' subgraphs kind, started once per module."""
     path = tmp_path_factory.mktemp("subgraphs") / "subgraphs.onnx"
     graph_models.write("subgraphs", str(path))
-    with Viewer(onnxmap.path, path) as v:
+    with Viewer(onnxmap.path, path, *PATIENT) as v:
         yield v, onnx.load(str(path))
 
 
@@ -217,7 +217,7 @@ def test_the_judge_finds_wrong_drawings(onnxmap, tmp_path):
     for layers, query in ((2, {"open": "g:model."}), (3, {})):
         path = synth(onnxmap, tmp_path / f"l{layers}.onnx", "--layers", layers, "--hidden", 64)
         judge = GraphJudge(onnx.load(str(path), load_external_data=False).graph)
-        with Viewer(onnxmap.path, path) as v:
+        with Viewer(onnxmap.path, path, *PATIENT) as v:
             drawings[layers] = judge, v.get("/api/graph", **query)
         assert check_drawing(*drawings[layers]) == [], f"--layers {layers}: sound as drawn"
     d, r = drawings[2][1], drawings[3][1]

@@ -41,8 +41,11 @@ def helpers_of(viewer):
     pids = []
     task_dir = f"/proc/{viewer.process.pid}/task"
     for task in os.listdir(task_dir):
-        with open(f"{task_dir}/{task}/children") as f:
-            pids += [int(p) for p in f.read().split()]
+        try:
+            with open(f"{task_dir}/{task}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+        except FileNotFoundError:  # a thread that ended since the listing
+            pass
     return pids
 
 
@@ -54,7 +57,12 @@ def cpu_ticks(pid):
 
 def wait_until_computing(viewer, timeout=60):
     """The pid of a helper that is using CPU (laying a drawing out) once one is."""
-    start = {pid: cpu_ticks(pid) for pid in helpers_of(viewer)}
+    start = {}
+    for pid in helpers_of(viewer):
+        try:
+            start[pid] = cpu_ticks(pid)
+        except FileNotFoundError:  # a helper that ended since the listing
+            pass
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for pid in helpers_of(viewer):

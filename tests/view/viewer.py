@@ -10,6 +10,13 @@ import subprocess
 import urllib.parse
 
 
+# The arguments of a viewer whose drawings are judged whole (graph_checks.check_drawing): a layout
+# past the default 5 s limit becomes the simpler layered drawing, which the geometry judge rejects,
+# and on a loaded machine under ASan a large layout can take that long. The limit itself is
+# view_layout_test's.
+PATIENT = ("--layout-time-limit", "600")
+
+
 class HttpError(Exception):
     def __init__(self, status, body):
         super().__init__(f"{status}: {body[:200]!r}")
