@@ -1,7 +1,7 @@
 """A model whose data file is halved while onnxmap runs: every verb that reads payloads (stats,
 get, diff, load in each mode) ends with exit 1 (diff: 2, its "trouble") and one line naming the
-file and saying that it shrank, never a signal (exit 135, SIGBUS); the viewer answers an error for the values of a tensor
-past the new end, and its other pages go on.
+file and saying that it shrank, never a signal (exit 135, SIGBUS); the viewer answers an error
+for the values of a tensor past the new end, and its other pages go on.
 
 "Mid-run": the command stops itself just after it maps the file (cli/stop_after_map.cpp,
 preloaded), the file is cut, and the command goes on (SIGCONT): each read of the mapping meets
