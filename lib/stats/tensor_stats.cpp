@@ -159,13 +159,12 @@ TensorStats tensor_stats_until(std::span<const std::byte> bytes, DataType type, 
                                unsigned bins, const std::function<bool()>& cancelled) {
   check_values(bytes, type, count);
   if (bins == 0) throw Error(ErrorKind::invalid_argument, "a histogram of 0 bins");
+  const std::uint64_t bits = element_bits(type);
   if (counted_by_pattern(type, count)) {
-    const std::uint64_t bits = element_bits(type);
     std::vector<std::uint64_t> counts(std::size_t{1} << bits);
     add_patterns(bytes.data(), 0, count, bits, counts);
     return stats_from_patterns(counts, type, count, bins);
   }
-  const std::uint64_t bits = element_bits(type);
   const auto at = [&](std::uint64_t first) { return bytes.data() + first * bits / 8; };
   Accumulator sums;
   by_blocks(count, cancelled, [&](std::uint64_t first, std::uint64_t n) {
