@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds onnxmap and runs the whole suite; exits non-zero on any failure. Four builds:
 #   build-test  GCC, warnings are errors: every test (unit, CLI, conformance, interop, the install
-#               consumers, Python with `pip install .`, remote, the fuzz replays)
+#               consumers, Python with `pip install .`, remote, the fuzz replays); the Python
+#               suite twice: with Debian's NumPy 1.24, and over the wheel `pip wheel .` builds
+#               in the PyPI environment of tools/venvs/pypi.txt (NumPy 2, torch, ONNX Runtime)
 #   build-odr   GCC's link-time optimizer over the library and the command: two different
 #               definitions of one name fail the build (tools/odr_check.sh)
 #   build-asan  clang with AddressSanitizer, UndefinedBehaviorSanitizer and the fuzzers' coverage
@@ -50,7 +52,7 @@ run_tests() {
   local dir=$1
   shift
   # The JUnit reports test_summary.py counts: this run's only.
-  rm -f "$dir/python/tests/pytest.xml" "$dir"/*.xml
+  rm -f "$dir"/python/tests/pytest*.xml "$dir"/*.xml
   meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 "$@"
 }
 
@@ -74,9 +76,22 @@ background_builds() {
   return $status
 }
 
+# The PyPI environment the Python suite runs in a second time (python-pypi): made once per
+# machine (3 minutes, mostly downloads), while the plain build compiles.
+timed pypi-venv tools/venv.sh pypi >"$logs/pypi-venv.path" 2>"$logs/pypi-venv.log" &
+pypi_venv=$!
+
 configure build-test
 echo "== build (build-test)"
 timed plain-build ninja -C build-test --quiet || failed[plain-build]=1
+
+if wait $pypi_venv; then
+  ONNXMAP_PYPI_VENV=$(cat "$logs/pypi-venv.path")
+  export ONNXMAP_PYPI_VENV
+else
+  failed[pypi-venv]=1
+  cat "$logs/pypi-venv.log"
+fi
 
 background_builds &
 background=$!
@@ -116,7 +131,7 @@ wait $tsan || failed[tsan-tests]=1
 cat "$logs/asan-tests.log" "$logs/tsan-tests.log"
 
 echo "== wall time per phase (the ODR and sanitizer builds overlap the plain tests)"
-for phase in plain-build plain-tests odr asan-build tsan-build asan-tests tsan-tests; do
+for phase in pypi-venv plain-build plain-tests odr asan-build tsan-build asan-tests tsan-tests; do
   seconds=$(cat "$logs/$phase.seconds" 2>/dev/null || echo "?")
   printf '  %-12s %5s s%s\n' "$phase" "$seconds" "${failed[$phase]:+  FAILED}"
 done

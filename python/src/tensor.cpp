@@ -27,9 +27,10 @@ DataTypeTraits numpy_traits(const Tensor& t) {
   return *found;
 }
 
-// Clears NumPy's WRITEABLE flag directly (setflags() through Python costs a call per array).
+// Clears the array's WRITEABLE flag through NumPy's public API: the array's fields are NumPy's
+// to lay out (NumPy 2 moved some), never written here.
 void make_read_only(py::array& array) {
-  py::detail::array_proxy(array.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  array.attr("setflags")(py::arg("write") = false);
 }
 
 // A read-only array over `bytes`, whose base keeps `keep` (and so the bytes) alive.
@@ -166,6 +167,22 @@ py::dict stats_dict(const PyTensor& self, unsigned bins) {
   return out;
 }
 
+// Tensor.__array__(dtype, copy), as NumPy 2 calls it (np.asarray passes copy=None, np.array
+// copy=True, np.asarray(copy=False) copy=False); NumPy 1 passes dtype only.
+py::object array_protocol(const PyTensor& s, const py::object& dtype, const py::object& copy) {
+  py::array array = whole_array(s.owner, s.view);
+  const bool converts = !dtype.is_none() && !array.dtype().equal(py::dtype::from_args(dtype));
+  if (!copy.is_none() && !copy.cast<bool>() && (converts || !is_view(s.view))) {
+    throw py::value_error("tensor " + std::string(s.view.lookup_name()) + " (" + s.view.path() +
+                          ") cannot be given without a copy (copy=False): " +
+                          (converts ? "its dtype is not the one asked for"
+                                    : "its elements are decoded, not a view of the file"));
+  }
+  if (converts) return array.attr("astype")(dtype);
+  if (!copy.is_none() && copy.cast<bool>()) return array.attr("copy")();
+  return array;
+}
+
 }  // namespace
 
 py::array model_bytes_array(const Owner& owner, std::span<const std::byte> bytes,
@@ -217,11 +234,10 @@ void bind_tensor(py::module_& m) {
           "doc_string", reads([](const PyTensor& s) { return std::string(s.view.doc_string()); }))
       .def("numpy", reads([](const PyTensor& s) { return whole_array(s.owner, s.view); }),
            "Every element as a read-only array (see is_view).")
-      .def("__array__", reads([](const PyTensor& s, const py::object& dtype) -> py::object {
-             py::array array = whole_array(s.owner, s.view);
-             return dtype.is_none() ? py::object(array) : array.attr("astype")(dtype);
-           }),
-           py::arg("dtype") = py::none())
+      .def("__array__", reads(&array_protocol), py::arg("dtype") = py::none(),
+           py::arg("copy") = py::none(),
+           "NumPy's array protocol: numpy() as `dtype`; copy=True a writable copy, copy=False "
+           "a ValueError where the array cannot be a view of the file (NumPy 2's rule).")
       .def("slice_rows", reads([](const PyTensor& s, std::uint64_t begin, std::uint64_t end) {
              return rows_array(s.owner, s.view, {begin, end});
            }),

@@ -13,7 +13,7 @@ import os
 import numpy as np
 import onnx
 import pytest
-from onnx import helper, mapping, numpy_helper
+from onnx import helper, numpy_helper
 
 import onnxmap
 
@@ -37,6 +37,10 @@ MODES = ["map", "read", "direct"]
 
 
 def np_dtype(dtype):
+    """NumPy's dtype of an ONNX type: onnx.mapping went in onnx 1.19, its helper came in 1.13."""
+    if hasattr(helper, "tensor_dtype_to_np_dtype"):
+        return np.dtype(helper.tensor_dtype_to_np_dtype(dtype))
+    from onnx import mapping
     return np.dtype(mapping.TENSOR_TYPE_TO_NP_TYPE[dtype])
 
 

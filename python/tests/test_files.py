@@ -13,6 +13,15 @@ def tensors_of(path):
     return {t.name: judge_array(t, str(path.parent)) for t in model.graph.initializer}
 
 
+def checker_verdict(path):
+    """onnx.checker's message on the model at `path`, or None when it accepts it."""
+    try:
+        onnx.checker.check_model(str(path))
+    except onnx.checker.ValidationError as e:
+        return str(e)
+    return None
+
+
 def assert_same_tensors(a, b):
     assert a.keys() == b.keys()
     for name in a:
@@ -37,7 +46,9 @@ def test_save_external_and_back(fixtures, tmp_path):
                               progress=lambda done, total: calls.append((done, total)))
     assert result["data_files"] == ["weights/ext.data"] and result["external_tensors"] > 0
     assert calls and calls[-1][0] == calls[-1][1]
-    onnx.checker.check_model(str(tmp_path / "ext.onnx"))
+    # onnx judges the copy with its external data as it judges the source: onnx 1.12 accepts the
+    # fixture, later versions refuse its graph output that no node makes, and nothing else.
+    assert checker_verdict(tmp_path / "ext.onnx") == checker_verdict(source)
     assert_same_tensors(tensors_of(source), tensors_of(tmp_path / "ext.onnx"))
     result = onnxmap.convert(tmp_path / "ext.onnx", tmp_path / "inline.onnx", external_data=False)
     assert result["data_files"] == []
