@@ -3,7 +3,8 @@
 Each page runs top to bottom in a fresh empty folder, its blocks in order, sharing the files they
 make:
 - ```sh: bash -e, with `onnxmap` on PATH;
-- ```python: a new /usr/bin/python3 process with this build's package importable;
+- ```python: a new process of the interpreter running the suite (Debian's, or the PyPI venv's),
+  with this build's package importable;
 - ```cpp: one program each, statements run in main() (a block with its own main() is the whole
   program); `#include <onnxmap/onnxmap.hpp>` and the common standard headers come with it;
 - ```text right after one of those: what it prints on stdout, compared line by line (with
@@ -106,7 +107,7 @@ def command_for(block, folder, page):
     if block.lang == "sh":
         return ["bash", "-e", "-o", "pipefail", "-c", block.text]
     if block.lang == "python":
-        return ["/usr/bin/python3", "-c", block.text]
+        return [sys.executable, "-c", block.text]
     return compile_cpp(block, folder, page)
 
 
