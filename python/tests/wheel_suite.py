@@ -1,13 +1,13 @@
-"""The Python suite a second time, where users are: in the virtual environment of PyPI packages
-that tools/venv.sh pypi makes (NumPy 2, torch, onnx, ONNX Runtime: tools/venvs/pypi.txt), over
-the package as `pip wheel .` builds it with build isolation (meson-python, meson, ninja and
-pybind11 from PyPI, as pyproject.toml pins them), the wheel installed into a folder of its own.
+"""The Python suite a second time, where users are: run by the interpreter of the PyPI
+environment (tests/in_pypi_venv.py starts it: NumPy 2, torch, onnx, ONNX Runtime of
+tools/venvs/pypi.txt), over the package as `pip wheel .` builds it with build isolation
+(meson-python, meson, ninja and pybind11 from PyPI, as pyproject.toml pins them), the wheel
+installed into a folder of its own.
 
     wheel_suite.py WORK_FOLDER PYTEST_ARGS...
 
-ONNXMAP_PYPI_VENV names the environment (tools/test.sh sets it); without it the test is skipped
-(exit 77), saying so. The test fails if the wheel's extension was built with a pybind11 older
-than 2.12 (which would read NumPy 2's arrays wrong)."""
+The test fails if the wheel's extension was built with a pybind11 older than 2.12 (which would
+read NumPy 2's arrays wrong)."""
 import os
 import pathlib
 import shutil
@@ -15,7 +15,6 @@ import subprocess
 import sys
 
 SOURCE_ROOT = pathlib.Path(__file__).resolve().parents[2]
-SKIPPED = 77  # meson's exit status for a skipped test
 
 
 def run(command, **kwargs):
@@ -45,12 +44,7 @@ def built_wheel(python, work):
 
 def main():
     work = pathlib.Path(sys.argv[1]).resolve()
-    venv = os.environ.get("ONNXMAP_PYPI_VENV", "")
-    if not venv:
-        print("skipped: ONNXMAP_PYPI_VENV is not set (tools/test.sh sets it to the folder "
-              "tools/venv.sh pypi makes)")
-        return SKIPPED
-    python = pathlib.Path(venv) / "bin" / "python"
+    python = sys.executable
     wheel = built_wheel(python, work)
     site = work / "site"
     shutil.rmtree(site, ignore_errors=True)
