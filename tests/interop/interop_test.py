@@ -42,6 +42,13 @@ def run(*args, **kw):
     return subprocess.run([str(a) for a in args], capture_output=True, **kw)
 
 
+def is_repeated(field):
+    """protobuf 7 dropped FieldDescriptor.label for is_repeated (which 3.x lacks)."""
+    if hasattr(field, "is_repeated"):
+        return field.is_repeated
+    return field.label == field.LABEL_REPEATED
+
+
 def normalized(model):
     """python3-onnx sets data_location = DEFAULT when it loads external data; an unset field
     means the same."""
@@ -52,7 +59,7 @@ def normalized(model):
         for field, value in msg.ListFields():
             if field.type != field.TYPE_MESSAGE:
                 continue
-            for item in (value if field.label == field.LABEL_REPEATED else [value]):
+            for item in (value if is_repeated(field) else [value]):
                 if isinstance(item, pb_message.Message):
                     walk(item)
     walk(model)
