@@ -1,6 +1,9 @@
 """Writes the exporters' corpus: LLM-family models with random weights, from configurations (no
 checkpoint is downloaded), as today's exporters write them, in the PyPI environment of
-tools/venvs/pypi.txt (torch, transformers, onnxscript, onnx, onnx-ir, pinned).
+tools/venvs/pypi.txt (torch, transformers, onnxscript, onnx, onnx-ir, onnxruntime-genai,
+pinned). GenAI's builder makes the small Llama in int4 (MatMulNBits, GroupQueryAttention and
+SkipSimplifiedLayerNormalization of com.microsoft, a key-value cache) and in float16, with its
+genai_config.json beside it.
 
     make_corpus.py [OUT_DIR [NAME...]]
 
@@ -25,12 +28,15 @@ import json
 import os
 import pathlib
 import shutil
+import subprocess
 import sys
 
 import onnx
 import onnx_ir
 import torch
 import transformers
+
+from corpus_names import NAMES
 
 SEQUENCE = 8
 VOCAB = 1000
@@ -78,6 +84,39 @@ def torch_export(make, folder, external_data=False):
     return {"exporter": "torch.onnx.export(dynamo=True)", "torch": torch.__version__,
             "transformers": transformers.__version__, "architecture": type(module).__name__,
             "external_data": external_data}
+
+
+def save_checkpoint(folder):
+    """The small Llama as a Hugging Face checkpoint folder, with a word-level tokenizer of VOCAB
+    words (GenAI's builder writes the tokenizer's files beside the model, so it needs one)."""
+    import tokenizers
+    torch.manual_seed(0)
+    llama().save_pretrained(folder)
+    vocab = {f"t{i}": i for i in range(VOCAB)}
+    words = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab=vocab, unk_token="t0"))
+    words.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    transformers.PreTrainedTokenizerFast(tokenizer_object=words, unk_token="t0", bos_token="t1",
+                                         eos_token="t2").save_pretrained(folder)
+
+
+def genai_build(precision):
+    """The small Llama through ONNX Runtime GenAI's model builder for the CPU."""
+    def write(folder):
+        import onnxruntime_genai
+        scratch = folder.parent / (folder.name + ".checkpoint")
+        shutil.rmtree(scratch, ignore_errors=True)
+        save_checkpoint(scratch / "hf")
+        built = subprocess.run([sys.executable, "-m", "onnxruntime_genai.models.builder",
+                                "-i", scratch / "hf", "-o", folder, "-p", precision, "-e", "cpu",
+                                "-c", scratch / "cache"], capture_output=True, text=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+        if built.returncode != 0:
+            raise SystemExit("GenAI's builder failed:\n" + built.stdout[-2000:] +
+                             built.stderr[-4000:])
+        return {"exporter": f"onnxruntime_genai.models.builder -p {precision} -e cpu",
+                "onnxruntime_genai": onnxruntime_genai.__version__,
+                "transformers": transformers.__version__, "architecture": "LlamaForCausalLM"}
+    return write
 
 
 def relaid(source, how):
@@ -130,13 +169,9 @@ def models(out):
         "onnx-ir-sharded-llama": relaid(llama_model, onnx_ir_sharded),
         "onnx-ir-aligned-llama": relaid(llama_model, onnx_ir_aligned),
         "onnx-ir-safetensors-llama": relaid(llama_model, onnx_ir_safetensors),
+        "genai-llama-int4": genai_build("int4"),
+        "genai-llama-fp16": genai_build("fp16"),
     }
-
-
-# The names, in the order they are made (the layouts read torch-llama).
-NAMES = ("torch-llama", "torch-llama-external", "torch-qwen2", "torch-mixtral", "torch-gpt2",
-         "torch-bert", "onnx-per-tensor-llama", "onnx-ir-sharded-llama", "onnx-ir-aligned-llama",
-         "onnx-ir-safetensors-llama")
 
 
 def corpus_folder():
@@ -144,7 +179,9 @@ def corpus_folder():
     ~/.cache/onnxmap/exporters), named by a hash of this script and of the pinned packages."""
     here = pathlib.Path(__file__).resolve()
     pins = here.parents[2] / "tools" / "venvs" / "pypi.txt"
-    key = hashlib.sha256(here.read_bytes() + pins.read_bytes()).hexdigest()[:12]
+    names = here.parent / "corpus_names.py"
+    key = hashlib.sha256(here.read_bytes() + names.read_bytes() + pins.read_bytes()).hexdigest()
+    key = key[:12]
     root = os.environ.get("ONNXMAP_EXPORTERS_CACHE") or pathlib.Path.home() / ".cache" / \
         "onnxmap" / "exporters"
     return pathlib.Path(root) / key
@@ -154,7 +191,7 @@ def make_all(out, wanted=NAMES):
     """Makes what is missing of `wanted` in `out`, one process at a time (a lock file)."""
     out.mkdir(parents=True, exist_ok=True)
     wanted = set(wanted)
-    if any(not n.startswith("torch-") for n in wanted):
+    if any(n.startswith("onnx-") for n in wanted):
         wanted.add("torch-llama")  # what the layouts are made of
     writers = models(out)
     unknown = sorted(wanted - writers.keys())

@@ -1,0 +1,83 @@
+"""The Python package on the LLM files today's exporters write (tests/exporters/make_corpus.py:
+torch's dynamo exporter, onnx's and onnx-ir's layouts, GenAI's builder), judged by numpy_helper:
+every tensor through open, safe_open, load in each mode, two tensor-parallel ranks and
+load_to_torch through the host engine. The corpus is made (once per machine) by the PyPI
+environment's interpreter, ONNXMAP_PYPI_VENV (tools/test.sh sets it), so both runs of this suite
+judge the same files: under Debian's NumPy 1.24 and onnx 1.12, and under PyPI's NumPy 2 and onnx
+1.23."""
+import json
+import os
+import pathlib
+import subprocess
+
+import sys
+
+import onnx
+import pytest
+
+import onnxmap
+from conftest import SOURCE_ROOT, assert_same_array, judge_array
+from test_device import assert_loaded_equal, loadable
+from test_load import load_equals_onnx, reference_tensor
+
+MAKE_CORPUS = SOURCE_ROOT / "tests" / "exporters" / "make_corpus.py"
+sys.path.insert(0, str(MAKE_CORPUS.parent))
+from corpus_names import NAMES  # noqa: E402  (make_corpus itself needs torch and transformers)
+
+
+@pytest.fixture(scope="session")
+def corpus():
+    venv = os.environ.get("ONNXMAP_PYPI_VENV", "")
+    if not venv:
+        pytest.fail("ONNXMAP_PYPI_VENV is not set: the exporters' corpus is made in the PyPI "
+                    "environment (tools/test.sh sets it to the folder tools/venv.sh pypi makes)")
+    made = subprocess.run([str(pathlib.Path(venv) / "bin" / "python"), str(MAKE_CORPUS)],
+                          capture_output=True, text=True, timeout=1800,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert made.returncode == 0, made.stderr[-3000:]
+    return pathlib.Path(made.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(params=NAMES)
+def model(request, corpus):
+    return corpus / request.param / "model.onnx"
+
+
+def test_the_names_are_the_scripts(corpus):
+    assert sorted(NAMES) == sorted(p.name for p in corpus.iterdir() if (p / "made.json").is_file())
+    for name in NAMES:
+        assert json.loads((corpus / name / "made.json").read_text())["exporter"]
+
+
+def test_open_and_safe_open(model):
+    reference = onnx.load(str(model))
+    folder = str(model.parent)
+    judged = 0
+    with onnxmap.open(model) as m, onnxmap.safe_open(model, framework="np") as f:
+        for name in m.keys():
+            expected = judge_array(reference_tensor(reference, m[name].path), folder)
+            if expected is None:
+                continue
+            assert_same_array(m[name].numpy(), expected, f"{model}: {name}")
+            assert_same_array(f.get_tensor(name), expected, f"{model}: {name} (safe_open)")
+            judged += 1
+    assert judged > 0
+
+
+@pytest.mark.parametrize("mode", ["map", "read", "direct"])
+def test_load_in_every_mode(model, mode):
+    assert load_equals_onnx(model, mode) > 0
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_two_tensor_parallel_ranks(model, rank):
+    assert load_equals_onnx(model, "read", shard=(rank, 2)) > 0
+
+
+def test_load_to_torch_through_the_host_engine(model):
+    pytest.importorskip("torch")
+    with onnxmap.open(model) as m:
+        names = loadable(m)
+        tensors = m.load_to_torch("cpu", names=names)
+        assert list(tensors) == names
+        assert_loaded_equal(model, tensors, m)
