@@ -1,25 +1,21 @@
 """peek, check, save and convert, judged by python3-onnx."""
+import sys
+
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxmap
-from conftest import judge_array
+from conftest import SOURCE_ROOT, judge_array
+
+sys.path.insert(0, str(SOURCE_ROOT / "tests" / "interop"))
+from interop_test import checker_verdict  # noqa: E402  (onnx.checker's message, or None)
 
 
 def tensors_of(path):
     model = onnx.load(str(path))
     return {t.name: judge_array(t, str(path.parent)) for t in model.graph.initializer}
-
-
-def checker_verdict(path):
-    """onnx.checker's message on the model at `path`, or None when it accepts it."""
-    try:
-        onnx.checker.check_model(str(path))
-    except onnx.checker.ValidationError as e:
-        return str(e)
-    return None
 
 
 def assert_same_tensors(a, b):

@@ -21,7 +21,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import make_corpus  # noqa: E402
 from conformance_test import assert_conforms  # noqa: E402
-from interop_test import assert_variant, reference  # noqa: E402,F401  (reference: a fixture)
+from interop_test import assert_variant, checker_verdict, reference  # noqa: E402,F401
 from text_output_test import model_problems, run  # noqa: E402,F401  (run: a fixture)
 
 ort = pytest.importorskip("onnxruntime")
@@ -57,15 +57,6 @@ def test_converted_copies_equal_onnx(onnxmap, reference, model, variant, tmp_pat
 # The symbolic dimensions of the inputs: one sequence of SEQUENCE tokens, an empty key-value cache
 # (GenAI's models), whose head size is the small Llama's (hidden 64 over 4 heads).
 DIMS = {"batch_size": 1, "past_sequence_length": 0, "kv_cache_dim": 16}
-
-
-def checker_verdict(path):
-    """onnx.checker's message on the model at `path`, or None when it accepts it."""
-    try:
-        onnx.checker.check_model(str(path))
-    except onnx.checker.ValidationError as e:
-        return str(e)
-    return None
 
 
 def fixed_input(given, rng):

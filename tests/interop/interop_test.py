@@ -72,12 +72,17 @@ def same_message(a, b):
     return a.SerializeToString() == b.SerializeToString()
 
 
-def checker_passes(path):
+def checker_verdict(path):
+    """onnx.checker's message on the model at `path`, or None when it accepts it."""
     try:
         onnx.checker.check_model(str(path))
-        return True
-    except Exception:  # noqa: BLE001 - any checker complaint
-        return False
+    except Exception as e:  # noqa: BLE001 - any checker complaint
+        return str(e)
+    return None
+
+
+def checker_passes(path):
+    return checker_verdict(path) is None
 
 
 def external_layout_problems(path, align, cap):
