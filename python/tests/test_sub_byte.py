@@ -6,9 +6,8 @@ bits, two's complement for the signed types)."""
 import subprocess
 
 import numpy as np
-import pytest
-
 import onnx
+import pytest
 
 import onnxmap
 from conftest import ONNXMAP_EXE, assert_same_array, judge_array
