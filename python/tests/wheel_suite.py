@@ -33,7 +33,9 @@ def built_wheel(python, work):
     # environment of the run that configured it (gone since), and find Debian's pybind11 2.10.
     # ccache (on PATH, found by meson) keeps the compiles: meson-python builds in a new folder
     # of the sources each time, the same paths below the base.
-    env = dict(os.environ, CCACHE_BASEDIR=str(SOURCE_ROOT), CCACHE_NOHASHDIR="1")
+    # The build's own packages pinned (pip applies PIP_CONSTRAINT to the isolated environment).
+    env = dict(os.environ, CCACHE_BASEDIR=str(SOURCE_ROOT), CCACHE_NOHASHDIR="1",
+               PIP_CONSTRAINT=str(SOURCE_ROOT / "tools" / "venvs" / "build.txt"))
     run([python, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
          "-w", wheels, SOURCE_ROOT], env=env)
     found = sorted(wheels.glob("onnxmap-*.whl"))
