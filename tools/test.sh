@@ -3,7 +3,9 @@
 #   build-test  GCC, warnings are errors: every test (unit, CLI, conformance, interop, the install
 #               consumers, Python with `pip install .`, remote, the fuzz replays); the Python
 #               suite twice: with Debian's NumPy 1.24, and over the wheel `pip wheel .` builds
-#               in the PyPI environment of tools/venvs/pypi.txt (NumPy 2, torch, ONNX Runtime)
+#               in the PyPI environment of tools/venvs/pypi.txt (NumPy 2, torch, ONNX Runtime);
+#               the exporters' corpus, its Optimum part exported in the environment of
+#               tools/venvs/optimum.txt
 #   build-odr   GCC's link-time optimizer over the library and the command: two different
 #               definitions of one name fail the build (tools/odr_check.sh)
 #   build-asan  clang with AddressSanitizer, UndefinedBehaviorSanitizer and the fuzzers' coverage
@@ -76,10 +78,14 @@ background_builds() {
   return $status
 }
 
-# The PyPI environment the Python suite runs in a second time (python-pypi): made once per
-# machine (3 minutes, mostly downloads), while the plain build compiles.
+# The PyPI environment the Python suite runs in a second time (python-pypi) and the exporters'
+# corpus is made and judged in, and Optimum's environment that exports its Optimum part
+# (tests/exporters/optimum_export.py): each made once per machine (2-3 minutes, mostly
+# downloads), while the plain build compiles.
 timed pypi-venv tools/venv.sh pypi >"$logs/pypi-venv.path" 2>"$logs/pypi-venv.log" &
 pypi_venv=$!
+timed optimum-venv tools/venv.sh optimum >"$logs/optimum-venv.path" 2>"$logs/optimum-venv.log" &
+optimum_venv=$!
 
 configure build-test
 echo "== build (build-test)"
@@ -91,6 +97,13 @@ if wait $pypi_venv; then
 else
   failed[pypi-venv]=1
   cat "$logs/pypi-venv.log"
+fi
+if wait $optimum_venv; then
+  ONNXMAP_OPTIMUM_VENV=$(cat "$logs/optimum-venv.path")
+  export ONNXMAP_OPTIMUM_VENV
+else
+  failed[optimum-venv]=1
+  cat "$logs/optimum-venv.log"
 fi
 
 background_builds &
@@ -131,7 +144,8 @@ wait $tsan || failed[tsan-tests]=1
 cat "$logs/asan-tests.log" "$logs/tsan-tests.log"
 
 echo "== wall time per phase (the ODR and sanitizer builds overlap the plain tests)"
-for phase in pypi-venv plain-build plain-tests odr asan-build tsan-build asan-tests tsan-tests; do
+for phase in pypi-venv optimum-venv plain-build plain-tests odr asan-build tsan-build asan-tests \
+  tsan-tests; do
   seconds=$(cat "$logs/$phase.seconds" 2>/dev/null || echo "?")
   printf '  %-12s %5s s%s\n' "$phase" "$seconds" "${failed[$phase]:+  FAILED}"
 done

@@ -3,13 +3,19 @@ checkpoint is downloaded), as today's exporters write them, in the PyPI environm
 tools/venvs/pypi.txt (torch, transformers, onnxscript, onnx, onnx-ir, onnxruntime-genai,
 pinned). GenAI's builder makes the small Llama in int4 (MatMulNBits, GroupQueryAttention and
 SkipSimplifiedLayerNormalization of com.microsoft, a key-value cache) and in float16, with its
-genai_config.json beside it.
+genai_config.json beside it. Hugging Face Optimum exports Llama (with and without the key-value
+cache), GPT-2 (with it), BERT and Whisper (the encoder, the decoder and the merged decoder, an
+If over the cache) from checkpoints saved with save_pretrained, in its own environment
+(tools/venvs/optimum.txt: optimum-onnx needs transformers < 4.58, GenAI's builder transformers
+5): optimum_export.py, run by the interpreter of ONNXMAP_OPTIMUM_VENV (tools/test.sh sets it to
+the folder tools/venv.sh optimum makes). Without that variable the Optimum models are not made,
+and a line "skipped: ..." says so.
 
     make_corpus.py [OUT_DIR [NAME...]]
 
-OUT_DIR defaults to corpus_folder(): one folder per machine and per version of this script and
-of the pinned packages, so that a machine makes the corpus once. Each model is a folder
-OUT_DIR/NAME (model.onnx and its data files) with a line in
+OUT_DIR defaults to corpus_folder(): one folder per machine and per version of these scripts and
+of the pinned packages (both lists), so that a machine makes the corpus once. Each model is a
+folder OUT_DIR/NAME (model.onnx and its data files) with a line in
 OUT_DIR/NAME/made.json saying how it was made; a folder is written under a temporary name and
 renamed once whole, so a cut run leaves nothing half made. A model already there is kept.
 
@@ -20,7 +26,16 @@ model (it reads a ReduceMean's axes or a Reshape's shape only inline).
 torch's exporter is the dynamo one (torch.onnx.export(..., dynamo=True), the default of recent
 torch), on a fixed input of one sequence of SEQUENCE tokens, without the key-value cache (its
 cache object does not export). Mixtral's experts run as transformers' "batched_mm": the default
-grouped_mm does not convert, and "eager" depends on data.
+grouped_mm does not convert, and "eager" depends on data. Whisper goes through it as two graphs,
+the encoder (80 x 3000 input features) and the decoder with its head (tokens and the encoder's
+1500 hidden states). torch-llama-2gb is a Llama whose weights pass 2 GB (2.19 GB of float32: a
+vocabulary of 256,000 by hidden 1024, untied, 2 layers), saved with external data: made on the
+meta device and filled in place with random numbers (no initialisation pass), 2.2 GB written
+once, about 30 s on 2 cores (of the corpus's 2-3 minutes from nothing).
+
+Optimum's files keep its names inside each folder but the one model.onnx: encoder_model.onnx of
+the Whisper export becomes optimum-whisper-encoder/model.onnx; a data file (model.onnx_data)
+keeps its name, which the .onnx refers to.
 """
 import fcntl
 import hashlib
@@ -30,24 +45,47 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 
 import onnx
 import onnx_ir
 import torch
 import transformers
 
-from corpus_names import NAMES
+import tiny_models
+from corpus_names import NAMES, OPTIMUM
+from tiny_models import SEQUENCE, VOCAB  # noqa: F401  (the tests read them here)
 
-SEQUENCE = 8
-VOCAB = 1000
-# The small decoders' common shape: 2 layers of hidden 64.
-SMALL = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-             num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=128,
-             use_cache=False)
+HERE = pathlib.Path(__file__).resolve().parent
+# The small decoders' shape, without the key-value cache (torch's exporter fails on its object).
+SMALL = dict(tiny_models.SMALL, use_cache=False)
+# The decoder past 2 GB: 2 x 256,000 x 1024 float32 (embedding and head, untied) and 2 layers.
+LARGE = dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=2,
+             num_attention_heads=16, num_key_value_heads=8, vocab_size=256_000,
+             max_position_embeddings=128, use_cache=False)
 
 
 def llama():
     return transformers.LlamaForCausalLM(transformers.LlamaConfig(**SMALL))
+
+
+def llama_2gb():
+    """The Llama of LARGE, its weights random: made on the meta device (no memory, no
+    initialisation), given memory, then filled in place (normal, std 0.02; norms at 1). The
+    rotary embedding's buffers are computed, not parameters: made again on the CPU."""
+    config = transformers.LlamaConfig(**LARGE)
+    with torch.device("meta"):
+        module = transformers.LlamaForCausalLM(config)
+    module = module.to_empty(device="cpu")
+    rotary = type(module.model.rotary_emb)
+    module.model.rotary_emb = rotary(config=config)
+    with torch.no_grad():
+        for name, parameter in module.named_parameters():
+            if name.endswith("norm.weight"):
+                parameter.fill_(1.0)
+            else:
+                parameter.normal_(0.0, 0.02)
+    return module
 
 
 def qwen2():
@@ -61,25 +99,64 @@ def mixtral():
 
 
 def gpt2():
-    config = transformers.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=VOCAB,
-                                     n_positions=128, use_cache=False, bos_token_id=0,
-                                     eos_token_id=0)
+    config = transformers.GPT2Config(**tiny_models.GPT2, use_cache=False)
     return transformers.GPT2LMHeadModel(config)
 
 
 def bert():
-    config = transformers.BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                     intermediate_size=128, vocab_size=VOCAB,
-                                     max_position_embeddings=128)
-    return transformers.BertModel(config)
+    return transformers.BertModel(transformers.BertConfig(**tiny_models.BERT))
 
 
-def torch_export(make, folder, external_data=False):
-    """`make()`'s module through torch's dynamo exporter into folder/model.onnx."""
+def whisper():
+    config = transformers.WhisperConfig(**tiny_models.WHISPER, use_cache=False)
+    return transformers.WhisperForConditionalGeneration(config)
+
+
+def whisper_encoder():
+    return whisper().model.encoder
+
+
+def features():
+    """One window of Whisper's input features."""
+    return (torch.randn(1, tiny_models.WHISPER["num_mel_bins"], tiny_models.WHISPER_FRAMES),)
+
+
+class WhisperDecoderWithHead(torch.nn.Module):
+    """Whisper's decoder and its head (tied to the token embedding): tokens and the encoder's
+    hidden states in, logits out, as Optimum's decoder_model.onnx (without the cache)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.decoder = model.model.decoder
+        self.proj_out = model.proj_out
+
+    def forward(self, input_ids, encoder_hidden_states):
+        hidden = self.decoder(input_ids=input_ids, encoder_hidden_states=encoder_hidden_states,
+                              use_cache=False).last_hidden_state
+        return self.proj_out(hidden)
+
+
+def whisper_decoder():
+    return WhisperDecoderWithHead(whisper())
+
+
+def decoder_inputs():
+    """Tokens and the encoder's hidden states of one window."""
+    return (torch.randint(0, VOCAB, (1, SEQUENCE)),
+            torch.randn(1, tiny_models.WHISPER["max_source_positions"],
+                        tiny_models.WHISPER["d_model"]))
+
+
+def tokens():
+    return (torch.randint(0, VOCAB, (1, SEQUENCE)),)
+
+
+def torch_export(make, folder, external_data=False, inputs=tokens):
+    """`make()`'s module through torch's dynamo exporter into folder/model.onnx, traced on
+    `inputs()`."""
     torch.manual_seed(0)
     module = make().eval()
-    tokens = torch.randint(0, VOCAB, (1, SEQUENCE))
-    program = torch.onnx.export(module, (tokens,), dynamo=True, verbose=False)
+    program = torch.onnx.export(module, inputs(), dynamo=True, verbose=False)
     program.save(str(folder / "model.onnx"), external_data=external_data)
     return {"exporter": "torch.onnx.export(dynamo=True)", "torch": torch.__version__,
             "transformers": transformers.__version__, "architecture": type(module).__name__,
@@ -89,14 +166,8 @@ def torch_export(make, folder, external_data=False):
 def save_checkpoint(folder):
     """The small Llama as a Hugging Face checkpoint folder, with a word-level tokenizer of VOCAB
     words (GenAI's builder writes the tokenizer's files beside the model, so it needs one)."""
-    import tokenizers
     torch.manual_seed(0)
-    llama().save_pretrained(folder)
-    vocab = {f"t{i}": i for i in range(VOCAB)}
-    words = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab=vocab, unk_token="t0"))
-    words.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
-    transformers.PreTrainedTokenizerFast(tokenizer_object=words, unk_token="t0", bos_token="t1",
-                                         eos_token="t2").save_pretrained(folder)
+    tiny_models.save_checkpoint(llama(), folder)
 
 
 def genai_build(precision):
@@ -155,40 +226,119 @@ def onnx_ir_safetensors(source, target):
             "onnx_ir": onnx_ir.__version__}
 
 
+# Optimum's models: name -> (architecture of optimum_export.py, task, Optimum's file). The
+# Whisper models come out of one export (the encoder, the decoder without the cache, the one with
+# it and the two merged under an If on use_cache_branch); GPT-2 as a user's default task gives it.
+OPTIMUM_EXPORTS = {
+    "optimum-llama": ("llama", "text-generation", "model.onnx"),
+    "optimum-llama-with-past": ("llama", "text-generation-with-past", "model.onnx"),
+    "optimum-gpt2": ("gpt2", "text-generation-with-past", "model.onnx"),
+    "optimum-bert": ("bert", "feature-extraction", "model.onnx"),
+    "optimum-whisper-encoder": ("whisper", "automatic-speech-recognition-with-past",
+                                "encoder_model.onnx"),
+    "optimum-whisper-decoder": ("whisper", "automatic-speech-recognition-with-past",
+                                "decoder_model.onnx"),
+    "optimum-whisper-decoder-merged": ("whisper", "automatic-speech-recognition-with-past",
+                                       "decoder_model_merged.onnx"),
+}
+assert sorted(OPTIMUM_EXPORTS) == sorted(OPTIMUM)
+WHY_NO_OPTIMUM = ("ONNXMAP_OPTIMUM_VENV is not set (tools/test.sh sets it to the folder "
+                  "tools/venv.sh optimum makes)")
+
+
+def optimum_python():
+    """The Optimum environment's interpreter, or None where ONNXMAP_OPTIMUM_VENV is not set."""
+    venv = os.environ.get("ONNXMAP_OPTIMUM_VENV", "")
+    if not venv:
+        return None
+    python = pathlib.Path(venv) / "bin" / "python"
+    if not python.is_file():
+        raise SystemExit(f"make_corpus.py: ONNXMAP_OPTIMUM_VENV={venv} has no bin/python")
+    return python
+
+
+def optimum_export(architecture, task, file):
+    """One file of Optimum's export of `architecture` for `task` as folder/model.onnx, with the
+    data files it names (under their own names). The export is made once for all the models it
+    gives, in OUT/.optimum/, removed when the corpus is whole."""
+    def write(folder):
+        export = folder.parent / ".optimum" / f"{architecture}-{task}"
+        made = export / ".made.json"
+        if not made.is_file():
+            shutil.rmtree(export, ignore_errors=True)
+            export.parent.mkdir(exist_ok=True)
+            # Not this build's package, nor a sanitizer's runtime: the export is not under test.
+            env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_PRELOAD")}
+            done = subprocess.run([optimum_python(), HERE / "optimum_export.py", architecture,
+                                   task, export], capture_output=True, text=True, env=env)
+            if done.returncode != 0:
+                raise SystemExit(f"optimum_export.py {architecture} {task} failed:\n" +
+                                 done.stdout[-2000:] + done.stderr[-4000:])
+            made.write_text(done.stdout.strip().splitlines()[-1] + "\n")
+        source = export / file
+        shutil.copyfile(source, folder / "model.onnx")
+        model = onnx.load(str(source), load_external_data=False)
+        for location in sorted({entry.value for tensor in
+                                onnx.external_data_helper._get_all_tensors(model)
+                                for entry in tensor.external_data if entry.key == "location"}):
+            shutil.copyfile(export / location, folder / location)
+        return dict(json.loads(made.read_text()), file=file)
+    return write
+
+
 def models(out):
     """name -> a function that writes the model into the folder it is given, returning how."""
     llama_model = out / "torch-llama" / "model.onnx"
     return {
         "torch-llama": lambda f: torch_export(llama, f),
         "torch-llama-external": lambda f: torch_export(llama, f, external_data=True),
+        "torch-llama-2gb": lambda f: torch_export(llama_2gb, f, external_data=True),
         "torch-qwen2": lambda f: torch_export(qwen2, f),
         "torch-mixtral": lambda f: torch_export(mixtral, f),
         "torch-gpt2": lambda f: torch_export(gpt2, f),
         "torch-bert": lambda f: torch_export(bert, f),
+        "torch-whisper-encoder": lambda f: torch_export(whisper_encoder, f, inputs=features),
+        "torch-whisper-decoder": lambda f: torch_export(whisper_decoder, f,
+                                                        inputs=decoder_inputs),
         "onnx-per-tensor-llama": relaid(llama_model, onnx_per_tensor),
         "onnx-ir-sharded-llama": relaid(llama_model, onnx_ir_sharded),
         "onnx-ir-aligned-llama": relaid(llama_model, onnx_ir_aligned),
         "onnx-ir-safetensors-llama": relaid(llama_model, onnx_ir_safetensors),
         "genai-llama-int4": genai_build("int4"),
         "genai-llama-fp16": genai_build("fp16"),
+        **{name: optimum_export(*how) for name, how in OPTIMUM_EXPORTS.items()},
     }
+
+
+# What the corpus is made by: a change to any of these makes a new corpus.
+MAKERS = ("tests/exporters/make_corpus.py", "tests/exporters/corpus_names.py",
+          "tests/exporters/tiny_models.py", "tests/exporters/optimum_export.py",
+          "tools/venvs/pypi.txt", "tools/venvs/optimum.txt")
 
 
 def corpus_folder():
     """Where this machine keeps the corpus: under ONNXMAP_EXPORTERS_CACHE (default
-    ~/.cache/onnxmap/exporters), named by a hash of this script and of the pinned packages."""
-    here = pathlib.Path(__file__).resolve()
-    pins = here.parents[2] / "tools" / "venvs" / "pypi.txt"
-    names = here.parent / "corpus_names.py"
-    key = hashlib.sha256(here.read_bytes() + names.read_bytes() + pins.read_bytes()).hexdigest()
+    ~/.cache/onnxmap/exporters), named by a hash of the scripts that make it and of both lists
+    of pinned packages (MAKERS)."""
+    root_of_tree = HERE.parents[1]
+    key = hashlib.sha256(b"".join((root_of_tree / p).read_bytes() for p in MAKERS)).hexdigest()
     key = key[:12]
     root = os.environ.get("ONNXMAP_EXPORTERS_CACHE") or pathlib.Path.home() / ".cache" / \
         "onnxmap" / "exporters"
     return pathlib.Path(root) / key
 
 
+def optimum_skipped(out):
+    """The Optimum models not in `out` that cannot be made here, and why (an empty list where the
+    Optimum environment is given)."""
+    if optimum_python() is not None:
+        return [], ""
+    return [n for n in OPTIMUM if not (out / n / "made.json").is_file()], WHY_NO_OPTIMUM
+
+
 def make_all(out, wanted=NAMES):
-    """Makes what is missing of `wanted` in `out`, one process at a time (a lock file)."""
+    """Makes what is missing of `wanted` in `out`, one process at a time (a lock file). Without
+    the Optimum environment its models are left out, saying so."""
     out.mkdir(parents=True, exist_ok=True)
     wanted = set(wanted)
     if any(n.startswith("onnx-") for n in wanted):
@@ -197,11 +347,16 @@ def make_all(out, wanted=NAMES):
     unknown = sorted(wanted - writers.keys())
     if unknown:
         raise SystemExit(f"make_corpus.py: unknown models {unknown} (known: {', '.join(NAMES)})")
+    skipped, why = optimum_skipped(out)
+    skipped = [n for n in skipped if n in wanted]
+    if skipped:
+        print(f"skipped: {', '.join(skipped)}: {why}", flush=True)
     with open(out / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for name in NAMES:
-            if name in wanted:
+            if name in wanted and name not in skipped:
                 make(out, name, writers[name])
+        shutil.rmtree(out / ".optimum", ignore_errors=True)
 
 
 def make(out, name, write):
@@ -211,12 +366,13 @@ def make(out, name, write):
     partial = out / (name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
+    start = time.monotonic()
     made = write(partial)
     made["files"] = {p.name: p.stat().st_size for p in sorted(partial.iterdir())}
     (partial / "made.json").write_text(json.dumps(made, indent=1) + "\n")
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)
-    print(f"made {name}: {made['exporter']}", flush=True)
+    print(f"made {name} in {time.monotonic() - start:.1f} s: {made['exporter']}", flush=True)
 
 
 def main():
