@@ -11,6 +11,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -355,5 +356,28 @@ class ONNXMAP_API TrainingInfo {
 // outputs left out) are not values. The names view the model's bytes.
 [[nodiscard]] ONNXMAP_API std::unordered_map<std::string_view, std::uint32_t> value_producers(
     const ViewRange<Node>& nodes);
+
+// The module of the network that `node` computes for, as its exporter recorded it: the module
+// path of torch's dynamo exporter's `namespace` metadata (": LlamaForCausalLM/model.layers.0:
+// LlamaDecoderLayer/model.layers.0.mlp.up_proj: Linear/linear_3: aten.linear" ->
+// "model.layers.0.mlp.up_proj"; "" where that text is in another form) where the node has that
+// metadata, else the path of its name where the name is one
+// ("/model/layers.0/mlp/up_proj/MatMul" -> "model.layers.0.mlp.up_proj": its segments but the
+// last, joined by '.'); "" where neither says (a flat name, no metadata).
+[[nodiscard]] ONNXMAP_API std::string module_path(const Node& node);
+
+// Who reads an initializer: the first node of the graph that reads it as an input (its position
+// in the graph's nodes and that input's), and that node's module_path.
+struct InitializerReader {
+  std::uint32_t node = 0;
+  std::uint32_t input = 0;
+  std::string module;
+};
+
+// The first reader of each initializer of `graph` that one of its nodes reads. Exporters that
+// fold a Linear's transpose into its weight give it a name of their own (`val_772`,
+// `onnx::MatMul_646`): the reader's module says whose weight it is. Names view the model's bytes.
+[[nodiscard]] ONNXMAP_API std::unordered_map<std::string_view, InitializerReader>
+initializer_readers(const Graph& graph);
 
 }  // namespace onnxmap

@@ -16,6 +16,7 @@ back), and no group is named after an op type (`Conv.`: a counter, not a scope).
 """
 import collections
 
+import graph_folding
 import graph_geometry
 
 MAX_LEVEL_BOXES = 150      # boxes of one level (kinds node, group, repeat, range)
@@ -57,10 +58,12 @@ def check_box(judge, box, graph_path):
                             "prefix, not a scope")
     ops = collections.Counter(judge.op(i) for i in nodes)
     listed = [(o["op"], o["count"]) for o in box["ops"]]
-    floor = min((c for _, c in listed), default=0)
-    if any(ops[o] != c for o, c in listed) or len(listed) != min(3, len(ops)) or any(
-            c > floor for o, c in ops.items() if o not in dict(listed)):
-        problems.append(f"{bid}: ops {listed} are not its 3 most common of {dict(ops)}")
+    rank = graph_folding.summary_rank
+    want = sorted(ops.items(), key=lambda e: (rank(e[0]), -e[1]))[:3]
+    if [(rank(o), c) for o, c in listed] != [(rank(o), c) for o, c in want] or any(
+            ops[o] != c for o, c in listed):
+        problems.append(f"{bid}: ops {listed} are not its first 3 of {dict(ops)}, the "
+                        "computation first, most common first")
     if kind == "repeat":
         _, units, (b, e), (sb, se) = judge.parse(bid)
         period, count = se - sb, box["count"]
@@ -119,8 +122,10 @@ def expected_edges(judge, d):
     box_of, block_of = places(judge, d)
     index = {box["id"]: b for b, box in enumerate(boxes)}
     edges = collections.defaultdict(list)
+    # Read by a box, or by no node at all (an unread input is shown too).
     inputs = [x for x in judge.inputs
-              if any(judge.host[r] in box_of for r in judge.readers.get(x, ()))][:MAX_GRAPH_IO]
+              if any(judge.host[r] in box_of for r in judge.readers.get(x, ()))
+              or not judge.readers.get(x)][:MAX_GRAPH_IO]
     for x in inputs:
         for r in judge.readers[x]:
             if judge.host[r] in box_of and f"i:{x}" in index:

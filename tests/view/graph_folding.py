@@ -14,12 +14,24 @@ fold_rules.cpp) stated again in Python for the judge (graph_judge.py), from the 
     its other readers, GraphJudge.guests), and it makes no edge; an Identity whose one
     output feeds one node, inside it; then quantization plumbing of an activation, inside the
     node that makes the activation;
+  - where a node's name has no telling scope, the module path in its `namespace` metadata
+    (torch's dynamo exporter: "model: LlamaModel/model.layers.0: LlamaDecoderLayer/pow_1:
+    aten.pow", each part "module: class", the last the traced op's) is its scope, `.`-ended;
+    in a graph where some node has one, a node without one counts as unnamed below;
+  - a box's op summary: its 3 first ops, those carrying weights and attention first (names
+    holding MatMul, Gemm, Conv, Attention, Normalization, Softmax, Pool, Einsum; LSTM, GRU,
+    RNN), shape plumbing last (PLUMBING_OPS of the default domain), most common first within;
   - a node's *path* is its scope and its label (the rest of its name, or its key) as one
     segment; paths are unique (a "'" added while taken).
 """
 import heapq
 
 QUANTIZE_OPS = ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear")
+COMPUTING_PARTS = ("MatMul", "Gemm", "Conv", "Attention", "Normalization", "Softmax", "Pool",
+                   "Einsum")
+PLUMBING_OPS = {"Cast", "CastLike", "Concat", "Constant", "ConstantOfShape", "Expand", "Flatten",
+                "Gather", "GatherND", "Identity", "NonZero", "Range", "Reshape", "Shape", "Size",
+                "Slice", "Split", "Squeeze", "Transpose", "Unsqueeze"}
 LEAF_MARK = "\x1f"  # a label's `.` and `/` in a path
 
 
@@ -49,6 +61,34 @@ def telling(scope):
     parts = scope.replace("/", ".").split(".")[:-1]
     segments = sum(1 for p in parts if p)
     return segments >= 2 or (segments == 1 and scope.startswith("/"))
+
+
+def namespace_scope(text):
+    """The module path of torch's `namespace` metadata as a scope, "" where there is none."""
+    parts = text.split("/")[:-1]
+    if not parts or any(": " not in p for p in parts):
+        return ""
+    module = ""
+    for part in parts:
+        name = part.split(": ", 1)[0]
+        if name:
+            module = name if not module or name.startswith(module + ".") else module + "." + name
+    return module + "." if module else ""
+
+
+def node_module_scope(node):
+    for p in getattr(node, "metadata_props", ()):  # onnx 1.16 and later
+        if p.key == "namespace":
+            return namespace_scope(p.value)
+    return ""
+
+
+def summary_rank(qualified):
+    """Where an op (the API's name: domain.Op outside ai.onnx) comes in a box's summary."""
+    domain, _, op = qualified.rpartition(".")
+    if any(part in op for part in COMPUTING_PARTS) or op in ("LSTM", "GRU", "RNN"):
+        return 0
+    return 2 if domain in ("", "ai.onnx") and op in PLUMBING_OPS else 1
 
 
 def common_scope(a, b):
@@ -125,6 +165,12 @@ def paths(nodes, keys, host, readers, producer, param):
     scope, from_name = [""] * n, [True] * n
     for i, node in enumerate(nodes):
         scope[i] = node.name[:scope_length(node.name, node.op_type)]
+        if telling(scope[i]):
+            continue
+        module = node_module_scope(node)
+        if module:
+            scope[i], from_name[i] = module, False
+            continue
         if node.name:
             continue
         for out in node.output:
@@ -132,8 +178,10 @@ def paths(nodes, keys, host, readers, producer, param):
             if telling(s):
                 scope[i], from_name[i] = s, False
                 break
+    modules = any(node_module_scope(node) for node in nodes if not telling(
+        node.name[:scope_length(node.name, node.op_type)]))
     for i in reversed(range(n)):
-        inner = not nodes[i].name and any(
+        inner = (not nodes[i].name or modules) and any(
             x in producer and not param[producer[x]] for x in nodes[i].input)
         if not from_name[i] or scope[i] or not (inner or quantize_op(nodes[i])):
             continue

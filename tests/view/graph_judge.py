@@ -119,15 +119,13 @@ class GraphJudge:
             for y in node.output:
                 if y:
                     self.producer.setdefault(y, i)
-        self.outer = set()
-        if nested:
-            self._outer_scope()
+        self.node_inputs = [list(node.input) for node in self.nodes]
+        self._subgraph_reads(nested)
         taken, self.keys = set(), []
         for i, node in enumerate(self.nodes):
             fresh = node.name and node.name not in taken
             taken.add(node.name)
             self.keys.append(node.name if fresh else f"{node.op_type}#{i}")
-        self.node_inputs = [list(node.input) for node in self.nodes]
         self.host, self.parameter = graph_folding.hosts(
             self.nodes, self.producer, self.readers, self.inputs, self.outputs)
         self.guests = collections.defaultdict(list)
@@ -161,21 +159,26 @@ class GraphJudge:
                     todo.append(p)
         return sorted(inside)
 
-    def _outer_scope(self):
-        """The values read from outside a subgraph: its inputs after its declared ones, read by
-        the nodes that read them or whose own graphs do."""
+    def _subgraph_reads(self, nested):
+        """What the subgraphs of each node read: this graph's values (weights aside) are read
+        by that node; in a subgraph (`nested`), the values read from outside it are its inputs
+        after its declared ones, read by the nodes that read them or whose own graphs do."""
         inside = set(self.producer) | set(self.initializers) | {i.name for i in self.graph.input}
         self.outer = []
         for i, node in enumerate(self.nodes):
             for x in node.input:
-                if x and x not in inside and x not in self.outer:
+                if nested and x and x not in inside and x not in self.outer:
                     self.outer.append(x)
             for x in dict.fromkeys(node_free_values(node)):
-                if x in inside:
+                if x not in inside:
+                    if not nested:
+                        continue
+                    if x not in self.outer:
+                        self.outer.append(x)
+                elif x in self.initializers and x not in self.producer:
                     continue
-                if x not in self.outer:
-                    self.outer.append(x)
                 self.readers[x].append(i)
+                self.node_inputs[i].append(x)
         self.inputs += self.outer
         self.outer = set(self.outer)
 
@@ -252,37 +255,60 @@ class GraphJudge:
         order += [u for u in range(len(units)) if u not in placed]
         return [units[u] for u in order], [u in cycle for u in order]
 
+    def _settle(self, prefix, units):
+        """Groups not convex, or closing a cycle between units, opened; the units ordered."""
+        changed = True
+        while changed:
+            changed, kept = False, []
+            for u in units:
+                if len(u.nodes) == 1 or self.convex(u.nodes):
+                    kept.append(u)
+                else:
+                    kept += self._open(prefix, u)
+                    changed = True
+            units = kept
+            if changed:
+                continue
+            units, cycle = self._order(units)
+            if not any(cycle):
+                break
+            opened = []
+            for u, on in zip(units, cycle):
+                if on and len(u.nodes) > 1:
+                    opened += self._open(prefix, u)
+                    changed = True
+                else:
+                    opened.append(u)
+            units = opened
+        return units
+
     def units(self, prefix):
-        """(the prefix passed through, its units)."""
+        """(the prefix passed through, its units): settled; on the first level, a wrapper
+        opened (and again)."""
         asked = prefix
         if asked not in self._units:
             prefix, groups = self.children(prefix)
             units = [self._unit(prefix, prefix + seg, ids) for seg, ids in groups.items()]
-            changed = True
-            while changed:
-                changed, kept = False, []
-                for u in units:
-                    if len(u.nodes) == 1 or self.convex(u.nodes):
-                        kept.append(u)
-                    else:
-                        kept += self._open(prefix, u)
-                        changed = True
-                units = kept
-                if changed:
-                    continue
-                units, cycle = self._order(units)
-                if not any(cycle):
-                    break
-                opened = []
-                for u, on in zip(units, cycle):
-                    if on and len(u.nodes) > 1:
-                        opened += self._open(prefix, u)
-                        changed = True
-                    else:
-                        opened.append(u)
-                units = opened
-            self._units[asked] = (prefix, units)
+            units, wrapped = self._settle(prefix, units), False
+            while not asked and (wrapper := self._wrapper(units)) is not None:
+                units = units[:wrapper] + self._open(prefix, units[wrapper]) + \
+                    units[wrapper + 1:]
+                units, wrapped = self._settle(prefix, units), True
+            # A wrapper opened: the first level's ids name it by "" (its own prefix's level
+            # opens none).
+            self._units[asked] = ("" if wrapped else prefix, units)
         return self._units[asked]
+
+    @staticmethod
+    def _wrapper(units):
+        """The first level's wrapper: on a level of 5 units or fewer, the group of 16 nodes or
+        more holding 2/3 of its nodes, if any."""
+        if not units or len(units) > 5:
+            return None
+        total = sum(len(u.nodes) for u in units)
+        largest = max(range(len(units)), key=lambda u: (len(units[u].nodes), -u))
+        return largest if len(units[largest].nodes) >= 16 and \
+            3 * len(units[largest].nodes) >= 2 * total else None
 
     def parse(self, box_id):
         """(kind, units, [begin, end) as a folded box, [begin, end) as a level) of an id."""

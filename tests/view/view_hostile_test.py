@@ -86,7 +86,8 @@ def answers_json_error(v, query, statuses=(400, 404)):
     assert v.get("/api/graph")["boxes"], "still drawing after the refusal"
 
 
-# Box ids of synth's model (units n:0, model., n:37, n:38 at the top; model.layers. has two):
+# Box ids of synth's model (units n:0, model.layers.0., model.layers.1., n:37, n:38 at the top,
+# its wrappers model. and model.layers. opened; model.layers. has two):
 # malformed ones, and well-formed ones naming nothing (out of range, no such prefix or node).
 MALFORMED_IDS = ["r:", "r:1:2", "r:1:2:3:4", "r:0:1:2:0", "r:99999999999999999999999:1:2:0:",
                  "r:-1:1:2:0:", "r:0:1:2:x:", "k:0:1", "k:0:2", "k:-1:2:", "k:1e3:2:", "x:1",
@@ -107,15 +108,16 @@ def test_graph_level_bad_id(v, box):
 @pytest.mark.parametrize("box", MALFORMED_IDS, ids=lambda x: repr(x[:24]))
 def test_graph_open_malformed_id_400(v, box):
     """`open` naming a malformed id is a bad request (api.md: 400 for a malformed id)."""
-    answers_json_error(v, urllib.parse.urlencode({"open": "g:model.\n" + box}), (400,))
+    answers_json_error(v, urllib.parse.urlencode({"open": "g:model.layers.0.\n" + box}),
+                       (400,))
 
 
-@pytest.mark.parametrize("box", NAMING_NOTHING[:-1] + ["n:0", "g:model.layers.0.q"],
+@pytest.mark.parametrize("box", NAMING_NOTHING[:-1] + ["n:0", "g:model.", "g:model.layers.0.q"],
                          ids=lambda x: repr(x[:24]))
 def test_graph_open_id_naming_no_box_is_left_out(v, box):
     """An id of `open` that is no box of the drawing (a stale URL's) unfolds nothing."""
-    d = v.get("/api/graph", open="g:model.\n" + box)
-    assert d["open"] == ["g:model."] and len(d["clusters"]) == 1, d["open"]
+    d = v.get("/api/graph", open="g:model.layers.0.\n" + box)
+    assert d["open"] == ["g:model.layers.0."] and len(d["clusters"]) == 1, d["open"]
 
 
 def test_graph_id_past_the_header_limit_431(v):
@@ -127,16 +129,16 @@ def test_graph_id_past_the_header_limit_431(v):
 def test_graph_open_257_ids_400_256_drawn(v):
     """At most 256 ids in `open`: 257 are refused, 256 (repeated ones) drawn."""
     ids = [f"g:model.layers.{k % 2}." for k in range(256)]
-    answers_json_error(v, urllib.parse.urlencode({"open": "\n".join(ids + ["g:model."])}),
-                       (400,))
-    d = v.get("/api/graph", open="\n".join(ids[:255] + ["g:model."]))
-    assert d["open"] == ["g:model.", "g:model.layers.0.", "g:model.layers.1."], d["open"]
+    answers_json_error(v, urllib.parse.urlencode({"open": "\n".join(ids + ["n:0"])}), (400,))
+    d = v.get("/api/graph", open="\n".join(ids))
+    assert d["open"] == ["g:model.layers.0.", "g:model.layers.1."], d["open"]
 
 
 def test_graph_open_repeated_id_unfolds_once(v):
     """An id named three times (and an empty line) in `open` unfolds one cluster."""
-    d = v.get("/api/graph", open="g:model.\ng:model.\n\ng:model.")
-    assert d["open"] == ["g:model."] and len(d["clusters"]) == 1, d["open"]
+    layer = "g:model.layers.0."
+    d = v.get("/api/graph", open=f"{layer}\n{layer}\n\n{layer}")
+    assert d["open"] == [layer] and len(d["clusters"]) == 1, d["open"]
 
 
 @pytest.mark.parametrize("node", ["99999", "-1", "abc", "4294967296", "1e3", "0x10", " 1",

@@ -88,3 +88,20 @@ def test_tf2onnx_runs_start_where_a_person_names_the_layer(onnxmap, real_paths):
     boxes = first_level(onnxmap, real_paths["oww-embedding"])
     runs = [(b["first"], b["last"], b["count"]) for b in boxes if b["kind"] == "repeat"]
     assert runs == [("conv2d_1/", "conv2d_2/", 2), ("conv2d_3/", "conv2d_15/", 4)], runs
+
+
+def test_silero_inputs_reach_the_if_that_holds_the_network(onnxmap, real_paths):
+    """Silero VAD keeps its network in an If's branches: what they read of the main graph (the
+    audio, the recurrent state) is drawn as the If's inputs, so the first screen wires every
+    graph input, not only `sr` to Equal."""
+    with Viewer(onnxmap.path, real_paths["silero-vad"]) as v:
+        d = v.get("/api/graph", level="g:", open="")
+    boxes = d["boxes"]
+    inputs = {b["id"][2:] for b in boxes if b["kind"] == "input"}
+    assert inputs == {"input", "sr", "h", "c"}, inputs
+    if_box = next(k for k, b in enumerate(boxes) if b.get("op") == "If")
+    wired = {boxes[e["from"]]["id"][2:] for e in d["edges"] if e["to"] == if_box}
+    assert {"input", "h", "c"} <= wired, wired
+    with Viewer(onnxmap.path, real_paths["silero-vad"]) as v:
+        node = v.get("/api/node", id=boxes[if_box]["node"])["node"]
+    assert {"input", "h", "c"} <= set(node["branch_reads"]), node["branch_reads"]

@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -58,6 +60,54 @@ void print_stats_text(const nlohmann::json& stats) {
   if (!stats["external_files"].empty()) print_section("external data files", files, false);
 }
 
+// ONNX Runtime GenAI's genai_config.json beside a local model (its builder writes one): what it
+// says of the model, or why it could not be read; null without one.
+nlohmann::json genai_config(const std::string& model) {
+  if (model == "-" || is_url(model)) return nullptr;
+  const std::filesystem::path path =
+      std::filesystem::path(model).parent_path() / "genai_config.json";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return nullptr;
+  nlohmann::json out = {{"file", path.filename().string()}};
+  std::ifstream in(path);
+  const nlohmann::json config = nlohmann::json::parse(in, nullptr, false);
+  const nlohmann::json* m = config.is_object() ? &config : nullptr;
+  if (m != nullptr && m->contains("model") && (*m)["model"].is_object()) m = &(*m)["model"];
+  if (m == nullptr || m == &config) {
+    out["error"] = "not a GenAI configuration (no \"model\" object)";
+    return out;
+  }
+  const auto copy = [&](const nlohmann::json& from, const char* key, const char* as) {
+    if (from.contains(key) && (from[key].is_string() || from[key].is_number_integer())) {
+      out[as] = from[key];
+    }
+  };
+  copy(*m, "type", "type");
+  copy(*m, "context_length", "context_length");
+  if (m->contains("decoder") && (*m)["decoder"].is_object()) {
+    copy((*m)["decoder"], "filename", "decoder");
+    copy((*m)["decoder"], "num_hidden_layers", "layers");
+  }
+  return out;
+}
+
+std::string genai_text(const nlohmann::json& config) {
+  std::string out = config["file"].get<std::string>() + " beside it";
+  if (config.contains("error")) return out + " (" + config["error"].get<std::string>() + ")";
+  std::string said;
+  const auto add = [&](const std::string& part) { said += (said.empty() ? "" : ", ") + part; };
+  const auto text = [&](const char* key) {
+    const nlohmann::json& v = config[key];
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  };
+  add("ONNX Runtime GenAI");
+  if (config.contains("type")) add("model type " + text("type"));
+  if (config.contains("layers")) add(text("layers") + " layers");
+  if (config.contains("context_length")) add("context " + text("context_length"));
+  if (config.contains("decoder")) add("decoder " + text("decoder"));
+  return out + " (" + said + ")";
+}
+
 void print_info_text(const nlohmann::json& info) {
   std::cout << labelled("ir_version", ir_text(info["ir_version"].get<std::int64_t>()));
   std::string opsets;
@@ -84,6 +134,9 @@ void print_info_text(const nlohmann::json& info) {
     }
     print_section(side, values, info[side].empty());
   }
+  if (info.contains("genai_config")) {
+    std::cout << labelled("genai_config", genai_text(info["genai_config"]));
+  }
   if (info.contains("stats")) print_stats_text(info["stats"]);
   // By URL: the retries a flaky server cost, when there were any.
   if (info.contains("fetch") && info["fetch"]["retries"].get<std::uint64_t>() > 0) {
@@ -106,6 +159,9 @@ int run_info(const InfoArgs& args) {
   const ModelSummary summary = full ? ModelSummary::of(*full) : peek(args.model, options);
   nlohmann::json info = summary_json(summary);
   if (full) info["stats"] = stats_json(*full);
+  if (nlohmann::json config = genai_config(args.model); !config.is_null()) {
+    info["genai_config"] = std::move(config);
+  }
   if (const auto fetched = summary.fetch_stats()) {
     info["fetch"] = {{"requests", fetched->requests},
                      {"retries", fetched->retries},

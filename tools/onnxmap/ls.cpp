@@ -1,10 +1,13 @@
-// onnxmap ls MODEL: one row per tensor (name, dtype, dims, bytes, where its payload is, path),
-// optionally filtered by a glob on the name and sorted by name, size or offset.
+// onnxmap ls MODEL: one row per tensor (name, the module reading it where nodes say one, dtype,
+// dims, bytes, where its payload is, path), optionally filtered by a glob on the name and sorted
+// by name, size, offset or module.
 
 #include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "format.hpp"
@@ -25,17 +28,35 @@ struct LsArgs {
   bool json = false;
   LoadModeOption load;
   RemoteOptions remote;
-  std::string sort;    // "", "name", "size" or "offset"
+  std::string sort;    // "", "name", "size", "offset" or "module"
   std::string filter;  // a glob on the name; "" keeps every tensor
 };
 
+using Readers = std::unordered_map<std::string_view, InitializerReader>;
+
+// Who reads `t`, where it is an initializer of the main graph that a node reads.
+const InitializerReader* reader_of(const Readers& readers, const Tensor& t) {
+  if (!t.path().starts_with("graph.initializer[")) return nullptr;
+  const auto found = readers.find(t.name());
+  return found == readers.end() ? nullptr : &found->second;
+}
+
 // The tensors `args` select, in the order they ask for; every sort is stable, so ties keep the
 // model's breadth-first order.
-std::vector<Tensor> selected(const Model& model, const LsArgs& args) {
+std::vector<Tensor> selected(const Model& model, const LsArgs& args, const Readers& readers) {
   std::vector<Tensor> out;
   for (const LoadItem& item : plan(model, PlanOptions::matching(args.filter)))
     out.push_back(item.tensor);
-  if (args.sort == "name") {
+  if (args.sort == "module") {
+    // By the position of the first reader in the graph: a layer's weights together, layers in
+    // order; tensors no node of the main graph reads last.
+    const auto position = [&](const Tensor& t) {
+      const InitializerReader* r = reader_of(readers, t);
+      return r == nullptr ? UINT32_MAX : r->node;
+    };
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const Tensor& a, const Tensor& b) { return position(a) < position(b); });
+  } else if (args.sort == "name") {
     std::stable_sort(out.begin(), out.end(), [](const Tensor& a, const Tensor& b) {
       return a.lookup_name() < b.lookup_name();
     });
@@ -53,16 +74,27 @@ std::vector<Tensor> selected(const Model& model, const LsArgs& args) {
 }
 
 // The table a person reads, made from the JSON rows alone.
+// The MODULE column, where some row says one (ls of a model whose nodes name modules).
 void print_table(const nlohmann::json& rows) {
-  Table table({"NAME", "DTYPE", "DIMS", "SIZE", "STORAGE", "OFFSET", "PATH"});
+  const bool modules = std::any_of(
+      rows.begin(), rows.end(), [](const nlohmann::json& row) { return row.contains("module"); });
+  std::vector<std::string> header{"NAME", "DTYPE", "DIMS", "SIZE", "STORAGE", "OFFSET", "PATH"};
+  if (modules) header.insert(header.begin() + 1, "MODULE");
+  Table table(header);
   for (const nlohmann::json& row : rows) {
     std::string where = row["storage"].get<std::string>();
     if (where == to_string(TensorStorage::external)) where += ":" + row["file"].get<std::string>();
     const auto dims = row["dims"].get<std::vector<std::int64_t>>();
-    table.add({row["name"].get<std::string>(), row["dtype"].get<std::string>(), dims_text(dims),
-               human_bytes(row["bytes"].get<std::uint64_t>()), where,
-               row.contains("offset") ? std::to_string(row["offset"].get<std::uint64_t>()) : "-",
-               row["path"].get<std::string>()});
+    std::vector<std::string> cells{
+        row["name"].get<std::string>(),
+        row["dtype"].get<std::string>(),
+        dims_text(dims),
+        human_bytes(row["bytes"].get<std::uint64_t>()),
+        where,
+        row.contains("offset") ? std::to_string(row["offset"].get<std::uint64_t>()) : "-",
+        row["path"].get<std::string>()};
+    if (modules) cells.insert(cells.begin() + 1, row.value("module", "-"));
+    table.add(cells);
   }
   table.print(std::cout);
 }
@@ -72,8 +104,15 @@ int run_ls(const LsArgs& args) {
   options.mode = args.load.mode();
   options.remote = args.remote;
   const Model model = Model::open(args.model, options);
+  const std::optional<Graph> graph = model.graph();
+  const Readers readers = graph ? initializer_readers(*graph) : Readers{};
   nlohmann::json rows = nlohmann::json::array();
-  for (const Tensor& t : selected(model, args)) rows.push_back(tensor_json(t));
+  for (const Tensor& t : selected(model, args, readers)) {
+    rows.push_back(tensor_json(t));
+    if (const InitializerReader* r = reader_of(readers, t)) {
+      rows.back().update(reader_json(graph->nodes()[r->node], r->input));
+    }
+  }
   if (args.json) {
     print_json(std::cout, rows);
   } else {
@@ -92,8 +131,9 @@ void add_ls_verb(CLI::App& app) {
   sub->add_flag("--json", args->json, "a JSON array, one object per tensor, exact numbers");
   add_load_mode_option(sub, args->load);
   sub->add_option("--sort", args->sort,
-                  "order rows by name, by size (largest first) or by offset (file by file)")
-      ->check(CLI::IsMember({"name", "size", "offset"}));
+                  "order rows by name, by size (largest first), by offset (file by file) or by "
+                  "module (layer by layer: by the first node reading each)")
+      ->check(CLI::IsMember({"name", "size", "offset", "module"}));
   sub->add_option("--filter", args->filter,
                   "only names matching this glob (fnmatch: *, ?, [abc]), e.g. '*.weight'");
   add_verb(sub, [args] { return run_ls(*args); });

@@ -103,4 +103,39 @@ nlohmann::json tensor_stats_json(const Tensor& t, const TensorStats* s) {
   return row;
 }
 
+namespace {
+
+// The attribute `name` of `node` as an integer, or `fallback` where absent or not an INT.
+std::int64_t int_attribute(const Node& node, std::string_view name, std::int64_t fallback) {
+  for (const Attribute a : node.attributes()) {
+    if (a.name() == name && a.type() == AttributeType::int64) return a.i();
+  }
+  return fallback;
+}
+
+// MatMulNBits (com.microsoft) reads its input 1, B, as N x K integers of `bits` bits.
+nlohmann::json logical_weight(const Node& reader, std::uint32_t input) {
+  if (reader.op_type() != "MatMulNBits" || reader.domain() != "com.microsoft" || input != 1) {
+    return nullptr;
+  }
+  const std::int64_t n = int_attribute(reader, "N", -1), k = int_attribute(reader, "K", -1);
+  const std::int64_t bits = int_attribute(reader, "bits", 4);
+  if (n <= 0 || k <= 0 || bits <= 0 || bits > 8) return nullptr;
+  return {{"dtype", "UINT" + std::to_string(bits)},
+          {"dims", {n, k}},
+          {"block_size", int_attribute(reader, "block_size", 0)},
+          {"op", "com.microsoft.MatMulNBits"}};
+}
+
+}  // namespace
+
+nlohmann::json reader_json(const Node& reader, std::uint32_t input) {
+  nlohmann::json out = nlohmann::json::object();
+  if (std::string module = module_path(reader); !module.empty()) out["module"] = std::move(module);
+  if (nlohmann::json logical = logical_weight(reader, input); !logical.is_null()) {
+    out["logical"] = std::move(logical);
+  }
+  return out;
+}
+
 }  // namespace onnxmap::cli

@@ -18,6 +18,13 @@ namespace onnxmap::cli {
 // One row of `ls --json`: name, dtype, dims, bytes, storage, file, offset (when it has one), path.
 [[nodiscard]] nlohmann::json tensor_json(const Tensor& t);
 
+// What a tensor's first reader says of it, for `ls --json` and the viewer's tensor page:
+// "module" (module_path of the reader, where it names one) and, where the reader's attributes
+// give the weight's logical form (MatMulNBits' B: N x K of `bits`-bit unsigned integers packed
+// in blocks of block_size), "logical": {"dtype", "dims", "block_size", "op"}. An empty object
+// where it says neither.
+[[nodiscard]] nlohmann::json reader_json(const Node& reader, std::uint32_t input);
+
 // One row of `stats --json`: name, dtype, count, and with `s` min, max, mean, std, zeros, nans,
 // infinities and the histogram's counts; min, max, mean and std null where not finite.
 [[nodiscard]] nlohmann::json tensor_stats_json(const Tensor& t, const TensorStats* s);

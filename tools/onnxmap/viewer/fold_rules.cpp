@@ -30,6 +30,18 @@ std::size_t segment_start(std::string_view name, std::size_t end) {
   return at;
 }
 
+// The module path torch's dynamo exporter records for `node` in its `namespace` metadata
+// (module_path), as a scope ("model.layers.0.mlp."); "" without that metadata, whatever the
+// name says (names are the rules above).
+std::string module_scope(const Node& node) {
+  for (const StringStringEntry& entry : node.metadata_props()) {
+    if (entry.key != "namespace") continue;
+    const std::string module = module_path(node);
+    return module.empty() ? module : module + ".";
+  }
+  return {};
+}
+
 bool has_subgraphs(const Node& node) {
   const auto attributes = node.attributes();
   return std::any_of(attributes.begin(), attributes.end(),
@@ -73,6 +85,25 @@ std::string leaf_segment(std::string_view label) {
   return out;
 }
 
+int summary_rank(std::string_view domain, std::string_view op) {
+  static constexpr std::string_view kComputing[] = {"MatMul",        "Gemm",    "Conv", "Attention",
+                                                    "Normalization", "Softmax", "Pool", "Einsum"};
+  static constexpr std::string_view kRecurrent[] = {"LSTM", "GRU", "RNN"};
+  static constexpr std::string_view kPlumbing[] = {
+      "Cast",   "CastLike", "Concat",   "Constant", "ConstantOfShape", "Expand",   "Flatten",
+      "Gather", "GatherND", "Identity", "NonZero",  "Range",           "Reshape",  "Shape",
+      "Size",   "Slice",    "Split",    "Squeeze",  "Transpose",       "Unsqueeze"};
+  const auto holds = [op](std::string_view part) { return op.find(part) != op.npos; };
+  const auto is = [op](std::string_view name) { return op == name; };
+  if (std::any_of(std::begin(kComputing), std::end(kComputing), holds) ||
+      std::any_of(std::begin(kRecurrent), std::end(kRecurrent), is)) {
+    return 0;
+  }
+  const bool plumbing =
+      is_default_domain(domain) && std::any_of(std::begin(kPlumbing), std::end(kPlumbing), is);
+  return plumbing ? 2 : 1;
+}
+
 bool quantize_op(std::string_view domain, std::string_view op) {
   return (is_default_domain(domain) || domain == "com.microsoft") &&
          (op == "QuantizeLinear" || op == "DequantizeLinear" || op == "DynamicQuantizeLinear");
@@ -99,7 +130,7 @@ void NodeGraph::index_hosts() {
   parameter_.assign(n, false);
   const auto made_by_parameter = [&](std::uint32_t v) {  // for the rare quantize ops
     if (producer_of_[v] != kNone) return bool(parameter_[producer_of_[v]]);
-    // A subgraph's outer-scope values are drawn as its inputs (index_outer_scope).
+    // A subgraph's outer-scope values are drawn as its inputs (index_subgraph_reads).
     return (value_flags_[v] & (kGraphInput | kOuter)) == 0 || initializer_of_[v] != kNone;
   };
   const auto any_graph_output = [&](std::uint32_t id) {
@@ -159,8 +190,11 @@ void NodeGraph::index_hosts() {
   index_guests();
 }
 
-// Each node's fold path: scope + leaf_segment(label). The scope is its name's; for an unnamed
-// node, the first of these that tells where it is (telling_scope): its output values' (torch
+// Each node's fold path: scope + leaf_segment(label). The scope is its name's where that tells
+// where it is (telling_scope); else the module path in its `namespace` metadata, where torch's
+// dynamo exporter, naming nodes flatly (node_MatMul_12), keeps it; else, for an unnamed
+// node (or, in a graph of module paths, one without: a node its optimizer made), the first of
+// these that tells where it is: its output values' (torch
 // writes the module path there when it leaves nodes unnamed), its readers' common scope (in
 // reverse graph order, so that a chain of unnamed nodes takes the scope of what it feeds) where
 // it reads another node's output (a node that reads only the graph's inputs and parameters,
@@ -172,11 +206,19 @@ void NodeGraph::index_paths() {
   const std::size_t n = nodes_.size();
   std::vector<std::string_view> scope(n);
   std::vector<bool> from_name(n, false);
+  bool modules = false;  // whether some node has a module path in its metadata
   for (std::uint32_t id = 0; id < n; ++id) {
     const std::string_view name = names_[id];
     const std::string_view op = op_types_[op_of_[id]];
     scope[id] = name.substr(0, scope_length(name, op));
     from_name[id] = true;
+    if (telling_scope(scope[id])) continue;
+    if (const std::string module = module_scope(nodes_[id]); !module.empty()) {
+      scope[id] = made_paths_.emplace_back(module);
+      from_name[id] = false;
+      modules = true;
+      continue;
+    }
     if (!name.empty()) continue;
     for (const std::uint32_t v : outputs_of(id)) {
       if (v == kNone) continue;
@@ -191,9 +233,10 @@ void NodeGraph::index_paths() {
   for (std::uint32_t id = static_cast<std::uint32_t>(n); id-- > 0;) {
     if (!from_name[id] || !scope[id].empty()) continue;
     const auto producers = input_producers(id);
-    const bool unnamed_inner =
-        names_[id].empty() && std::any_of(producers.begin(), producers.end(),
-                                          [&](std::uint32_t p) { return !parameter_[p]; });
+    // Where nodes carry module paths, one without (an optimizer's Split) is as if unnamed.
+    const bool unnamed_inner = (names_[id].empty() || modules) &&
+                               std::any_of(producers.begin(), producers.end(),
+                                           [&](std::uint32_t p) { return !parameter_[p]; });
     const std::uint32_t op = op_of_[id];
     if (!unnamed_inner && !quantize_op(op_domains_[op], op_types_[op])) continue;
     std::optional<std::string_view> common;

@@ -30,6 +30,13 @@ namespace onnxmap::cli::viewer {
 // is cut at (the label stays a leaf of the name tree).
 [[nodiscard]] std::string leaf_segment(std::string_view label);
 
+// Where `op` comes in a box's op summary, which names the computation first: 0 for the ops
+// that carry a network's weights and its attention (names holding MatMul, Gemm, Conv,
+// Attention, Normalization, Softmax, Pool, Einsum; LSTM, GRU, RNN), 2 for shape plumbing (ops
+// that compute shapes, indices and layouts: Shape, Gather, Unsqueeze, Reshape, Concat, Cast,
+// Constant, ...), 1 for the rest. Counts order ops of one rank.
+[[nodiscard]] int summary_rank(std::string_view domain, std::string_view op);
+
 // Quantization plumbing: (Dynamic)QuantizeLinear and DequantizeLinear, of ONNX or com.microsoft.
 [[nodiscard]] bool quantize_op(std::string_view domain, std::string_view op);
 

@@ -57,8 +57,7 @@ void describe(const NodeGraph& graph, const Level& level, Item& item) {
     item.nodes += units[u].nodes;
     add_ops(item.ops, graph, units[u]);
   }
-  std::stable_sort(item.ops.begin(), item.ops.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  graph.order_summary(item.ops);
 }
 
 void name_item(const Level& level, Item& item) {
@@ -123,7 +122,8 @@ std::shared_ptr<const std::vector<Item>> items_of(const NodeGraph& graph, const 
       "i:" + std::to_string(level.begin) + ":" + std::to_string(level.end) + ":" + level.prefix();
   return graph.memo<std::vector<Item>>(key, [&] {
     const UnitEdges edges = unit_edges(graph, *level.list, level.begin, level.end);
-    std::vector<Item> items = cut_into_ranges(level, edges, fold_repeats(level, edges));
+    std::vector<Item> items =
+        cut_into_ranges(level, edges, gather_single_runs(fold_repeats(level, edges)));
     for (Item& item : items) {
       describe(graph, level, item);
       name_item(level, item);

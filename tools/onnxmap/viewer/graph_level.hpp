@@ -31,7 +31,7 @@ struct Item {
   std::string title;               // what its box is called
   std::string first, last;         // the names of its first and last unit (repeat: block)
   std::uint32_t nodes = 0;         // drawn nodes in it
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> ops;  // (op, count), most common first
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ops;  // (op, count): order_summary
 };
 
 // A level: the units [begin, end) of `list` (shared: the units of a prefix are kept).

@@ -154,15 +154,18 @@ Stretch aligned(const Units& units, Stretch run) {
   return run;
 }
 
-// The run to fold in [lo, hi), if any.
+// The run to fold in [lo, hi), if any: one that saves two boxes or more, or one that is the
+// whole level (a model's two decoder layers read as "× 2").
 std::optional<Stretch> best_run(const Units& units, std::size_t lo, std::size_t hi) {
-  if (hi - lo < 3) return std::nullopt;
+  const bool level = lo == 0 && hi == units.tokens.size();
+  if (hi - lo < (level ? 2 : 3)) return std::nullopt;
   std::optional<Stretch> chosen;
   for (Stretch run : periodic_stretches(units, lo, hi)) {
     if (run.count < 2) continue;
     run = aligned(units, run);
     run.count = units.wired_alike(run);
-    if (run.saved() >= 2 && (!chosen || run.saved() > chosen->saved())) chosen = run;
+    const bool whole = level && run.count >= 2 && run.start == 0 && run.period * run.count == hi;
+    if ((run.saved() >= 2 || whole) && (!chosen || run.saved() > chosen->saved())) chosen = run;
   }
   return chosen;
 }
@@ -248,6 +251,28 @@ std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges) {
   }
   for (; u < m; ++u) items.push_back(unit_item(level, level.begin + u));
   return items;
+}
+
+std::vector<Item> gather_single_runs(std::vector<Item> items) {
+  const auto single = [](const Item& item) { return item.kind == ItemKind::node; };
+  const auto singles = static_cast<std::size_t>(std::count_if(items.begin(), items.end(), single));
+  if (singles <= kSinglesShown || singles == items.size()) return items;
+  std::vector<Item> out;
+  for (std::size_t t = 0; t < items.size();) {
+    std::size_t end = t;
+    while (end < items.size() && single(items[end])) ++end;
+    if (end - t >= kSingleRun) {
+      Item range;
+      range.kind = ItemKind::range;
+      range.begin = items[t].begin;
+      range.end = items[end - 1].end;
+      out.push_back(range);
+      t = end;
+    } else {
+      out.push_back(items[t++]);
+    }
+  }
+  return out;
 }
 
 std::vector<Item> cut_into_ranges(const Level& level, const UnitEdges& edges,

@@ -190,7 +190,8 @@ std::vector<SceneEdge> connect(const NodeGraph& graph, std::vector<SceneBox>& bo
     for (const std::uint32_t r : graph.readers(input)) {
       if (box_of[graph.host(r)] >= 0) readers.push_back(box_of[graph.host(r)]);
     }
-    if (readers.empty()) continue;
+    // Read by a box, or by no node at all: a model's inputs are all shown, read or not.
+    if (readers.empty() && !graph.readers(input).empty()) continue;
     boxes.push_back(io_box(input, true));
     for (const std::size_t r : readers) add(boxes.size() - 1, r, input);
   }

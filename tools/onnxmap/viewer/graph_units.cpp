@@ -37,8 +37,8 @@ void sources(const NodeGraph& graph, std::uint32_t id, std::span<const std::uint
 }
 
 // The token of `unit`: its nodes in graph order, each by op type and where its inputs come
-// from (sources()); and, for a group, its op counts, most common first (a node's are its op:
-// Unit::ops stays empty, sparing a vector per node).
+// from (sources()); and, for a group, its op counts in summary order (NodeGraph::order_summary; a
+// node's are its op: Unit::ops stays empty, sparing a vector per node).
 void describe(const NodeGraph& graph, Unit& unit, std::vector<std::uint64_t>& from) {
   if (unit.node) {
     std::uint64_t token = mix(mix(0, 1), graph.op(*unit.node));
@@ -66,8 +66,7 @@ void describe(const NodeGraph& graph, Unit& unit, std::vector<std::uint64_t>& fr
     for (const std::uint64_t f : from) token = mix(token, f);
   }
   unit.token = token;
-  std::stable_sort(unit.ops.begin(), unit.ops.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  graph.order_summary(unit.ops);
 }
 
 // The units of `prefix` in path order: runs of paths with the same next segment.
@@ -236,19 +235,7 @@ bool order_units(const NodeGraph& graph, std::vector<Unit>& units, std::vector<b
   return std::none_of(on_cycle.begin(), on_cycle.end(), [](bool c) { return c; });
 }
 
-}  // namespace
-
-std::size_t memo_bytes(const UnitList& list) {
-  std::size_t bytes = sizeof(UnitList) + list.prefix.size();
-  for (const Unit& unit : list.units) {
-    bytes += sizeof(Unit) + unit.prefix.capacity() + unit.name.capacity() +
-             unit.ops.capacity() * sizeof(unit.ops[0]);
-  }
-  return bytes;
-}
-
-UnitList units_at(const NodeGraph& graph, std::string prefix) {
-  std::vector<Unit> units = children(graph, prefix);
+void settle(const NodeGraph& graph, const std::string& prefix, std::vector<Unit>& units) {
   ConvexCheck convex(graph);
   std::vector<bool> on_cycle;  // see order_units
   for (bool changed = true; changed;) {
@@ -278,9 +265,61 @@ UnitList units_at(const NodeGraph& graph, std::string prefix) {
     }
     units = std::move(opened);
   }
+}
+
+// The first level's wrapper: where it has kWrapperUnits units or fewer, the group of
+// kWrapperNodes nodes or more holding two thirds of them (a model's `model.` beside its head,
+// then its layers beside the embedding and the norm); units.size() where there is none. Small
+// models keep their groups: a few nodes need no opening.
+std::size_t wrapper_group(const std::vector<Unit>& units) {
+  constexpr std::size_t kWrapperUnits = 5, kWrapperNodes = 16;
+  if (units.size() > kWrapperUnits) return units.size();
+  std::size_t nodes = 0, largest = 0;
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    nodes += units[u].nodes;
+    if (units[u].nodes > units[largest].nodes) largest = u;
+  }
+  const bool wraps = !units.empty() && units[largest].nodes >= kWrapperNodes &&
+                     3 * units[largest].nodes >= 2 * nodes;
+  return wraps ? largest : units.size();
+}
+
+}  // namespace
+
+std::size_t memo_bytes(const UnitList& list) {
+  std::size_t bytes = sizeof(UnitList) + list.prefix.size();
+  for (const Unit& unit : list.units) {
+    bytes += sizeof(Unit) + unit.prefix.capacity() + unit.name.capacity() +
+             unit.ops.capacity() * sizeof(unit.ops[0]);
+  }
+  return bytes;
+}
+
+UnitList units_at(const NodeGraph& graph, std::string prefix) {
+  const bool first_level = prefix.empty();
+  std::vector<Unit> units = children(graph, prefix);
+  settle(graph, prefix, units);
+  bool wrapped = false;
+  // The first level's wrappers are opened: the first screen shows what they hold.
+  for (std::size_t w = first_level ? wrapper_group(units) : units.size(); w < units.size();
+       w = wrapper_group(units)) {
+    std::vector<Unit> opened;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      if (u == w) {
+        open_group(graph, units[u], prefix, opened);
+      } else {
+        opened.push_back(std::move(units[u]));
+      }
+    }
+    units = std::move(opened);
+    settle(graph, prefix, units);
+    wrapped = true;
+  }
   std::vector<std::uint64_t> from;
   for (Unit& unit : units) describe(graph, unit, from);
-  return {std::move(prefix), std::move(units)};
+  // With a wrapper opened, the level is the first one's only: its ids name it by "", not by the
+  // prefix passed through (whose own level opens no wrapper).
+  return {wrapped ? std::string() : std::move(prefix), std::move(units)};
 }
 
 std::vector<std::pair<std::uint32_t, std::uint32_t>> unit_edges(const NodeGraph& graph,

@@ -26,7 +26,8 @@ struct Unit {
   std::uint32_t nodes = 0;                   // its drawn nodes
   std::optional<std::uint32_t> node;         // the node, when it is one
   std::uint64_t token = 0;                   // equal for units of the same ops and wiring
-  // A group's (op, count), most common first; empty for a node (its op is NodeGraph::op).
+  // A group's (op, count) in summary order (NodeGraph::order_summary); empty for a node (its op is
+  // NodeGraph::op).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ops;
 };
 

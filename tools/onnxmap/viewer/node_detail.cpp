@@ -51,6 +51,14 @@ nlohmann::json NodeGraph::node(std::uint32_t id) const {
   out_node["domain"] = std::string(n.domain());
   out_node["doc_string"] = std::string(n.doc_string());
   out_node["inputs"] = names_json(n.inputs());
+  nlohmann::json branch_reads = nlohmann::json::array();
+  const auto first =
+      std::lower_bound(subgraph_reads_.begin(), subgraph_reads_.end(), id,
+                       [](const auto& read, std::uint32_t at) { return read.second < at; });
+  for (auto at = first; at != subgraph_reads_.end() && at->second == id; ++at) {
+    branch_reads.push_back(std::string(values_.name(at->first)));
+  }
+  out_node["branch_reads"] = std::move(branch_reads);
   out_node["outputs"] = names_json(n.outputs());
   out_node["attributes"] = std::move(attributes);
   out_node["subgraphs"] = std::move(subgraphs);

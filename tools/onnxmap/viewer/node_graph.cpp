@@ -9,6 +9,7 @@
 #include <optional>
 #include <queue>
 
+#include "fold_rules.hpp"
 #include "onnxmap/guard_reads.hpp"
 #include "shared/value_text.hpp"
 
@@ -45,9 +46,9 @@ NodeGraph::NodeGraph(Model model, std::optional<Graph> graph, bool nested)
   for (const Node node : all) nodes_.push_back(node);
   index_values();
   index_nodes();
-  index_readers(nested ? index_outer_scope()
-                       : std::vector<std::pair<std::uint32_t, std::uint32_t>>{});
-  index_producers();
+  subgraph_reads_ = index_subgraph_reads(nested);
+  index_readers(subgraph_reads_);
+  index_producers(subgraph_reads_);
   index_hosts();
   index_paths();
   index_order();
@@ -185,6 +186,16 @@ std::optional<std::uint32_t> NodeGraph::producer(std::string_view value) const {
 std::span<const std::uint32_t> NodeGraph::readers(std::string_view value) const {
   const std::uint32_t v = find_value(value);
   return v == kNone ? std::span<const std::uint32_t>{} : readers_of(v);
+}
+
+void NodeGraph::order_summary(std::vector<std::pair<std::uint32_t, std::uint32_t>>& ops) const {
+  const auto rank = [this](std::uint32_t op) {
+    return summary_rank(op_domains_[op], op_types_[op]);
+  };
+  std::stable_sort(ops.begin(), ops.end(), [&](const auto& a, const auto& b) {
+    const int ra = rank(a.first), rb = rank(b.first);
+    return ra != rb ? ra < rb : a.second > b.second;
+  });
 }
 
 bool NodeGraph::outer_scope(std::string_view value) const {

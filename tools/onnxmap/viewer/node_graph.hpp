@@ -43,6 +43,9 @@ class NodeGraph {
   [[nodiscard]] std::string_view key(std::uint32_t id) const { return keys_[id]; }
   [[nodiscard]] std::uint32_t op(std::uint32_t id) const { return op_of_[id]; }
   [[nodiscard]] const std::string& op_name(std::uint32_t op) const { return op_names_[op]; }
+  // Sorts a box's op counts (op, count) for its summary: the computation first (fold_rules.hpp:
+  // summary_rank), most common first within a rank.
+  void order_summary(std::vector<std::pair<std::uint32_t, std::uint32_t>>& ops) const;
   // The node `id` is drawn as: itself, or the node it is drawn inside (fold_rules.cpp:
   // index_hosts; a parameter inside its first reader (and shown in its other readers too:
   // guests()), an Identity inside its one reader,
@@ -139,13 +142,14 @@ class NodeGraph {
   void index_nodes();
   void index_keys();
   void index_readers(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& nested_reads);
-  void index_producers();
+  void index_producers(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& subgraph_reads);
   void index_hosts();
   void index_guests();
   void index_paths();
   void sort_paths();
   void index_order();
-  [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> index_outer_scope();
+  [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> index_subgraph_reads(
+      bool nested);
   // The id of value `name`, interned once; find_value: kNone where the graph never names it.
   std::uint32_t intern(std::string_view name);
   [[nodiscard]] std::uint32_t find_value(std::string_view name) const;
@@ -194,6 +198,9 @@ class NodeGraph {
   // Its readers: readers_[reader_begin_[v] .. reader_begin_[v + 1]], in node order, a node once
   // per input that reads it, then the nodes whose subgraphs read it (outer scope).
   std::vector<std::uint32_t> reader_begin_, readers_;
+  // (value, node), in node order: the values of this graph (and, nested, of the graphs around
+  // it) that a node's subgraphs read (index_subgraph_reads).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> subgraph_reads_;
   // Node i's input value ids at node_values_[node_begin_[i] .. node_outputs_at_[i]], its
   // outputs' up to node_begin_[i + 1].
   std::vector<std::uint32_t> node_begin_, node_outputs_at_, node_values_;

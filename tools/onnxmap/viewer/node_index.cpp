@@ -150,26 +150,32 @@ void NodeGraph::index_readers(
 }
 
 // The producers of each node's inputs and their names, in one array each (input_begin_), and
-// how many of its inputs are drawn as the graph's inputs.
-void NodeGraph::index_producers() {
+// how many of its inputs are drawn as the graph's inputs; what a node's subgraphs read
+// (`subgraph_reads`, in node order) counts as its inputs, after its own.
+void NodeGraph::index_producers(
+    const std::vector<std::pair<std::uint32_t, std::uint32_t>>& subgraph_reads) {
   const std::size_t n = nodes_.size();
   input_begin_.reserve(n + 1);
   graph_input_reads_.reserve(n);
   input_producers_.reserve(node_values_.size());
   input_values_.reserve(node_values_.size());
+  auto nested = subgraph_reads.begin();
   for (std::uint32_t id = 0; id < n; ++id) {
     input_begin_.push_back(static_cast<std::uint32_t>(input_producers_.size()));
     std::uint32_t graph_inputs = 0;
-    for (const std::uint32_t v : inputs_of(id)) {
-      if (v == kNone) continue;
+    const auto read = [&](std::uint32_t v) {
       const std::uint32_t p = producer_of_[v];
       if (p == kNone) {
         graph_inputs += (value_flags_[v] & kDrawnInput) != 0;
-        continue;
+        return;
       }
       input_producers_.push_back(p);
       input_values_.push_back(values_.name(v));
+    };
+    for (const std::uint32_t v : inputs_of(id)) {
+      if (v != kNone) read(v);
     }
+    for (; nested != subgraph_reads.end() && nested->second == id; ++nested) read(nested->first);
     graph_input_reads_.push_back(graph_inputs);
   }
   input_begin_.push_back(static_cast<std::uint32_t>(input_producers_.size()));
@@ -206,10 +212,12 @@ void free_values(const Node& node, std::vector<std::string_view>& free, int dept
 
 }  // namespace
 
-// The values this subgraph reads from the graphs around it: drawn as its inputs, read by the
-// nodes that read them directly or in their own subgraphs (returned: (value, node), for
-// index_readers).
-std::vector<std::pair<std::uint32_t, std::uint32_t>> NodeGraph::index_outer_scope() {
+// What the subgraphs of each node read of the graphs around them: of this graph's values, as
+// inputs of that node (a control-flow node reads what its branches read, so that an If whose
+// branches hold the network is wired to the graph's inputs); in a subgraph (`nested`), values
+// of the graphs around it too, drawn as its inputs. A nested graph's own nodes reading outer
+// values directly mark them alike. Returned: (value, node), for index_readers.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> NodeGraph::index_subgraph_reads(bool nested) {
   const auto inside = [&](std::uint32_t v) {
     return producer_of_[v] != kNone || initializer_of_[v] != kNone ||
            (value_flags_[v] & kGraphInput) != 0;
@@ -221,16 +229,21 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> NodeGraph::index_outer_scop
   };
   std::vector<std::pair<std::uint32_t, std::uint32_t>> nested_reads;
   for (std::uint32_t id = 0; id < nodes_.size(); ++id) {
-    std::vector<std::string_view> nested;
-    free_values(nodes_[id], nested, 64);
     for (const std::uint32_t v : inputs_of(id)) {
-      if (v != kNone && !inside(v)) mark_outer(v);
+      if (nested && v != kNone && !inside(v)) mark_outer(v);
     }
+    std::vector<std::string_view> free;
+    free_values(nodes_[id], free, 64);
     std::unordered_set<std::uint32_t> counted;
-    for (const std::string_view name : nested) {
+    for (const std::string_view name : free) {
       const std::uint32_t v = intern(name);
-      if (inside(v) || !counted.insert(v).second) continue;
-      mark_outer(v);
+      if (!counted.insert(v).second) continue;
+      if (!inside(v)) {
+        if (!nested) continue;  // read from nowhere: check reports it
+        mark_outer(v);
+      } else if (initializer_of_[v] != kNone && producer_of_[v] == kNone) {
+        continue;  // a weight: drawn inside, as parameters are
+      }
       nested_reads.emplace_back(v, id);
     }
   }

@@ -94,6 +94,19 @@ nlohmann::json tensor_detail(const Tensor& t, const NodeGraph& graph) {
   const nlohmann::json readers = graph.consumers(t.lookup_name(), kConsumersShown);
   out["consumers"] = readers["consumers"];
   out["consumers_total"] = readers["total"];
+  // The module and logical form its first reader says (a folded transpose's `val_772`).
+  const auto first = graph.readers(t.lookup_name());
+  if (!first.empty()) {
+    const Node& reader = graph.node_at(first.front());
+    std::uint32_t k = 0;
+    for (const std::string_view input : reader.inputs()) {
+      if (input == t.lookup_name()) {
+        out.update(reader_json(reader, k));
+        break;
+      }
+      ++k;
+    }
+  }
   return out;
 }
 

@@ -91,6 +91,8 @@ ViewApi::ViewApi(Model model, std::string source, LayoutHelperOptions layout)
       });
     } catch (const std::exception&) {
       // The request that needs it fails the same way again, and says why.
+    } catch (const ApiError&) {
+      // Likewise: an answer's error (a drawing this model cannot make) is a request's to give.
     }
   });
 }

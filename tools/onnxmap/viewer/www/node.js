@@ -30,6 +30,10 @@ export async function render(main, params, ctx) {
     el('div', { class: 'grid-2' },
       el('div', { class: 'column' },
         ioCard('Inputs', 'node-inputs', node.inputs ?? [], (name) => inputDetail(name, links)),
+        // What its branches or body read of the graph around it: drawn as its inputs.
+        node.branch_reads?.length
+          ? ioCard('Read by its subgraphs', 'node-branch-reads', node.branch_reads, (name) => inputDetail(name, links))
+          : null,
         ioCard('Outputs', 'node-outputs', node.outputs ?? [], (name) => outputDetail(name, links))),
       el('div', { class: 'column' }, attributesCard(node.attributes ?? []),
         node.doc_string ? card('Doc string', null, el('pre', { class: 'doc' }, node.doc_string)) : null)),

@@ -46,6 +46,14 @@ function factsCard(t) {
     ['offset', el('span', { class: 'num', title: 'file offset of the payload' }, t.offset !== undefined ? formatInt(t.offset) : '— (no payload)')],
     ['path', el('span', { class: 'mono', 'data-testid': 'tensor-path' }, t.path ?? '')],
   ];
+  // Whose weight it is where the name does not say (a folded transpose's val_772), and what a
+  // packed weight holds (MatMulNBits' B: N x K 4-bit integers in UINT8 bytes).
+  if (t.module) rows.splice(0, 0, ['module', el('span', { class: 'mono', 'data-testid': 'tensor-module' }, t.module)]);
+  if (t.logical) {
+    const l = t.logical;
+    rows.splice(rows.findIndex(([k]) => k === 'elements'), 0, ['holds', el('span', { class: 'mono', 'data-testid': 'tensor-logical' },
+      `${l.dtype}${formatDims(l.dims)}${l.block_size ? ` in blocks of ${l.block_size}` : ''}, as ${l.op} reads it`)]);
+  }
   if (t.doc_string) rows.push(['doc string', el('pre', { class: 'doc' }, t.doc_string)]);
   return card('Tensor', null, el('table', { class: 'kv' }, el('tbody', null,
     rows.map(([k, v]) => el('tr', null, el('th', null, k), el('td', null, v))))));
