@@ -161,5 +161,42 @@ TEST_F(Builder, RefusesBadTensors) {
   EXPECT_NO_THROW(TensorBuilder("w", DataType::int4, {3}, std::vector<std::byte>(2)));
 }
 
+// module_path: torch's `namespace` metadata (full or relative module names), else a path name;
+// initializer_readers: each initializer's first reader, its input index and module.
+TEST_F(Builder, ModulesOfNodesAndTheirWeights) {
+  ModelBuilder m;
+  GraphBuilder& g = m.graph("main");
+  g.input("x", TypeSpec::tensor(DataType::float32, {{4}}));
+  g.initializer(TensorBuilder::zeros("val_105", DataType::float32, {4, 4}));
+  g.initializer(TensorBuilder::zeros("unread", DataType::float32, {1}));
+  g.node("MatMul", {"x", "val_105"}, {"a"})
+      .name("node_MatMul_1")
+      .metadata("namespace",
+                ": Llama/model: LlamaModel/model.layers.0: Layer/"
+                "model.layers.0.self_attn.q_proj: Linear/linear: aten.linear");
+  g.node("Relu", {"a"}, {"b"})
+      .name("node_relu")
+      .metadata("namespace", ": M/model: X/mlp: Y/relu: aten");
+  g.node("Add", {"b", "val_105"}, {"c"}).name("/model/layers.1/mlp/Add");
+  g.node("Neg", {"c"}, {"d"}).name("flat_name").metadata("namespace", "not torch's form");
+  g.node("Abs", {"d"}, {"y"}).name("node_abs").metadata("namespace", ": Llama/abs: aten.abs");
+  g.output("y");
+  save(m, at("m.onnx"));
+
+  const Model model = Model::open(at("m.onnx"));
+  const auto nodes = model.graph()->nodes();
+  EXPECT_EQ(module_path(nodes[0]), "model.layers.0.self_attn.q_proj");
+  EXPECT_EQ(module_path(nodes[1]), "model.mlp");  // relative names joined
+  EXPECT_EQ(module_path(nodes[2]), "model.layers.1.mlp");
+  EXPECT_EQ(module_path(nodes[3]), "");  // metadata in another form: not the name's either
+  EXPECT_EQ(module_path(nodes[4]), "");  // the model's own op: no module between
+  const auto readers = initializer_readers(*model.graph());
+  ASSERT_EQ(readers.size(), 1U);
+  const InitializerReader& r = readers.at("val_105");
+  EXPECT_EQ(r.node, 0U);
+  EXPECT_EQ(r.input, 1U);
+  EXPECT_EQ(r.module, "model.layers.0.self_attn.q_proj");
+}
+
 }  // namespace
 }  // namespace onnxmap::test
