@@ -79,6 +79,21 @@ def test_dump_and_tensors_equal_onnx(onnxmap, model):
     assert_conforms(onnxmap, model, 3 if past_2gb(model) else 10_000)
 
 
+def test_stats_check_and_diff(onnxmap, model, tmp_path):
+    """`stats --json` and `check --data` pass; `diff` finds a model equal to itself and to its
+    copy with external data (but past 2 GB, whose copies test_converted_copies judges)."""
+    for args in (["stats", model, "--json"], ["check", model, "--data"], ["diff", model, model]):
+        r = onnxmap(*args, text=True)
+        assert r.returncode == 0 and not r.stderr, (args, r.returncode, r.stderr[-2000:])
+    assert onnxmap("diff", model, model, text=True).stdout == ""
+    if past_2gb(model):
+        return
+    copy = tmp_path / "copy.onnx"
+    assert onnxmap("convert", model, copy, "--external-data").returncode == 0
+    r = onnxmap("diff", model, copy, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", ""), r
+
+
 @pytest.mark.parametrize("variant", ["external", "inline", "per-tensor"])
 def test_converted_copies_equal_onnx(onnxmap, reference, model, variant, tmp_path):
     if not past_2gb(model):
