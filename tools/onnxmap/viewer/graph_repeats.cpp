@@ -198,6 +198,15 @@ std::size_t range_size(std::size_t n, const UnitEdges& edges, std::size_t first_
   return size;
 }
 
+// One range item over the consecutive items `first` .. `last`.
+Item range_over(const Item& first, const Item& last) {
+  Item range;
+  range.kind = ItemKind::range;
+  range.begin = first.begin;
+  range.end = last.end;
+  return range;
+}
+
 }  // namespace
 
 std::vector<Item> fold_repeats(const Level& level, const UnitEdges& edges) {
@@ -262,11 +271,7 @@ std::vector<Item> gather_single_runs(std::vector<Item> items) {
     std::size_t end = t;
     while (end < items.size() && single(items[end])) ++end;
     if (end - t >= kSingleRun) {
-      Item range;
-      range.kind = ItemKind::range;
-      range.begin = items[t].begin;
-      range.end = items[end - 1].end;
-      out.push_back(range);
+      out.push_back(range_over(items[t], items[end - 1]));
       t = end;
     } else {
       out.push_back(items[t++]);
@@ -313,11 +318,7 @@ std::vector<Item> cut_into_ranges(const Level& level, const UnitEdges& edges,
     if (cut - first == 1) {
       out.push_back(items[first]);
     } else {
-      Item range;
-      range.kind = ItemKind::range;
-      range.begin = items[first].begin;
-      range.end = items[cut - 1].end;
-      out.push_back(range);
+      out.push_back(range_over(items[first], items[cut - 1]));
     }
     first = cut;
   }
