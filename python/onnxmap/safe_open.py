@@ -4,9 +4,9 @@ by changing one import. Tensors are NumPy arrays (framework="np") or torch tenso
 mapped local file they are that file's pages mapped copy-on-write (nothing is copied until
 written, and a write stays in this process, never in the file); elsewhere they are a copy.
 With device="cuda:N", get_tensor copies each tensor straight into a tensor torch allocated on
-that device (Model.load_to_torch: registered mappings or a pinned ring, no host tensor)."""
-import numpy
-
+that device (Model.load_to_torch: registered mappings or a pinned ring, no host tensor).
+NumPy is imported where an array is at hand, not with the package: a look at a model's
+metadata (open, the graph, the names) runs without it, its import time and its thread pool."""
 from . import _onnxmap
 from .model import open as open_model
 
@@ -43,6 +43,7 @@ class SafetensorError(_onnxmap.Error):
 
 
 def _torch_dtype(torch, array, onnx_dtype):
+    import numpy
     if onnx_dtype == "BFLOAT16":
         return torch.bfloat16  # the array holds the bit patterns as uint16
     if array.dtype == object:
@@ -54,6 +55,7 @@ def to_torch(array, onnx_dtype):
     """A torch tensor over the memory of `array` when it is writable and contiguous, else over
     a copy: torch has no read-only tensors, and a write into read-only pages kills the process.
     UINT16 and UINT32, which torch 1.13 lacks, come widened to int32 and int64 (a copy)."""
+    import numpy
     import torch
     if onnx_dtype in ("UINT16", "UINT32"):
         array = array.astype("<i4" if array.dtype.itemsize == 2 else "<i8")
@@ -72,6 +74,7 @@ def to_torch(array, onnx_dtype):
 def _private_rows(tensor, rows):
     """Rows [low, high) of `tensor` (rows None: all of it) as a writable array over its file's
     pages mapped copy-on-write, or None where its bytes are not a view of a mapped local file."""
+    import numpy
     if not tensor.file_path or not tensor.is_view:
         return None
     view = tensor.numpy() if rows is None else tensor.slice_rows(*rows)

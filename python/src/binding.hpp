@@ -130,10 +130,11 @@ void bind_device(py::module_& m);     // Model._device_plan, _DevicePlan (after 
                                           const py::dtype& dtype,
                                           const std::vector<py::ssize_t>& shape);
 [[nodiscard]] py::object wrap_graph(const Owner& owner, const Graph& graph);
-[[nodiscard]] py::list wrap_value_infos(const Owner& owner, ViewRange<ValueInfo> infos);
-[[nodiscard]] py::list wrap_nodes(const Owner& owner, ViewRange<Node> nodes);
-[[nodiscard]] py::list wrap_functions(const Owner& owner, ViewRange<Function> functions);
-[[nodiscard]] py::list wrap_training_info(const Owner& owner, ViewRange<TrainingInfo> infos);
+// Lists of views as onnxmap.ViewSequence objects (sequence.hpp), each element made when read.
+[[nodiscard]] py::object wrap_value_infos(const Owner& owner, ViewRange<ValueInfo> infos);
+[[nodiscard]] py::object wrap_nodes(const Owner& owner, ViewRange<Node> nodes);
+[[nodiscard]] py::object wrap_functions(const Owner& owner, ViewRange<Function> functions);
+[[nodiscard]] py::object wrap_training_info(const Owner& owner, ViewRange<TrainingInfo> infos);
 // An attribute's value as onnx.helper.get_attribute_value gives it (graph.cpp).
 [[nodiscard]] py::object attribute_value(const Owner& owner, const Attribute& a);
 // Attribute name to value, in file order (a node's attributes, a function's defaults).

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "binding.hpp"
+#include "sequence.hpp"
 
 namespace onnxmap::python {
 
@@ -79,16 +80,18 @@ void bind_training_info(py::module_& m) {
 
 }  // namespace
 
-py::list wrap_functions(const Owner& owner, ViewRange<Function> functions) {
-  py::list out;
-  for (const Function& f : functions) out.append(py::cast(PyFunction{owner, f}));
-  return out;
+py::object wrap_functions(const Owner& owner, ViewRange<Function> functions) {
+  const auto wrap = [](const Owner& o, const Function& f) { return py::cast(PyFunction{o, f}); };
+  return view_sequence(owner, functions, wrap, own_name);
 }
 
-py::list wrap_training_info(const Owner& owner, ViewRange<TrainingInfo> infos) {
-  py::list out;
-  for (const TrainingInfo& t : infos) out.append(py::cast(PyTrainingInfo{owner, t}));
-  return out;
+// Training information has no name: a str is in no such sequence.
+py::object wrap_training_info(const Owner& owner, ViewRange<TrainingInfo> infos) {
+  const auto wrap = [](const Owner& o, const TrainingInfo& t) {
+    return py::cast(PyTrainingInfo{o, t});
+  };
+  const auto no_name = [](const TrainingInfo&) { return std::optional<std::string_view>(); };
+  return view_sequence(owner, infos, wrap, no_name);
 }
 
 void bind_functions(py::module_& m) {

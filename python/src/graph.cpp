@@ -1,8 +1,10 @@
-// Graph views for Python: Graph, Node, ValueInfo and attribute values, decoded when read.
+// Graph views for Python: Graph, Node, ValueInfo and attribute values, decoded when read; the
+// lists of views (nodes, inputs, initializers ...) are ViewSequences (sequence.hpp).
 
 #include <pybind11/stl.h>
 
 #include "binding.hpp"
+#include "sequence.hpp"
 
 namespace onnxmap::python {
 
@@ -154,12 +156,14 @@ py::dict attribute_dict(const Owner& owner, ViewRange<Attribute> attributes) {
   return out;
 }
 
-py::list wrap_nodes(const Owner& owner, ViewRange<Node> nodes) {
-  return list_of(nodes, [&](const Node& n) { return py::cast(PyNode{owner, n}); });
+py::object wrap_nodes(const Owner& owner, ViewRange<Node> nodes) {
+  const auto wrap = [](const Owner& o, const Node& n) { return py::cast(PyNode{o, n}); };
+  return view_sequence(owner, nodes, wrap, own_name);
 }
 
-py::list wrap_value_infos(const Owner& owner, ViewRange<ValueInfo> infos) {
-  return list_of(infos, [&](const ValueInfo& v) { return py::cast(PyValueInfo{owner, v}); });
+py::object wrap_value_infos(const Owner& owner, ViewRange<ValueInfo> infos) {
+  const auto wrap = [](const Owner& o, const ValueInfo& v) { return py::cast(PyValueInfo{o, v}); };
+  return view_sequence(owner, infos, wrap, own_name);
 }
 
 py::object wrap_graph(const Owner& owner, const Graph& graph) {
@@ -186,7 +190,18 @@ void bind_graph(py::module_& m) {
   bind_value_info(m);
   bind_node(m);
   const auto tensors = [](const PyGraph& s) {
-    return list_of(s.view.initializers(), [&](const Tensor& t) { return wrap_tensor(s.owner, t); });
+    return view_sequence(s.owner, s.view.initializers(), &wrap_tensor, own_name);
+  };
+  // A sparse initializer is named by its values tensor (as onnx names it).
+  const auto sparse_tensors = [](const PyGraph& s) {
+    const auto wrap = [](const Owner& o, const SparseTensor& t) {
+      return py::cast(PySparse{o, t});
+    };
+    const auto name = [](const SparseTensor& t) -> std::optional<std::string_view> {
+      const auto values = t.values();
+      return values ? std::optional(values->name()) : std::nullopt;
+    };
+    return view_sequence(s.owner, s.view.sparse_initializers(), wrap, name);
   };
   py::class_<PyGraph>(m, "Graph")
       .def_property_readonly("name",
@@ -205,12 +220,7 @@ void bind_graph(py::module_& m) {
                                return wrap_value_infos(s.owner, s.view.value_infos());
                              }))
       .def_property_readonly("initializers", reads(tensors))
-      .def_property_readonly("sparse_initializers", reads([](const PyGraph& s) {
-                               return list_of(s.view.sparse_initializers(),
-                                              [&](const SparseTensor& t) {
-                                                return py::cast(PySparse{s.owner, t});
-                                              });
-                             }))
+      .def_property_readonly("sparse_initializers", reads(sparse_tensors))
       .def_property_readonly("metadata_props", reads([](const PyGraph& s) {
                                return string_dict(s.view.metadata_props());
                              }))

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "binding.hpp"
+#include "sequence.hpp"
 
 namespace {
 
@@ -41,6 +42,7 @@ PYBIND11_MODULE(_onnxmap, m) {
   // The binding layer's version, for bug reports and the suite's cross-NumPy test.
   m.attr("_pybind11_version") = pybind11_version();
   bind_errors(m);
+  bind_sequence(m);
   bind_tensor(m);
   bind_graph(m);
   bind_functions(m);

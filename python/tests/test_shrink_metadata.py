@@ -112,3 +112,11 @@ def test_graph_nodes_and_functions_raise(cut):
     expect_shrank(lambda: [n.attributes for f in cut.functions for n in f.nodes])
     expect_shrank(lambda: [(n.op_type, n.inputs) for f in cut.functions for n in f.nodes])
     expect_shrank(lambda: [repr(f) for f in cut.functions])
+
+
+def test_lookups_by_name_in_sequences_raise(cut):
+    # A ViewSequence finds a name by reading its elements' names, past both cuts here.
+    expect_shrank(lambda: LAST in cut.graph.initializers)
+    expect_shrank(lambda: cut.graph.initializers[LAST])
+    expect_shrank(lambda: cut.graph.initializers.index(LAST))
+    expect_shrank(lambda: cut.functions["leaky"])
