@@ -53,7 +53,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "corpus: a case over the onnx backend corpus (skipped, "
                             "with the reason, where the corpus is absent)")
     config.addinivalue_line("markers", "slow: a case over a model of hundreds of thousands of "
-                            "nodes (deselect with -m 'not slow' for a quick run)")
+                            "nodes or past 2 GB (deselect with -m 'not slow' for a quick run; "
+                            "the sanitized builds do)")
 
 
 def pytest_report_header(config):

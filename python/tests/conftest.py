@@ -32,6 +32,18 @@ def corpus_params():
         reason=f"corpus {CORPUS} not found (it lives in ../shared beside the checkout)"))]
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", ONCE_MARKER)
+
+
+# Cases whose judgment depends neither on the NumPy and onnx under them nor on a sanitizer, and
+# that take a minute or more: run once, in the PyPI run (python/tests/meson.build deselects them
+# in the others with -m "not once").
+ONCE_MARKER = ("once: judged in the PyPI run only (the wheel users get): the same under Debian's "
+               "NumPy and under a sanitizer, and slow")
+once = pytest.mark.once
+
+
 @pytest.fixture(scope="session")
 def fixtures(tmp_path_factory):
     """The folder of fixture models python3-onnx writes."""

@@ -16,6 +16,10 @@ import pytest
 from onnx import helper, numpy_helper
 
 import onnxmap
+from conftest import once
+
+# Past 2 GiB the paths are the other load tests', at larger offsets: judged once (conftest).
+pytestmark = once
 
 # name, type, shape, where its payload starts in the data file: an int is a fixed offset, a
 # string "+N" is N bytes after the previous payload's end, "page" the next 4096-aligned offset.

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from conftest import ONNXMAP_EXE, SOURCE_ROOT
+from conftest import ONNXMAP_EXE, SOURCE_ROOT, once
 
 RUNNABLE = {"sh", "python", "cpp"}
 CPP_PRELUDE = """#include <onnxmap/onnxmap.hpp>
@@ -128,7 +128,9 @@ def page_env(folder, server_url):
     return env
 
 
-@pytest.mark.parametrize("page", pages(), ids=lambda p: p.name)
+# cpp.md's blocks compile C++ (a minute): the same program under any Python.
+@pytest.mark.parametrize("page", [pytest.param(p, marks=[once] if p.name == "cpp.md" else [])
+                                  for p in pages()], ids=lambda p: p.name)
 def test_every_block_of_the_page_runs(page, tmp_path):
     blocks = blocks_of(page)
     if any(b.lang == "cpp" for b in blocks) and "ONNXMAP_DOCS_CXX" not in os.environ:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import onnxmap
+from conftest import once
 
 ALLOWLIST = pathlib.Path(__file__).parent / "stubtest-allowlist.txt"
 
@@ -17,6 +18,7 @@ def test_stub_ships_beside_the_module():
     assert (package / "py.typed").is_file()
 
 
+@once
 def test_stub_matches_the_module(tmp_path):
     root = pathlib.Path(onnxmap.__file__).parent.parent
     env = dict(os.environ)

@@ -87,10 +87,11 @@ def tensor_problems(onnxmap, path, model, get_limit, unjudged):
         # numpy_helper refuses segmented tensors; onnxmap serves their bytes as they are.
         if i >= get_limit or not numeric or tensor.HasField("segment"):
             continue
-        if with_data is None:  # load external data only when a payload is compared
-            with_data = onnx.load(str(path))
+        if with_data is None:  # external data read only for the payloads compared
+            with_data = onnx.load(str(path), load_external_data=False)
         try:
-            expected = numpy_helper.to_array(with_data.graph.initializer[i])
+            expected = numpy_helper.to_array(with_data.graph.initializer[i],
+                                             base_dir=str(path.parent))
         except (TypeError, ValueError):
             # onnx 1.12 cannot read some tensors (typed COMPLEX): no judge for those.
             unjudged.append(f"graph.initializer[{i}] ({tensor.name})")

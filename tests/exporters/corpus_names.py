@@ -10,3 +10,13 @@ NAMES = ("torch-llama", "torch-llama-external", "torch-llama-2gb", "torch-qwen2"
          "optimum-llama-with-past", "optimum-gpt2", "optimum-bert", "optimum-whisper-encoder",
          "optimum-whisper-decoder", "optimum-whisper-decoder-merged")
 OPTIMUM = tuple(n for n in NAMES if n.startswith("optimum-"))
+PAST_2GB = "torch-llama-2gb"  # its weights (2.19 GB) pass what one protobuf message holds
+
+
+
+def params(names, mark):
+    """pytest parameters over `names`, PAST_2GB's given `mark` (the suite's `slow`, which the
+    sanitized builds deselect: tests/meson.build; its paths are the small models' at larger
+    offsets)."""
+    import pytest  # here, so that listing the names needs no pytest
+    return [pytest.param(n, marks=[mark] if n == PAST_2GB else []) for n in names]

@@ -19,6 +19,7 @@ sys.path.insert(0, str(HERE.parent / "remote"))
 sys.path.insert(0, str(HERE))
 
 import make_corpus  # noqa: E402
+from corpus_names import params  # noqa: E402
 from remote_test import Server  # noqa: E402
 
 ORG = "exporters"  # the corpus as the Hub's organisation, each model a repository
@@ -40,7 +41,7 @@ def server(corpus, tmp_path_factory):
     s.stop()
 
 
-@pytest.fixture(params=make_corpus.NAMES)
+@pytest.fixture(params=params(make_corpus.NAMES, pytest.mark.slow))
 def name(request, corpus):
     if request.param in make_corpus.OPTIMUM and not (corpus / request.param).is_dir():
         pytest.skip(f"{request.param} is Optimum's, not made here: {make_corpus.WHY_NO_OPTIMUM}")

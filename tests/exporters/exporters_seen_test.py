@@ -27,6 +27,7 @@ sys.path.insert(0, str(HERE))
 
 import graph_folding  # noqa: E402
 import make_corpus  # noqa: E402
+from corpus_names import params  # noqa: E402
 from graph_checks import LEVEL_KINDS  # noqa: E402
 from graph_walk import assert_sound, walk_model  # noqa: E402
 from viewer import Viewer  # noqa: E402
@@ -57,7 +58,7 @@ def first_level(onnxmap, path):
     return [b for b in d["boxes"] if b["kind"] in LEVEL_KINDS], d
 
 
-@pytest.mark.parametrize("name", make_corpus.NAMES)
+@pytest.mark.parametrize("name", params(make_corpus.NAMES, pytest.mark.slow))
 def test_walked_whole(onnxmap, corpus, name):
     assert_sound(walk_model(onnxmap, made(corpus, name)))
 
@@ -79,7 +80,7 @@ def layer_boxes(boxes):
     return runs if len(runs) == 1 else groups if len(groups) == LAYERS else []
 
 
-@pytest.mark.parametrize("name", LAYERED)
+@pytest.mark.parametrize("name", params(LAYERED, pytest.mark.slow))
 def test_first_level_reads_as_layers(onnxmap, corpus, name):
     """At most 40 boxes, 20 single nodes; the layers on it, or one click away where the
     layers differ (Optimum's Llama: layer 1 reads the rotary Unsqueeze of layer 0, so they

@@ -17,6 +17,7 @@ A model past 2 GB (torch-llama-2gb) has no inline copy to judge: one ModelProto 
 2 GB (protobuf's limit), so neither onnx nor ONNX Runtime reads such a file; its inline cases
 are skipped, saying so, and its external copies are judged tensor by tensor (assert_large_variant)
 rather than as one message, and removed once judged."""
+import functools
 import hashlib
 import pathlib
 import sys
@@ -31,6 +32,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "interop"))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import make_corpus  # noqa: E402
+from corpus_names import params  # noqa: E402
 import tiny_models  # noqa: E402
 from conformance_test import assert_conforms  # noqa: E402
 from interop_test import (VARIANTS, assert_variant, checker_verdict,  # noqa: E402,F401
@@ -48,7 +50,7 @@ def corpus():
     return folder
 
 
-@pytest.fixture(params=make_corpus.NAMES)
+@pytest.fixture(params=params(make_corpus.NAMES, pytest.mark.slow))
 def model(request, corpus):
     if request.param in make_corpus.OPTIMUM and make_corpus.optimum_python() is None and \
             not (corpus / request.param).is_dir():
@@ -122,6 +124,11 @@ def digested(path):
     return model
 
 
+
+# The export's digest, made once for both of its copies.
+digested_export = functools.cache(digested)
+
+
 def assert_large_variant(onnxmap, model, tmp_path, variant):
     """interop_test.assert_variant for a model past 2 GB: the converted copy equals the export
     field for field and value for value (digested()), onnx's checker says of it what it says of
@@ -130,7 +137,7 @@ def assert_large_variant(onnxmap, model, tmp_path, variant):
     try:
         done = onnxmap("convert", model, target, *VARIANTS[variant])
         assert done.returncode == 0, done.stderr.decode()
-        assert same_message(digested(target), digested(model)), \
+        assert same_message(digested(target), digested_export(model)), \
             "onnx.load of the copy differs from onnx.load of the export"
         assert checker_verdict(target) == checker_verdict(model)
         problems = external_layout_problems(target, 4096, 0)
