@@ -171,6 +171,11 @@ def test_clashing_names_every_node_reached(onnxmap, tmp_path):
     assert_sound(walk_model(onnxmap, clash_model(tmp_path)))
 
 
+# Nodes located at random in the huge models: each drawing's check reads every node (about a
+# second), and the search is the smaller models' (where every node is located).
+LOCATE_IN_HUGE = 12
+
+
 @pytest.mark.slow
 def test_graph_heavy_360003_nodes(onnxmap, tmp_path):
     """synth --layers 20000: a repeat of the 20,000 layers at the top (its wrappers model. and
@@ -178,7 +183,7 @@ def test_graph_heavy_360003_nodes(onnxmap, tmp_path):
     along a sample of blocks and levels."""
     path = synth(onnxmap, tmp_path / "heavy.onnx", "--layers", 20000, "--hidden", 4, "--vocab",
                  16)
-    walk = walk_model(onnxmap, path, sample=True, locate=50)
+    walk = walk_model(onnxmap, path, sample=True, locate=LOCATE_IN_HUGE)
     assert_sound(walk)
     blocks = [x for x in walk.levels if x.startswith("r:1:1:20000:")]
     assert len(walk.judge.nodes) == 360_003 and len(blocks) == 4, walk.levels
@@ -191,7 +196,7 @@ def test_flat_300001_nodes(onnxmap, tmp_path):
     repeat of about 20,000 in a drawing of at most 30 boxes."""
     path = tmp_path / "flat.onnx"
     graph_models.write("flat", str(path))
-    walk = walk_model(onnxmap, path, sample=True, locate=50)
+    walk = walk_model(onnxmap, path, sample=True, locate=LOCATE_IN_HUGE)
     assert_sound(walk)
     boxes, counts = level_boxes(walk.default), repeat_counts(walk.default)
     assert len(boxes) <= 30 and counts and max(counts) >= graph_models.FLAT_LAYERS - 2, \
