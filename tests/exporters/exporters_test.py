@@ -9,7 +9,8 @@ environment (ONNXMAP_OPTIMUM_VENV); without it their cases are skipped, saying s
 
 Run in the PyPI environment (tests/in_pypi_venv.py), so that the judges are today's releases:
 onnx 1.23 (dump against MessageToDict, get against numpy_helper, the checker, onnx.load of each
-converted copy) and ONNX Runtime (the same outputs from each converted copy as from the export,
+converted copy), onnx-ir 1.1 (the
+header, inputs, outputs, nodes and initializers field by field) and ONNX Runtime (the same outputs from each converted copy as from the export,
 on a fixed input). Every verb's text form on each, as on the backend corpus
 (cli/text_output_test.py).
 
@@ -19,12 +20,14 @@ are skipped, saying so, and its external copies are judged tensor by tensor (ass
 rather than as one message, and removed once judged."""
 import functools
 import hashlib
+import json
 import pathlib
 import sys
 
 import numpy as np
 import onnx
 import onnx.external_data_helper
+import onnx_ir
 import pytest
 from onnx import numpy_helper
 
@@ -212,3 +215,80 @@ def test_onnx_runtime_gives_the_same_outputs(onnxmap, model, variant, tmp_path):
             for p in tmp_path.iterdir():
                 if p.is_file():
                     p.unlink()
+
+
+def dims_of(dumped_type):
+    """A dump's tensor type's dims: ints and symbolic names (None where neither is given)."""
+    dims = dumped_type.get("tensorType", {}).get("shape", {}).get("dim", [])
+    return [int(d["dimValue"]) if "dimValue" in d else d.get("dimParam") for d in dims]
+
+
+def ir_dims(shape):
+    return None if shape is None else [d if isinstance(d, int) else d.value for d in shape]
+
+
+def ir_node_problems(ir_graph, dumped_nodes):
+    """Where onnx-ir's nodes of the main graph differ from onnxmap's dump of them."""
+    if len(ir_graph) != len(dumped_nodes):
+        return [f"{len(ir_graph)} nodes in onnx-ir, {len(dumped_nodes)} in the dump"]
+    problems = []
+    for i, (node, d) in enumerate(zip(ir_graph, dumped_nodes)):
+        got = (node.op_type, node.domain, node.name or "",
+               [v.name if v is not None else "" for v in node.inputs],
+               [v.name for v in node.outputs], list(node.attributes), dict(node.metadata_props))
+        want = (d["opType"], d.get("domain", ""), d.get("name", ""), d.get("input", []),
+                d.get("output", []), [a["name"] for a in d.get("attribute", [])],
+                {m["key"]: m.get("value", "") for m in d.get("metadataProps", [])})
+        if got != want:
+            problems.append(f"graph.node[{i}]: onnx-ir {got[:5]}, onnxmap {want[:5]}")
+    return problems
+
+
+def ir_initializer_problems(model, ir_graph, rows, compare_bytes):
+    """Where onnx-ir's initializers differ from `ls --json`'s rows: names, dtypes and shapes;
+    external data's file, offset and length; and (compare_bytes) the bytes onnx-ir reads against
+    those at the offset ls gives, in the model's file or its data file."""
+    if sorted(ir_graph.initializers) != sorted(rows):
+        return [f"initializers: onnx-ir {len(ir_graph.initializers)}, ls {len(rows)}"]
+    problems = []
+    for name, value in ir_graph.initializers.items():
+        tensor, row = value.const_value, rows[name]
+        if (tensor.dtype.name, list(tensor.shape)) != (row["dtype"], row["dims"]):
+            problems.append(f"{name}: onnx-ir {tensor.dtype.name} {list(tensor.shape)}, ls {row}")
+            continue
+        if row["storage"] == "external" and (tensor.location, tensor.offset or 0,
+                                            tensor.length) != (row["file"], row["offset"],
+                                                               row["bytes"]):
+            problems.append(f"{name}: onnx-ir's external data {tensor.location} at "
+                            f"{tensor.offset} ({tensor.length} bytes), ls {row}")
+        if compare_bytes and row["storage"] in ("raw", "external"):
+            with open(model.parent / row["file"] if row["file"] else model, "rb") as f:
+                f.seek(row["offset"])
+                if f.read(row["bytes"]) != tensor.tobytes():
+                    problems.append(f"{name}: onnx-ir reads other bytes than ls's offset holds")
+    return problems
+
+
+def test_onnx_ir_reads_as_onnxmap(onnxmap, model):
+    """onnx-ir (pinned) reads the model as onnxmap does, field by field: the model's header and
+    opsets, the graph's inputs and outputs with their types, each node (op, domain, name,
+    inputs, outputs, attribute names, metadata), each initializer (dtype, shape, where its bytes
+    are and, below 2 GB, the bytes themselves)."""
+    ir_model = onnx_ir.load(str(model))
+    dumped = json.loads(onnxmap("dump", "--omit-data", model).stdout)
+    listed = json.loads(onnxmap("ls", "--json", model).stdout)
+    rows = {r["name"]: r for r in listed if r["path"].startswith("graph.initializer[")}
+    header = (ir_model.ir_version, ir_model.producer_name or "", ir_model.producer_version or "",
+              dict(ir_model.opset_imports))
+    assert header == (int(dumped["irVersion"]), dumped.get("producerName", ""),
+                      dumped.get("producerVersion", ""),
+                      {o.get("domain", ""): int(o["version"]) for o in dumped["opsetImport"]})
+    graph, g = ir_model.graph, dumped["graph"]
+    for ir_values, key in ((graph.inputs, "input"), (graph.outputs, "output")):
+        assert [(v.name, v.dtype.value if v.dtype else None, ir_dims(v.shape))
+                for v in ir_values] == [
+            (x["name"], x["type"].get("tensorType", {}).get("elemType"), dims_of(x["type"]))
+            for x in g.get(key, [])], key
+    problems = ir_node_problems(graph, g.get("node", []))
+    problems += ir_initializer_problems(model, graph, rows, not past_2gb(model))
+    assert not problems, f"{model}:\n" + "\n".join(problems[:10])
