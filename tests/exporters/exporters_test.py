@@ -9,9 +9,9 @@ environment (ONNXMAP_OPTIMUM_VENV); without it their cases are skipped, saying s
 
 Run in the PyPI environment (tests/in_pypi_venv.py), so that the judges are today's releases:
 onnx 1.23 (dump against MessageToDict, get against numpy_helper, the checker, onnx.load of each
-converted copy), onnx-ir 1.1 (the
-header, inputs, outputs, nodes and initializers field by field) and ONNX Runtime (the same outputs from each converted copy as from the export,
-on a fixed input). Every verb's text form on each, as on the backend corpus
+converted copy), onnx-ir 1.1 (the header, inputs, outputs, nodes and initializers field by field)
+and ONNX Runtime (the same outputs from each converted copy as from the export, on a fixed
+input). Every verb's text form on each, as on the backend corpus
 (cli/text_output_test.py).
 
 A model past 2 GB (torch-llama-2gb) has no inline copy to judge: one ModelProto holds at most
