@@ -56,6 +56,15 @@ py::object elem_type(const PyValueInfo& self) {
   return py::str(to_string(type.elem_type()));
 }
 
+py::dict readers_dict(const PyGraph& self) {
+  py::dict out;
+  for (const auto& [name, reader] : initializer_readers(self.view)) {
+    out[py::str(name.data(), name.size())] = py::make_tuple(reader.node, reader.input,
+                                                            reader.module);
+  }
+  return out;
+}
+
 void bind_value_info(py::module_& m) {
   py::class_<PyValueInfo>(m, "ValueInfo", "A graph input, output or value_info entry.")
       .def_property_readonly("name",
@@ -89,6 +98,10 @@ void bind_node(py::module_& m) {
                              reads([](const PyNode& s) { return std::string(s.view.overload()); }))
       .def_property_readonly(
           "doc_string", reads([](const PyNode& s) { return std::string(s.view.doc_string()); }))
+      .def_property_readonly(
+          "module", reads([](const PyNode& s) { return module_path(s.view); }),
+          "The module path the node belongs to (its namespace metadata or its name's scope), "
+          "'' where it has none.")
       .def_property_readonly("inputs",
                              reads([](const PyNode& s) { return strings_list(s.view.inputs()); }))
       .def_property_readonly("outputs",
@@ -224,6 +237,10 @@ void bind_graph(py::module_& m) {
       .def_property_readonly("metadata_props", reads([](const PyGraph& s) {
                                return string_dict(s.view.metadata_props());
                              }))
+      .def("initializer_readers", reads(&readers_dict),
+           "{initializer name: (node, input, module)}: the first node reading each initializer "
+           "(its index in nodes, the input's index) and that node's module path; an initializer "
+           "no node of this graph reads is absent.")
       .def("__repr__", reads([](const PyGraph& s) {
              return "<onnxmap.Graph " + std::string(s.view.name()) + ">";
            }));

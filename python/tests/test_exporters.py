@@ -22,7 +22,7 @@ import onnx
 import pytest
 
 import onnxmap
-from conftest import SOURCE_ROOT, assert_strides_agree, judge_array, once
+from conftest import ONNXMAP_EXE, SOURCE_ROOT, assert_strides_agree, judge_array, once
 from test_device import loadable, tensor_bytes
 from test_load import loaded, reference_tensor
 
@@ -169,3 +169,24 @@ def test_load_to_torch_through_the_host_engine(model):
                 want = Expected(own.dtype, own.shape, digest_of(own), ())
             assert tuple(tensor.shape) == want.shape, name
             assert hashlib.sha256(got).digest() == want.digest, name
+
+
+def test_initializer_readers_name_the_modules_ls_names(model):
+    """graph.initializer_readers() and Node.module give each weight the module `onnxmap ls`
+    names; a dynamo export's renamed Linear weights (val_N, 2-D) each by its Linear."""
+    listed = subprocess.run([ONNXMAP_EXE, "ls", "--json", str(model)], capture_output=True,
+                            text=True, check=True)
+    rows = [r for r in json.loads(listed.stdout) if r["path"].startswith("graph.initializer[")]
+    with onnxmap.open(model) as m:
+        readers, nodes = m.graph.initializer_readers(), m.graph.nodes
+        for row in rows:
+            node, input_index, module = readers.get(row["name"], (None, None, ""))
+            assert module == row.get("module", ""), row
+            if node is not None:
+                assert nodes[node].inputs[input_index] == row["name"]
+                assert nodes[node].module == module
+    if "torch-llama" in str(model):
+        renamed = [r for r in rows if r["name"].startswith("val_") and len(r["dims"]) == 2]
+        modules = [readers[r["name"]][2] for r in renamed]
+        assert "model.layers.0.self_attn.q_proj" in modules and "lm_head" in modules, modules
+        assert all(modules), renamed
