@@ -6,9 +6,11 @@ the same tensors and bytes as from disk (but past 2 GB: 2.2 GB through a Python 
 worth the suite's minutes, its metadata is judged by URL all the same); and `load --device host`
 (the device path through the host engine) every tensor and byte that `load` reads.
 
-Not here: s3:// (tests/remote/s3_test.py judges it on the fixtures and synth models, against
-an S3 server from npm)."""
+By s3:// from the S3 server of tests/remote/s3_test.py (s3rver from npm, requests signed), every
+model but the one past 2 GB (2.2 GB put through a JavaScript server): info, ls and load the same
+as from disk."""
 import json
+import os
 import pathlib
 import sys
 
@@ -19,8 +21,9 @@ sys.path.insert(0, str(HERE.parent / "remote"))
 sys.path.insert(0, str(HERE))
 
 import make_corpus  # noqa: E402
-from corpus_names import params  # noqa: E402
+from corpus_names import PAST_2GB, params  # noqa: E402
 from remote_test import Server  # noqa: E402
+from s3_test import BUCKET, S3Server, npm_modules, signed  # noqa: E402
 
 ORG = "exporters"  # the corpus as the Hub's organisation, each model a repository
 
@@ -41,11 +44,37 @@ def server(corpus, tmp_path_factory):
     s.stop()
 
 
+def made(corpus, name):
+    """`name`; skipped, saying why, where it is Optimum's and not made here."""
+    if name in make_corpus.OPTIMUM and not (corpus / name).is_dir():
+        pytest.skip(f"{name} is Optimum's, not made here: {make_corpus.WHY_NO_OPTIMUM}")
+    return name
+
+
 @pytest.fixture(params=params(make_corpus.NAMES, pytest.mark.slow))
 def name(request, corpus):
-    if request.param in make_corpus.OPTIMUM and not (corpus / request.param).is_dir():
-        pytest.skip(f"{request.param} is Optimum's, not made here: {make_corpus.WHY_NO_OPTIMUM}")
-    return request.param
+    return made(corpus, request.param)
+
+
+@pytest.fixture(params=[n for n in make_corpus.NAMES if n != PAST_2GB])
+def s3_name(request, corpus):
+    return made(corpus, request.param)
+
+
+@pytest.fixture(scope="module")
+def s3(corpus, tmp_path_factory):
+    """The S3 server with every model but PAST_2GB put into BUCKET as ORG/NAME/FILE."""
+    served = tmp_path_factory.mktemp("s3-served")
+    for model in corpus.iterdir():
+        if model.name != PAST_2GB and (model / "made.json").is_file():
+            (served / ORG / model.name).mkdir(parents=True)
+            for f in model.iterdir():
+                (served / ORG / model.name / f.name).symlink_to(f)
+    work = pathlib.Path(os.environ.get("ONNXMAP_S3_WORK") or tmp_path_factory.mktemp("s3work"))
+    node, modules = npm_modules(work)
+    server = S3Server(node, modules, served, tmp_path_factory.mktemp("s3store"))
+    yield server
+    server.stop()
 
 
 def output(onnxmap, *args, env=None):
@@ -93,3 +122,22 @@ def test_load_by_url_and_onto_the_host_engine(onnxmap, corpus, server, name):
     if sum(p.stat().st_size for p in path.parent.iterdir()) < 2**31:
         url = server.url("ok", f"{ORG}/{name}/model.onnx")
         assert counts(output(onnxmap, "load", url, "--json")) == local
+
+
+def from_s3(onnxmap, s3, name, *args):
+    """onnxmap VERB s3://BUCKET/ORG/NAME/model.onnx ARGS, signed, with no credentials of the
+    caller's home."""
+    verb, rest = args[0], args[1:]
+    url = f"s3://{BUCKET}/{ORG}/{name}/model.onnx"
+    return output(onnxmap, verb, url, *rest, env={**signed(s3), "HOME": "/nonexistent"})
+
+
+@pytest.mark.parametrize("verb", VERBS[:2], ids=" ".join)
+def test_from_s3_as_on_disk(onnxmap, corpus, s3, s3_name, verb):
+    local = output(onnxmap, verb[0], corpus / s3_name / "model.onnx", *verb[1:])
+    same(verb, local, from_s3(onnxmap, s3, s3_name, *verb))
+
+
+def test_load_from_s3(onnxmap, corpus, s3, s3_name):
+    local = counts(output(onnxmap, "load", corpus / s3_name / "model.onnx", "--json"))
+    assert counts(from_s3(onnxmap, s3, s3_name, "load", "--json")) == local
