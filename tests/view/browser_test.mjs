@@ -102,7 +102,7 @@ async function checkTensors(page, m) {
   await screenshot(page, shots, m.label, 'tensors');
 
   const firstRows = [];
-  for (const [key, order] of [['bytes', 'desc'], ['bytes', 'asc'], ['name', 'asc']]) {
+  for (const [key, order] of [['bytes', 'desc'], ['bytes', 'asc'], ['name', 'asc'], ['module', 'asc']]) {
     const want = (await api(m.url, 'tensors', { limit: 1, sort: key, order })).rows[0].name;
     await andWait(page, 'tensors', () => page.click(`[data-testid=tensors-header-${key}]`));
     const got = (await rowNames(page))[0];
@@ -112,11 +112,13 @@ async function checkTensors(page, m) {
     firstRows.push(got);
   }
   check(`${m.label} tensors: sorting changed the first row`, firstRows.some((name) => name !== names[0]), firstRows);
+  await checkModules(page, m);
 
   // A layer's tensors where names say layers, else the first tensor by name.
   const layer = await api(m.url, 'tensors', { limit: 1, filter: '*layers.1*', sort: 'name' });
   const glob = layer.matched > 0 ? '*layers.1*' : `*${names[0]}*`;
-  const filtered = await api(m.url, 'tensors', { limit: 1, filter: glob, sort: 'name' });
+  // In the page's order: by module, the last header clicked.
+  const filtered = await api(m.url, 'tensors', { limit: 1, filter: glob, sort: 'module' });
   await andWait(page, 'tensors', () => page.type('[data-testid=tensors-filter]', glob));
   await waitText(page, `${m.label} tensors: the filter ${glob} narrows the count`, '[data-testid=tensors-count]',
     `${formatInt(filtered.matched)} of ${formatInt(filtered.total)} tensors`);
@@ -145,6 +147,17 @@ async function checkTensors(page, m) {
   await show(page, link, 'tensor');
   const opened = await page.$eval('[data-testid=tensor-path]', (n) => n.textContent);
   check(`${m.label} tensors: row ${deep}'s link opens its tensor`, opened === deepRow.path, { opened, want: deepRow.path });
+}
+
+/** Sorted by module (the last click of checkTensors): each shown row's module cell is its
+ * module in /api/tensors ('—' where none), and the rows come in the API's module order. */
+async function checkModules(page, m) {
+  const want = (await api(m.url, 'tensors', { limit: 10, sort: 'module' })).rows;
+  const shown = await page.$$eval('[data-testid=tensor-row]', (rows) =>
+    rows.slice(0, 10).map((row) => [row.dataset.name, row.querySelector('.c-module').textContent]));
+  const expected = want.map((r) => [r.name, r.module ?? '—']).slice(0, shown.length);
+  check(`${m.label} tensors: sorted by module, each row names its module`, shown.length > 0 && same(shown, expected),
+    { shown, expected });
 }
 
 /** The largest two-dimensional tensor of at most 64 MiB (statistics stay quick). */

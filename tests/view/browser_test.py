@@ -2,7 +2,8 @@
 after the viewer opened it, a 320 GB sparse one, one of 360,003 nodes, and graph_models.py's
 PaddleOCR-shaped, torch-exported, 300,001-node flat-named and If/Loop/Scan ones), takes the ten
 real exporters' models of real_models.py (PaddleOCR, IS-Net quantized by ONNX Runtime, tf2onnx's
-and torch's wake-word models, Silero VAD, ...), starts `onnxmap view` on each and runs
+and torch's wake-word models, Silero VAD, ...) and torch 2.15's dynamo export of a Llama
+(tests/exporters/), starts `onnxmap view` on each and runs
 browser_test.mjs (puppeteer-core driving the system's Chromium) against them. Screenshots of
 every page land in WORK/view-screenshots/, WORK being ONNXMAP_BROWSER_WORK (tests/meson.build:
 the build's tests/), with figures.txt: the graph page's figures (times, box and edge counts) the
@@ -109,6 +110,27 @@ def real_paths(work):
     return real_models.fetch_for_tests(work / "real-models")
 
 
+def dynamo_llama():
+    """torch's dynamo export of the exporters' corpus (tests/exporters/make_corpus.py), whose
+    weights are renamed (val_105) and read by modules its metadata names; the corpus is made
+    (once per machine) by the PyPI environment's interpreter, as python/tests/test_exporters.py
+    makes it.
+    Fails where ONNXMAP_PYPI_VENV is unset under CI, and skips so elsewhere."""
+    venv = os.environ.get("ONNXMAP_PYPI_VENV")
+    if not venv:
+        why = ("ONNXMAP_PYPI_VENV is not set: the exporters' corpus is made in the PyPI "
+               "environment (tools/test.sh sets it to the folder tools/venv.sh pypi makes)")
+        if os.environ.get("CI"):
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+    maker = HERE.parent / "exporters" / "make_corpus.py"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_PRELOAD")}
+    made = subprocess.run([str(pathlib.Path(venv) / "bin" / "python"), str(maker)],
+                          capture_output=True, text=True, timeout=1800, env=env)
+    assert made.returncode == 0, made.stderr[-3000:]
+    return pathlib.Path(made.stdout.strip().splitlines()[-1]) / "torch-llama" / "model.onnx"
+
+
 def test_pages_in_chromium(onnxmap, chromium, node_and_npm, modules, real_paths, work, tmp_path):
     shots = work / "view-screenshots"
     shutil.rmtree(shots, ignore_errors=True)
@@ -128,6 +150,7 @@ def test_pages_in_chromium(onnxmap, chromium, node_and_npm, modules, real_paths,
                                check=True, capture_output=True)
         for model_id, path in real_paths.items():
             viewers.append((f"real-{model_id}", Viewer(onnxmap.path, path).__enter__()))
+        viewers.append(("dynamo-llama", Viewer(onnxmap.path, dynamo_llama()).__enter__()))
         command = [node_and_npm[0], str(HERE / "browser_test.mjs"), chromium, str(shots)]
         command += [f"{label}={v.url}" for label, v in viewers]
         # Run from the modules' folder: the script requires puppeteer-core from there.

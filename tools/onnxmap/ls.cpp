@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "format.hpp"
@@ -32,18 +31,11 @@ struct LsArgs {
   std::string filter;  // a glob on the name; "" keeps every tensor
 };
 
-using Readers = std::unordered_map<std::string_view, InitializerReader>;
-
-// Who reads `t`, where it is an initializer of the main graph that a node reads.
-const InitializerReader* reader_of(const Readers& readers, const Tensor& t) {
-  if (!t.path().starts_with("graph.initializer[")) return nullptr;
-  const auto found = readers.find(t.name());
-  return found == readers.end() ? nullptr : &found->second;
-}
 
 // The tensors `args` select, in the order they ask for; every sort is stable, so ties keep the
 // model's breadth-first order.
-std::vector<Tensor> selected(const Model& model, const LsArgs& args, const Readers& readers) {
+std::vector<Tensor> selected(const Model& model, const LsArgs& args,
+                             const FirstReaders& readers) {
   std::vector<Tensor> out;
   for (const LoadItem& item : plan(model, PlanOptions::matching(args.filter)))
     out.push_back(item.tensor);
@@ -51,7 +43,7 @@ std::vector<Tensor> selected(const Model& model, const LsArgs& args, const Reade
     // By the position of the first reader in the graph: a layer's weights together, layers in
     // order; tensors no node of the main graph reads last.
     const auto position = [&](const Tensor& t) {
-      const InitializerReader* r = reader_of(readers, t);
+      const InitializerReader* r = readers.of(t);
       return r == nullptr ? UINT32_MAX : r->node;
     };
     std::stable_sort(out.begin(), out.end(),
@@ -104,14 +96,11 @@ int run_ls(const LsArgs& args) {
   options.mode = args.load.mode();
   options.remote = args.remote;
   const Model model = Model::open(args.model, options);
-  const std::optional<Graph> graph = model.graph();
-  const Readers readers = graph ? initializer_readers(*graph) : Readers{};
+  const FirstReaders readers(model);
   nlohmann::json rows = nlohmann::json::array();
   for (const Tensor& t : selected(model, args, readers)) {
     rows.push_back(tensor_json(t));
-    if (const InitializerReader* r = reader_of(readers, t)) {
-      rows.back().update(reader_json(graph->nodes()[r->node], r->input));
-    }
+    rows.back().update(readers.json(t));
   }
   if (args.json) {
     print_json(std::cout, rows);

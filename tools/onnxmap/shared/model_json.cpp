@@ -138,4 +138,19 @@ nlohmann::json reader_json(const Node& reader, std::uint32_t input) {
   return out;
 }
 
+FirstReaders::FirstReaders(const Model& model) : graph_(model.graph()) {
+  if (graph_) readers_ = initializer_readers(*graph_);
+}
+
+const InitializerReader* FirstReaders::of(const Tensor& t) const {
+  if (!t.path().starts_with("graph.initializer[")) return nullptr;
+  const auto found = readers_.find(t.name());
+  return found == readers_.end() ? nullptr : &found->second;
+}
+
+nlohmann::json FirstReaders::json(const Tensor& t) const {
+  const InitializerReader* r = of(t);
+  return r == nullptr ? nlohmann::json::object() : reader_json(graph_->nodes()[r->node], r->input);
+}
+
 }  // namespace onnxmap::cli

@@ -3,6 +3,9 @@
 // `ls --json` and the viewer's API, so that each says the same thing the same way.
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
 
 #include "onnxmap/onnxmap.hpp"
 #include "onnxmap/stats.hpp"
@@ -24,6 +27,21 @@ namespace onnxmap::cli {
 // in blocks of block_size), "logical": {"dtype", "dims", "block_size", "op"}. An empty object
 // where it says neither.
 [[nodiscard]] nlohmann::json reader_json(const Node& reader, std::uint32_t input);
+
+// The first reader of each initializer of the main graph (initializer_readers), for the rows of
+// `ls` and of the viewer's tensor table. Holds views into the model, which must outlive it.
+class FirstReaders {
+ public:
+  explicit FirstReaders(const Model& model);
+  // Who reads `t`, where it is an initializer of the main graph that a node reads.
+  [[nodiscard]] const InitializerReader* of(const Tensor& t) const;
+  // reader_json of `t`'s first reader; an empty object where it has none.
+  [[nodiscard]] nlohmann::json json(const Tensor& t) const;
+
+ private:
+  std::optional<Graph> graph_;
+  std::unordered_map<std::string_view, InitializerReader> readers_;
+};
 
 // One row of `stats --json`: name, dtype, count, and with `s` min, max, mean, std, zeros, nans,
 // infinities and the histogram's counts; min, max, mean and std null where not finite.

@@ -44,17 +44,24 @@ std::string_view next_segment(std::string_view name, std::size_t prefix_size) {
   return cut == std::string_view::npos ? rest : rest.substr(0, cut + 1);
 }
 
-nlohmann::json tensor_row(const Model& model, std::uint32_t index) {
-  const Tensor t = model.tensor_at(index);
-  nlohmann::json row = tensor_json(t);
-  row["index"] = index;
-  row["elements"] = t.element_count();
-  return row;
-}
-
 TensorList::TensorList(Model model) : model_(std::move(model)) {}
 
+const FirstReaders& TensorList::readers() {
+  std::call_once(readers_made_, [&] { readers_.emplace(model_); });
+  return *readers_;
+}
+
+nlohmann::json TensorList::row(std::uint32_t index) {
+  const Tensor t = model_.tensor_at(index);
+  nlohmann::json out = tensor_json(t);
+  out.update(readers().json(t));
+  out["index"] = index;
+  out["elements"] = t.element_count();
+  return out;
+}
+
 std::shared_ptr<const TensorList::Indices> TensorList::order(const std::string& sort) {
+  const FirstReaders& first = readers();  // before the lock: call_once may take a while
   const std::lock_guard lock(mutex_);
   if (auto found = orders_.find(sort); found != orders_.end()) return found->second;
   auto out = std::make_shared<Indices>(model_.tensor_count());
@@ -72,8 +79,16 @@ std::shared_ptr<const TensorList::Indices> TensorList::order(const std::string& 
     by([](const Tensor& t) { return to_string(t.data_type()); });
   } else if (sort == "offset") {
     by(file_order);
+  } else if (sort == "module") {
+    // As ls --sort module: by the first reader's place in the graph, a layer's weights
+    // together; tensors no node of the main graph reads last.
+    by([&](const Tensor& t) {
+      const InitializerReader* r = first.of(t);
+      return r == nullptr ? UINT32_MAX : r->node;
+    });
   } else if (sort != "index") {
-    throw std::invalid_argument("sort: " + sort + " not in {index, name, bytes, dtype, offset}");
+    throw std::invalid_argument("sort: " + sort +
+                                " not in {index, name, bytes, dtype, offset, module}");
   }
   if (reads_intact()) orders_[sort] = out;  // none read from a cut file's zeros
   return out;
@@ -104,7 +119,7 @@ nlohmann::json TensorList::page(const TensorPageQuery& query) {
   for (std::size_t k = 0; k < n; ++k) {
     const std::uint32_t i = (*sorted)[query.descending ? n - 1 - k : k];
     if ((*keep)[i] == 0) continue;
-    if (matched >= query.offset && rows.size() < query.limit) rows.push_back(tensor_row(model_, i));
+    if (matched >= query.offset && rows.size() < query.limit) rows.push_back(row(i));
     ++matched;
   }
   return {{"total", n}, {"matched", matched}, {"offset", query.offset}, {"rows", std::move(rows)}};

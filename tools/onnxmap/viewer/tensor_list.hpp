@@ -8,16 +8,18 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "onnxmap/onnxmap.hpp"
+#include "shared/model_json.hpp"
 
 namespace onnxmap::cli::viewer {
 
 struct TensorPageQuery {
-  std::string sort = "index";  // index, name, bytes, dtype or offset
+  std::string sort = "index";  // index, name, bytes, dtype, offset or module
   bool descending = false;
   std::string filter;  // a glob on the name; empty: every tensor
   std::uint64_t offset = 0;
@@ -28,7 +30,8 @@ class TensorList {
  public:
   explicit TensorList(Model model);
 
-  // {"total", "matched", "offset", "rows": [the rows of ls --json with "index" and "elements"]}.
+  // {"total", "matched", "offset", "rows": [the rows of ls --json (the first reader's module
+  // and logical form included) with "index" and "elements"]}.
   // Throws std::invalid_argument for an unknown sort key.
   [[nodiscard]] nlohmann::json page(const TensorPageQuery& query);
   // Computes the order `sort` names now, so that its first page does not wait for it.
@@ -43,15 +46,18 @@ class TensorList {
   std::shared_ptr<const Indices> order(const std::string& sort);
   // One byte per tensor: whether its name matches `filter`.
   std::shared_ptr<const std::vector<std::uint8_t>> matches(const std::string& filter);
+  // The main graph's first readers, found on the first call (a pass over its nodes).
+  const FirstReaders& readers();
+  // One row of the table: `ls --json`'s, with the tensor's index and element count.
+  nlohmann::json row(std::uint32_t index);
 
   Model model_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const Indices>> orders_;
   std::map<std::string, std::shared_ptr<const std::vector<std::uint8_t>>> filters_;  // a few kept
+  std::once_flag readers_made_;
+  std::optional<FirstReaders> readers_;
 };
-
-// One row of the table: `ls --json`'s, with the tensor's index and element count.
-[[nodiscard]] nlohmann::json tensor_row(const Model& model, std::uint32_t index);
 // The segment of `name` after its first `prefix_size` bytes, up to and including the next '.'
 // or '/' (or the rest): the unit the treemap and the graph fold names by.
 [[nodiscard]] std::string_view next_segment(std::string_view name, std::size_t prefix_size);

@@ -31,7 +31,7 @@ export function formatValue(v) {
   if (typeof v !== 'number') return String(v);
   if (Number.isInteger(v) && Math.abs(v) < 1e15) return String(v);
   const abs = Math.abs(v);
-  if (abs !== 0 && (abs < 1e-4 || abs >= 1e9)) return v.toExponential(4).replace(/\.?0+e/, 'e');
+  if (abs !== 0 && (abs < 1e-4 || abs >= 1e9)) return v.toExponential(5).replace(/\.?0+e/, 'e');
   return String(Number(v.toPrecision(6)));
 }
 

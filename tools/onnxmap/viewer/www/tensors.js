@@ -1,5 +1,6 @@
 // The tensor table page (#/tensors?sort=&order=&filter=&prefix=): a virtual scroller over
-// /api/tensors (pages of 200 rows), sortable by clicking a header, filtered by a glob; beside
+// /api/tensors (pages of 200 rows), sortable by clicking a header (module: the module of the
+// node that reads each weight, layer by layer), filtered by a glob; beside
 // it the size treemap of the same filter (/api/treemap), drilled into by `prefix`.
 // Sort clicks and treemap drills push a history entry; typing the filter replaces the entry.
 
@@ -20,6 +21,7 @@ const NEST_MIN = { w: 90, h: 60 }; // a group box this big shows its children in
 const COLUMNS = [
   { key: 'index', label: '#', cls: 'c-index num', sortable: true },
   { key: 'name', label: 'name', cls: 'c-name', sortable: true },
+  { key: 'module', label: 'module', cls: 'c-module', sortable: true },
   { key: 'dtype', label: 'dtype', cls: 'c-dtype', sortable: true },
   { key: 'dims', label: 'dims', cls: 'c-dims' },
   { key: 'bytes', label: 'size', cls: 'c-bytes num', sortable: true },
@@ -145,6 +147,7 @@ function tensorRow(t) {
   return el('div', { class: 'row', 'data-testid': 'tensor-row', 'data-name': t.name, 'data-index': t.index },
     el('span', { class: 'c-index num' }, t.index),
     el('span', { class: 'c-name' }, el('a', { href: href.tensor(t.name, t.index), title: t.name }, tensorName(t.name))),
+    el('span', { class: 'c-module', title: t.module ?? 'read by no node of the main graph naming a module' }, t.module ?? '—'),
     el('span', { class: 'c-dtype' }, t.dtype),
     el('span', { class: 'c-dims', title: formatDims(t.dims) }, formatDims(t.dims)),
     el('span', { class: 'c-bytes num' }, bytesSpan(t.bytes)),
