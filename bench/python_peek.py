@@ -247,6 +247,17 @@ def machine():
             f"load average {os.getloadavg()[0]:.2f} at the start")
 
 
+def shown(path):
+    """`path` as the report prints it: relative to the repository where it lies inside it,
+    else with ~ for the home folder, so that no machine's own paths go into bench/."""
+    path = pathlib.Path(path).resolve()
+    if path.is_relative_to(HERE.parent):
+        return str(path.relative_to(HERE.parent))
+    if path.is_relative_to(pathlib.Path.home()):
+        return "~/" + str(path.relative_to(pathlib.Path.home()))
+    return str(path)
+
+
 def versions(build):
     import importlib.metadata as meta
     import onnxmap
@@ -256,8 +267,8 @@ def versions(build):
                                         capture_output=True, text=True, check=True).stdout)
     buildtype = next(o["value"] for o in options if o["name"] == "buildtype")
     return (f"Python {platform.python_version()}, {found}; onnxmap {onnxmap.__version__} "
-            f"(the package from {pathlib.Path(onnxmap.__file__).parent}, pybind11 "
-            f"{onnxmap._onnxmap._pybind11_version}); C++ from {build} ({buildtype})")
+            f"(the package from {shown(pathlib.Path(onnxmap.__file__).parent)}, pybind11 "
+            f"{onnxmap._onnxmap._pybind11_version}); C++ from {shown(build)} ({buildtype})")
 
 
 def main():
@@ -279,7 +290,7 @@ def main():
         path = model_path(name, args.cache)
         print(f"measuring {name} ({path}) ...", file=sys.stderr, flush=True)
         medians, every = bench_model(build, path, TENSOR[name], args.runs)
-        models[name] = {"path": str(path), "tensor": TENSOR[name], "facts": model_facts(path),
+        models[name] = {"path": shown(path), "tensor": TENSOR[name], "facts": model_facts(path),
                         "medians": medians, "every": every}
     header["machine"] += f", {os.getloadavg()[0]:.2f} at the end"
     header["recipes"] = {
