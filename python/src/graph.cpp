@@ -59,8 +59,8 @@ py::object elem_type(const PyValueInfo& self) {
 py::dict readers_dict(const PyGraph& self) {
   py::dict out;
   for (const auto& [name, reader] : initializer_readers(self.view)) {
-    out[py::str(name.data(), name.size())] = py::make_tuple(reader.node, reader.input,
-                                                            reader.module);
+    out[py::str(name.data(), name.size())] =
+        py::make_tuple(reader.node, reader.input, reader.module);
   }
   return out;
 }

@@ -31,23 +31,16 @@ struct LsArgs {
   std::string filter;  // a glob on the name; "" keeps every tensor
 };
 
-
 // The tensors `args` select, in the order they ask for; every sort is stable, so ties keep the
 // model's breadth-first order.
-std::vector<Tensor> selected(const Model& model, const LsArgs& args,
-                             const FirstReaders& readers) {
+std::vector<Tensor> selected(const Model& model, const LsArgs& args, const FirstReaders& readers) {
   std::vector<Tensor> out;
   for (const LoadItem& item : plan(model, PlanOptions::matching(args.filter)))
     out.push_back(item.tensor);
   if (args.sort == "module") {
-    // By the position of the first reader in the graph: a layer's weights together, layers in
-    // order; tensors no node of the main graph reads last.
-    const auto position = [&](const Tensor& t) {
-      const InitializerReader* r = readers.of(t);
-      return r == nullptr ? UINT32_MAX : r->node;
-    };
-    std::stable_sort(out.begin(), out.end(),
-                     [&](const Tensor& a, const Tensor& b) { return position(a) < position(b); });
+    std::stable_sort(out.begin(), out.end(), [&](const Tensor& a, const Tensor& b) {
+      return readers.position(a) < readers.position(b);
+    });
   } else if (args.sort == "name") {
     std::stable_sort(out.begin(), out.end(), [](const Tensor& a, const Tensor& b) {
       return a.lookup_name() < b.lookup_name();

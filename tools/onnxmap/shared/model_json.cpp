@@ -148,6 +148,11 @@ const InitializerReader* FirstReaders::of(const Tensor& t) const {
   return found == readers_.end() ? nullptr : &found->second;
 }
 
+std::uint32_t FirstReaders::position(const Tensor& t) const {
+  const InitializerReader* r = of(t);
+  return r == nullptr ? UINT32_MAX : r->node;
+}
+
 nlohmann::json FirstReaders::json(const Tensor& t) const {
   const InitializerReader* r = of(t);
   return r == nullptr ? nlohmann::json::object() : reader_json(graph_->nodes()[r->node], r->input);

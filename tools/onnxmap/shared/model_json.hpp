@@ -35,6 +35,9 @@ class FirstReaders {
   explicit FirstReaders(const Model& model);
   // Who reads `t`, where it is an initializer of the main graph that a node reads.
   [[nodiscard]] const InitializerReader* of(const Tensor& t) const;
+  // The first reader's index in the main graph's nodes, UINT32_MAX where none: the key of
+  // `--sort module` (a layer's weights together, layers in order, unread tensors last).
+  [[nodiscard]] std::uint32_t position(const Tensor& t) const;
   // reader_json of `t`'s first reader; an empty object where it has none.
   [[nodiscard]] nlohmann::json json(const Tensor& t) const;
 

@@ -61,7 +61,6 @@ nlohmann::json TensorList::row(std::uint32_t index) {
 }
 
 std::shared_ptr<const TensorList::Indices> TensorList::order(const std::string& sort) {
-  const FirstReaders& first = readers();  // before the lock: call_once may take a while
   const std::lock_guard lock(mutex_);
   if (auto found = orders_.find(sort); found != orders_.end()) return found->second;
   auto out = std::make_shared<Indices>(model_.tensor_count());
@@ -80,12 +79,8 @@ std::shared_ptr<const TensorList::Indices> TensorList::order(const std::string& 
   } else if (sort == "offset") {
     by(file_order);
   } else if (sort == "module") {
-    // As ls --sort module: by the first reader's place in the graph, a layer's weights
-    // together; tensors no node of the main graph reads last.
-    by([&](const Tensor& t) {
-      const InitializerReader* r = first.of(t);
-      return r == nullptr ? UINT32_MAX : r->node;
-    });
+    const FirstReaders& first = readers();
+    by([&](const Tensor& t) { return first.position(t); });
   } else if (sort != "index") {
     throw std::invalid_argument("sort: " + sort +
                                 " not in {index, name, bytes, dtype, offset, module}");
