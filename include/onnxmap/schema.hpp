@@ -109,12 +109,6 @@ enum class TensorStorage : std::uint8_t {
 
 [[nodiscard]] ONNXMAP_API std::string_view to_string(TensorStorage storage) noexcept;
 
-// The name of a message kind as onnx.proto spells it ("TensorProto", "TypeProto.Tensor"), and
-// the kind of such a name (nullopt for a name no message of onnx.proto has).
-[[nodiscard]] ONNXMAP_API std::string_view message_name(schema::MessageKind kind) noexcept;
-[[nodiscard]] ONNXMAP_API std::optional<schema::MessageKind> parse_message_kind(
-    std::string_view name) noexcept;
-
 // The newest IR version this build knows; newer files still open.
 inline constexpr std::int64_t kLatestIrVersion = 14;
 

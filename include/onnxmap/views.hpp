@@ -351,12 +351,6 @@ class ONNXMAP_API TrainingInfo {
   std::uint32_t record_;  // the message's record in the index
 };
 
-// Which node makes each value of one body of nodes (a graph's or a function's nodes): the
-// position in `nodes` of the first node with that output name. Empty output names (optional
-// outputs left out) are not values. The names view the model's bytes.
-[[nodiscard]] ONNXMAP_API std::unordered_map<std::string_view, std::uint32_t> value_producers(
-    const ViewRange<Node>& nodes);
-
 // The module of the network that `node` computes for, as its exporter recorded it: the module
 // path of torch's dynamo exporter's `namespace` metadata (": LlamaForCausalLM/model.layers.0:
 // LlamaDecoderLayer/model.layers.0.mlp.up_proj: Linear/linear_3: aten.linear" ->

@@ -2,7 +2,10 @@
 // The checks `check` runs on an opened model, one file each. Each appends what it finds to the
 // report, in the order it meets it.
 
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "onnxmap/check.hpp"
 #include "view/view_access.hpp"
@@ -19,6 +22,12 @@ inline void add_problem(CheckReport& report, ProblemKind kind, std::string path,
                         std::uint64_t offset = Error::kNoOffset) {
   report.problems.push_back({kind, std::move(path), std::move(detail), offset});
 }
+
+// Which node makes each value of one body of nodes (a graph's or a function's nodes): the
+// position in `nodes` of the first node with that output name. Empty output names (optional
+// outputs left out) are not values. The names view the model's bytes (scopes.cpp).
+[[nodiscard]] std::unordered_map<std::string_view, std::uint32_t> value_producers(
+    const ViewRange<Node>& nodes);
 
 // Names and order in every graph and function: duplicates, SSA, undefined and out-of-order node
 // inputs, undefined outputs, node domains without an opset import (scopes.cpp).

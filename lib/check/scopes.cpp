@@ -334,6 +334,17 @@ class ScopeChecker {
 
 }  // namespace
 
+std::unordered_map<std::string_view, std::uint32_t> value_producers(const ViewRange<Node>& nodes) {
+  std::unordered_map<std::string_view, std::uint32_t> producer;
+  producer.reserve(nodes.size());
+  for (std::uint32_t k = 0; k < nodes.size(); ++k) {
+    for (const std::string_view out : nodes[k].outputs()) {
+      if (!out.empty()) producer.emplace(out, k);
+    }
+  }
+  return producer;
+}
+
 void check_scopes(const Model& model, CheckReport& report) {
   ScopeChecker(model, report).run();
 }

@@ -138,16 +138,4 @@ std::string ModelVersion::to_string() const {
   return std::to_string(major()) + "." + std::to_string(minor()) + "." + std::to_string(patch());
 }
 
-std::string_view message_name(schema::MessageKind kind) noexcept {
-  return schema::descriptor(kind).name;
-}
-
-std::optional<schema::MessageKind> parse_message_kind(std::string_view name) noexcept {
-  for (int k = 0; k < schema::kMessageKindCount; ++k) {
-    const auto kind = static_cast<schema::MessageKind>(k);
-    if (message_name(kind) == name) return kind;
-  }
-  return std::nullopt;
-}
-
 }  // namespace onnxmap

@@ -1,6 +1,7 @@
 #include "tooling.hpp"
 
 #include "common/fault_guard.hpp"
+#include "schema/descriptors.hpp"
 #include "schema/fields.hpp"
 #include "stats/values.hpp"
 #include "wire/wire.hpp"
@@ -19,6 +20,18 @@ void save_bytes(const std::filesystem::path& path,
   std::vector<io::NewFile> no_data;
   io::NewFile file = out.finish(durable);
   detail::commit_model(no_data, file, durable);
+}
+
+std::string_view message_name(schema::MessageKind kind) noexcept {
+  return schema::descriptor(kind).name;
+}
+
+std::optional<schema::MessageKind> parse_message_kind(std::string_view name) noexcept {
+  for (int k = 0; k < schema::kMessageKindCount; ++k) {
+    const auto kind = static_cast<schema::MessageKind>(k);
+    if (message_name(kind) == name) return kind;
+  }
+  return std::nullopt;
 }
 
 std::vector<std::byte> encoded_strings(const Tensor& tensor) {

@@ -12,9 +12,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
+#include "onnxmap/message_kind.hpp"
 #include "onnxmap/schema.hpp"
 #include "onnxmap/tensor.hpp"
 
@@ -25,6 +28,11 @@ namespace onnxmap::tooling {
 // file), and synced to disk first when `durable`. Throws onnxmap::Error (io). For `get`'s files.
 void save_bytes(const std::filesystem::path& path,
                 std::span<const std::span<const std::byte>> parts, bool durable = false);
+
+// The name of a message kind as onnx.proto spells it ("TensorProto", "TypeProto.Tensor"), and
+// the kind of such a name (nullopt for a name no message of onnx.proto has): `dump --message`.
+[[nodiscard]] std::string_view message_name(schema::MessageKind kind) noexcept;
+[[nodiscard]] std::optional<schema::MessageKind> parse_message_kind(std::string_view name) noexcept;
 
 // A STRING tensor's elements as the file stores them, one string_data field (tag, length,
 // bytes) each, in order, which any protobuf reader splits again: what `onnxmap get --raw`

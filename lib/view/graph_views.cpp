@@ -263,15 +263,4 @@ std::vector<StringStringEntry> TrainingInfo::update_binding() const {
                                 detail::Fields(index_, record_).messages_field(TI::kUpdateBinding));
 }
 
-std::unordered_map<std::string_view, std::uint32_t> value_producers(const ViewRange<Node>& nodes) {
-  std::unordered_map<std::string_view, std::uint32_t> producer;
-  producer.reserve(nodes.size());
-  for (std::uint32_t k = 0; k < nodes.size(); ++k) {
-    for (const std::string_view out : nodes[k].outputs()) {
-      if (!out.empty()) producer.emplace(out, k);
-    }
-  }
-  return producer;
-}
-
 }  // namespace onnxmap

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "check/checks.hpp"
 #include "check_builder.hpp"
 
 namespace onnxmap {
@@ -161,7 +162,7 @@ TEST(CheckGraph, ValueProducers) {
                                   node({"x"}, {"a"}), node({"b"}, {"", "c"}, "Split")},
                                  {"c"}));
   const Model m = Model::from_bytes(bytes);
-  const auto producers = value_producers(m.graph()->nodes());
+  const auto producers = detail::value_producers(m.graph()->nodes());
   EXPECT_EQ(producers.size(), 3U);
   EXPECT_EQ(producers.at("a"), 0U);
   EXPECT_EQ(producers.at("b"), 1U);

@@ -6,6 +6,7 @@
 #include "load_mode_option.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
+#include "tooling.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -25,13 +26,13 @@ std::string known_messages() {
   std::string out;
   for (int k = 0; k < schema::kMessageKindCount; ++k) {
     out += ' ';
-    out += message_name(static_cast<schema::MessageKind>(k));
+    out += tooling::message_name(static_cast<schema::MessageKind>(k));
   }
   return out;
 }
 
 int run_dump(const DumpArgs& args) {
-  const std::optional<schema::MessageKind> kind = parse_message_kind(args.message);
+  const std::optional<schema::MessageKind> kind = tooling::parse_message_kind(args.message);
   if (!kind) {
     std::cerr << "onnxmap dump: --message " << args.message << " is not a message of onnx.proto;"
               << " one of:" << known_messages() << '\n';
