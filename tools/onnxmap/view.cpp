@@ -80,8 +80,7 @@ int run_view(const ViewArgs& args) {
   options.mode = args.load.mode();
   options.remote = args.remote;
   options.collect_payload_errors = true;  // a model with a broken tensor is still shown
-  viewer::LayoutHelperOptions layout;
-  layout.command = viewer::self_helper_command();
+  viewer::LayoutOptions layout;
   layout.time_limit = std::chrono::milliseconds(static_cast<long>(args.layout_seconds * 1000));
   viewer::ViewApi api(Model::open(args.model, options), source_name(args.model), layout);
   const auto server = listen(args, api);
