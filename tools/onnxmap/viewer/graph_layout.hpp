@@ -80,10 +80,10 @@ struct LayoutOptions {
 // index out of range.
 [[nodiscard]] LayoutResult layout_graph(const LayoutInput& input, const LayoutOptions& options);
 
-// The drawing made without Graphviz: the boxes in one column, each cluster's boxes and clusters
-// together, in the order of `input` otherwise; an edge between neighbours straight down, the
-// others as arcs to the right of everything. Nothing overlaps and no edge passes through a box;
-// `way` is "column".
+// The drawing made without Graphviz: one box a row, tails above heads where the edges allow
+// (sources first), each cluster's boxes consecutive rows; an edge between neighbours straight
+// across, the others out to the right of everything and back. Nothing overlaps and no edge
+// passes through a box; `way` is "column".
 [[nodiscard]] LayoutResult column_layout(const LayoutInput& input);
 
 // Throws onnxmap::Error (invalid_argument) for a cluster, box or edge index out of range.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <queue>
 #include <vector>
 
 #include "graph_geometry.hpp"
@@ -15,8 +17,38 @@ constexpr double kRowGap = 24;   // pixels between rows, and between sibling clu
 constexpr double kLaneGap = 12;  // pixels between the vertical parts of two arcs
 constexpr std::size_t kLanes = 12;
 
-// Each cluster's members (boxes and clusters, in the order their first box comes in `in`) and,
-// at index clusters.size(), the top level's.
+// The boxes in an order where each edge's tail comes before its head (Kahn's, the smallest box
+// index first among those ready; boxes on a cycle, which a level does not have, last).
+std::vector<std::size_t> sources_first(const LayoutInput& in) {
+  std::vector<std::size_t> waiting(in.boxes.size(), 0);
+  std::vector<std::vector<std::size_t>> heads(in.boxes.size());
+  for (const LayoutEdge& e : in.edges) {
+    heads[e.from].push_back(e.to);
+    ++waiting[e.to];
+  }
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+  for (std::size_t b = 0; b < in.boxes.size(); ++b) {
+    if (waiting[b] == 0) ready.push(b);
+  }
+  std::vector<std::size_t> order;
+  std::vector<bool> done(in.boxes.size(), false);
+  while (!ready.empty()) {
+    const std::size_t b = ready.top();
+    ready.pop();
+    order.push_back(b);
+    done[b] = true;
+    for (const std::size_t h : heads[b]) {
+      if (--waiting[h] == 0) ready.push(h);
+    }
+  }
+  for (std::size_t b = 0; b < in.boxes.size(); ++b) {
+    if (!done[b]) order.push_back(b);
+  }
+  return order;
+}
+
+// Each cluster's members (boxes and clusters, in the order their first box comes in
+// sources_first) and, at index clusters.size(), the top level's.
 struct Member {
   bool cluster = false;
   std::size_t index = 0;
@@ -27,7 +59,7 @@ std::vector<std::vector<Member>> members(const LayoutInput& in) {
   const auto slot = [top](int c) { return c < 0 ? top : static_cast<std::size_t>(c); };
   std::vector<std::vector<Member>> out(top + 1);
   std::vector<bool> placed(top, false);
-  for (std::size_t b = 0; b < in.boxes.size(); ++b) {
+  for (const std::size_t b : sources_first(in)) {
     int c = in.boxes[b].cluster;
     out[slot(c)].push_back({false, b});
     while (c >= 0 && !placed[static_cast<std::size_t>(c)]) {
