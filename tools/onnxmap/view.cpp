@@ -115,7 +115,7 @@ void add_view_verb(CLI::App& app) {
   sub->add_flag("--no-browser", args->no_browser, "only print the URL");
   sub->add_option("--layout-time-limit", args->layout_seconds,
                   "seconds Graphviz may take to lay out one drawing of the graph page; past "
-                  "them a simpler drawing is shown (default 5)")
+                  "them its boxes are drawn in a column, with a note (default 5)")
       ->check(CLI::Range(0.01, 3600.0));
   add_load_mode_option(sub, args->load);
   add_verb(sub, [args] { return run_view(*args); });

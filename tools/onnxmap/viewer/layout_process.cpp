@@ -171,7 +171,10 @@ void reap(pid_t pid, bool late, Clock::time_point deadline, ProcessRun& run) {
     if (late) ::kill(pid, SIGKILL);
     const pid_t got = ::waitpid(pid, &status, late ? 0 : WNOHANG);
     if (got == pid) break;
-    if (got < 0 && errno != EINTR) return;
+    if (got < 0 && errno != EINTR) {
+      run.error = std::string("its exit was not seen: ") + std::strerror(errno);
+      return;  // (not_started: no result to trust)
+    }
     if (got == 0 && Clock::now() >= deadline) late = true;
     if (got == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
