@@ -25,38 +25,35 @@ std::string inches(double pixels) {
   return std::to_string(pixels / 72.0);
 }
 
-// What each cluster holds, and (at index clusters.size()) the top level: in `flat`, every box
-// at the top level and no cluster.
+// Each cluster's boxes, and the clusters inside each (at index clusters.size(): those at the top
+// level); in `flat`, none.
 struct ClusterTree {
   std::vector<std::vector<std::size_t>> boxes, clusters;
 };
 
 ClusterTree cluster_tree(const LayoutInput& in, bool flat) {
   const std::size_t top = in.clusters.size();
-  ClusterTree tree{std::vector<std::vector<std::size_t>>(top + 1),
+  ClusterTree tree{std::vector<std::vector<std::size_t>>(top),
                    std::vector<std::vector<std::size_t>>(top + 1)};
   for (std::size_t c = 0; c < top && !flat; ++c) {
     const int parent = in.clusters[c].parent;
     tree.clusters[parent < 0 ? top : static_cast<std::size_t>(parent)].push_back(c);
   }
-  for (std::size_t b = 0; b < in.boxes.size(); ++b) {
+  for (std::size_t b = 0; b < in.boxes.size() && !flat; ++b) {
     const int cluster = in.boxes[b].cluster;
-    tree.boxes[cluster < 0 || flat ? top : static_cast<std::size_t>(cluster)].push_back(b);
+    if (cluster >= 0) tree.boxes[static_cast<std::size_t>(cluster)].push_back(b);
   }
   return tree;
 }
 
-void write_members(std::string& dot, const LayoutInput& in, const ClusterTree& tree,
-                   std::size_t at) {
+// The clusters inside `at` (an index into tree), each with the names of its boxes.
+void write_clusters(std::string& dot, const ClusterTree& tree, std::size_t at) {
   for (const std::size_t c : tree.clusters[at]) {
     // No label: the page draws it in the margin (and no model text reaches Graphviz).
     dot += "subgraph cluster_" + std::to_string(c) + " {\nmargin=22;\n";
-    write_members(dot, in, tree, c);
+    for (const std::size_t b : tree.boxes[c]) dot += "b" + std::to_string(b) + ";\n";
+    write_clusters(dot, tree, c);
     dot += "}\n";
-  }
-  for (const std::size_t b : tree.boxes[at]) {
-    dot += "b" + std::to_string(b) + " [width=" + inches(in.boxes[b].width) +
-           ", height=" + inches(in.boxes[b].height) + "];\n";
   }
 }
 
@@ -74,7 +71,13 @@ std::string dot_text(const LayoutInput& in, std::string_view way) {
     dot += "nslimit=1;\nnslimit1=1;\nmclimit=0.2;\n";
   }
   dot += "node [shape=box, fixedsize=true, label=\"\"];\nedge [arrowhead=none];\n";
-  write_members(dot, in, cluster_tree(in, flat), in.clusters.size());
+  // The boxes made in index order (dot's first order within a rank follows it), then put in
+  // their clusters.
+  for (std::size_t b = 0; b < in.boxes.size(); ++b) {
+    dot += "b" + std::to_string(b) + " [width=" + inches(in.boxes[b].width) +
+           ", height=" + inches(in.boxes[b].height) + "];\n";
+  }
+  write_clusters(dot, cluster_tree(in, flat), in.clusters.size());
   for (std::size_t e = 0; e < in.edges.size(); ++e) {
     dot += "b" + std::to_string(in.edges[e].from) + " -> b" + std::to_string(in.edges[e].to) +
            " [id=e" + std::to_string(e) + "];\n";
