@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "onnxmap/onnxmap.hpp"
-#include "viewer/layout_protocol.hpp"
 #include "viewer/view_api.hpp"
 
 namespace {
@@ -53,16 +52,12 @@ std::pair<double, double> time_request(viewer::ViewApi& api, const std::string& 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Its layouts run in copies of itself, as the viewer's do in copies of onnxmap.
-  if (argc == 2 && argv[1] == viewer::kLayoutHelperVerb) return viewer::serve_layouts();
   std::printf(
       "| model | request | first (ms) | median of the next 21 (ms) |\n|---|---|---:|---:|\n");
   for (int i = 1; i < argc; ++i) {
     const std::filesystem::path path = argv[i];
     auto start = Clock::now();
-    viewer::LayoutHelperOptions layout;
-    layout.command = viewer::self_helper_command();
-    viewer::ViewApi api(onnxmap::Model::open(path), path.filename().string(), layout);
+    viewer::ViewApi api(onnxmap::Model::open(path), path.filename().string());
     const double open_ms = ms_since(start);
     std::printf("| %s | open the model | %.1f | |\n", path.stem().c_str(), open_ms);
     const std::uint64_t rows = onnxmap::Model::open(path).tensor_count();

@@ -10,8 +10,8 @@
 #
 # The GPU machines have CUDA, PyTorch (and maybe safetensors), Python 3.12 and 16 cores, but no
 # Debian packages, no compiler toolchain to rely on and no registry: build elsewhere, carry the
-# build folder. Debian's Boost.Iostreams and its compressors (and the viewer's Graphviz) stay
-# shared libraries whatever -Dprefer_static says, so `--bundle` copies them into
+# build folder. Debian's Boost.Iostreams and its compressors stay shared libraries whatever
+# -Dprefer_static says, so `--bundle` copies them into
 # BUILD/carried-libs/, which this script puts first on LD_LIBRARY_PATH: the binary and the
 # module then need only glibc and libstdc++ there (no older than where they were built; a
 # machine with PyTorch has both), and find

@@ -15,8 +15,8 @@ onnxmap_demo_packages=(
   libboost-dev libboost-iostreams-dev
   # The command's arguments and JSON output (header-only).
   libcli11-dev nlohmann-json3-dev
-  # onnxmap view's graph page: Graphviz's dot lays out each scene (libgvc, linked into the command).
-  libgraphviz-dev
+  # onnxmap view's graph page: Graphviz's dot program lays out each scene (run per drawing).
+  graphviz
   # SHA-1 of external data checksums (check --data).
   libssl-dev
   # Models read over HTTP (http:// and https:// URLs): the headers, and libcurl loaded at run time.

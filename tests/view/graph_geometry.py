@@ -81,7 +81,7 @@ def box_problems(d):
     # A "flat" layout (api.md: dot routed an edge through a box with clusters) draws each
     # cluster around its boxes, where it may hold boxes and clusters of others.
     foreign = d["layout"] != "flat"
-    if d["layout"] not in ("spline", "polyline", "ortho", "flat"):
+    if d["layout"] not in ("spline", "polyline", "ortho", "flat", "column"):
         problems.append(f"layout {d['layout']!r} is none of api.md's")
     for c, cr in enumerate(crects):
         if not contains(frame, cr):

@@ -1,12 +1,15 @@
-"""The graph page's layout in helper processes (tools/onnxmap/viewer/layout_helpers.hpp): a layout
-past `--layout-time-limit` is abandoned for the simpler layered drawing with a note, a helper
-killed mid-layout costs that one drawing (the next is Graphviz's again, by a new helper), and the
+"""The graph page's layout by Graphviz's `dot` program, one process a drawing
+(tools/onnxmap/viewer/graph_layout.hpp): a layout past `--layout-time-limit` is abandoned (dot
+killed) for the column drawing with a note, a dot that is killed, crashes, fails or is missing
+costs that one drawing (the next is dot's again), no dot process outlives its drawing, and the
 viewer answers other requests while a layout runs. And subgraphs: the values a subgraph reads
 from the graphs around it are drawn as its inputs; the node list and node pages cover its nodes;
 a tensor name two subgraphs both use names two tensors.
 """
 import os
+import shutil
 import signal
+import stat
 import threading
 import time
 
@@ -14,6 +17,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+import graph_geometry
 import graph_models
 from viewer import Viewer
 
@@ -36,8 +40,20 @@ def dense(tmp_path_factory):
     return dense_model(tmp_path_factory.mktemp("dense") / "dense.onnx")
 
 
-def helpers_of(viewer):
-    """The pids of the viewer's child processes (its layout helpers)."""
+def with_dot(folder, script):
+    """An environment whose PATH finds, first, a `dot` in `folder` that runs the shell `script`
+    (None: no `dot` there, and nothing else on PATH)."""
+    folder.mkdir(exist_ok=True)
+    if script is None:
+        return dict(os.environ, PATH=str(folder))
+    dot = folder / "dot"
+    dot.write_text("#!/bin/sh\n" + script + "\n")
+    dot.chmod(dot.stat().st_mode | stat.S_IXUSR)
+    return dict(os.environ, PATH=f"{folder}:{os.environ.get('PATH', '')}")
+
+
+def children(viewer):
+    """The pids of the viewer's child processes (its running dot processes)."""
     pids = []
     task_dir = f"/proc/{viewer.process.pid}/task"
     for task in os.listdir(task_dir):
@@ -49,6 +65,15 @@ def helpers_of(viewer):
     return pids
 
 
+def no_children_left(viewer, timeout=30):
+    """Whether the viewer's child processes are all gone within `timeout` seconds (a layout of
+    the warm-up may still be running when a test's request has been answered)."""
+    deadline = time.monotonic() + timeout
+    while children(viewer) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return children(viewer) == []
+
+
 def cpu_ticks(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -56,48 +81,25 @@ def cpu_ticks(pid):
 
 
 def wait_until_computing(viewer, timeout=60):
-    """The pid of a helper that is using CPU (laying a drawing out) once one is."""
-    start = {}
-    for pid in helpers_of(viewer):
-        try:
-            start[pid] = cpu_ticks(pid)
-        except FileNotFoundError:  # a helper that ended since the listing
-            pass
+    """The pid of a dot process that is using CPU (laying a drawing out) once one is."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for pid in helpers_of(viewer):
+        for pid in children(viewer):
             try:
-                if cpu_ticks(pid) > start.setdefault(pid, -1) + 1:
+                if cpu_ticks(pid) > 1:
                     return pid
-            except FileNotFoundError:
+            except FileNotFoundError:  # ended since the listing
                 pass
         time.sleep(0.005)
-    raise AssertionError("no helper started computing")
+    raise AssertionError("no dot process started computing")
 
 
-def assert_no_overlap(drawing):
-    """No two boxes overlap; each box lies inside its clusters; sibling clusters are apart."""
-    def inside(a, b):
-        return (b["x"] <= a["x"] + 0.1 and b["y"] <= a["y"] + 0.1
-                and a["x"] + a["width"] <= b["x"] + b["width"] + 0.1
-                and a["y"] + a["height"] <= b["y"] + b["height"] + 0.1)
-
-    def apart(a, b):
-        return (a["x"] + a["width"] <= b["x"] + 0.1 or b["x"] + b["width"] <= a["x"] + 0.1
-                or a["y"] + a["height"] <= b["y"] + 0.1 or b["y"] + b["height"] <= a["y"] + 0.1)
-
-    boxes, clusters = drawing["boxes"], drawing["clusters"]
-    for i, a in enumerate(boxes):
-        assert all(apart(a, b) for b in boxes[i + 1:]), a["id"]
-        c = a["cluster"]
-        while c >= 0:
-            assert inside(a, clusters[c]), (a["id"], clusters[c]["id"])
-            c = clusters[c]["parent"]
-    for i, a in enumerate(clusters):
-        for b in clusters[i + 1:]:
-            if a["parent"] == b["parent"]:
-                assert apart(a, b), (a["id"], b["id"])
-    assert all(len(e["points"]) == 4 for e in drawing["edges"])
+def assert_sound(drawing):
+    """The geometry judge's checks (boxes apart and inside their clusters, clusters apart, each
+    edge a spline from its box to its box through no other), and the graph's input on top."""
+    assert graph_geometry.problems(drawing) == []
+    x = next(b for b in drawing["boxes"] if b["kind"] == "input")
+    assert x["y"] == min(b["y"] for b in drawing["boxes"])
 
 
 def in_thread(fn):
@@ -107,41 +109,54 @@ def in_thread(fn):
     return thread, result
 
 
-def test_layout_past_the_limit_is_a_layered_drawing(onnxmap, dense):
+def test_layout_past_the_limit_is_a_column(onnxmap, dense):
     with Viewer(onnxmap, dense, "--layout-time-limit", "0.05") as v:
         d = v.get("/api/graph")
-        assert d["layout"] == "layered", d["layout"]
-        assert "took longer than 50 ms" in d["layout_note"], d["layout_note"]
+        assert d["layout"] == "column", d["layout"]
+        assert d["layout_note"] == (f"Graphviz took longer than 50 ms to lay out these "
+                                    f"{len(d['boxes'])} boxes: drawn as a column"), d["layout_note"]
         assert len(d["boxes"]) > 3 and len(d["edges"]) > 3
-        assert_no_overlap(d)
-        # Inputs first: the graph input is on the top row.
-        x = next(b for b in d["boxes"] if b["kind"] == "input")
-        assert x["y"] == min(b["y"] for b in d["boxes"])
+        assert_sound(d)
         assert v.get("/api/summary"), "still serving"
+        assert no_children_left(v), "the late dot is killed and reaped"
 
 
-def test_layered_drawing_of_clusters(onnxmap, tmp_path):
-    """Unfolded boxes in the simpler drawing: clusters around their boxes, nothing overlapping."""
+def test_column_drawing_of_clusters(onnxmap, tmp_path):
+    """Unfolded boxes in the column: clusters around their boxes, nothing overlapping, no edge
+    through a box. The dot here never answers, so every drawing is the column."""
     model = tmp_path / "torch.onnx"
     graph_models.write("torch", str(model))
-    with Viewer(onnxmap, model, "--layout-time-limit", "0.01") as v:
+    env = with_dot(tmp_path / "bin", "exec sleep 600")
+    with Viewer(onnxmap, model, "--layout-time-limit", "0.2", env=env) as v:
         first = v.get("/api/graph")
         folded = [b["id"] for b in first["boxes"] if b["kind"] in ("group", "repeat", "range")]
         assert folded, first["boxes"]
         d = v.get("/api/graph", open="\n".join(folded))
-        if d["layout"] != "layered":
-            # Graphviz made it within 10 ms (a quiet machine): stop the helper that idles after
-            # it, so that the next layout, given to that helper, must run past the limit.
-            for pid in helpers_of(v):
-                os.kill(pid, signal.SIGSTOP)
-            d = v.get("/api/graph", open="\n".join(folded))
-        assert d["layout"] == "layered" and d["clusters"], (d["layout"], d["open"])
-        assert_no_overlap(d)
+        assert d["layout"] == "column" and d["clusters"], (d["layout"], d["open"])
+        assert "took longer than 200 ms" in d["layout_note"], d["layout_note"]
+        assert_sound(d)
 
 
-def test_helper_killed_mid_layout_costs_one_drawing(onnxmap, dense):
+@pytest.mark.parametrize("script, note", [
+    ("cat >/dev/null; kill -SEGV $$", "Graphviz's dot ended by signal 11 (Segmentation fault)"),
+    ("cat >/dev/null; echo 'Error: out of memory' >&2; exit 3",
+     "Graphviz's dot failed (exit status 3): Error: out of memory"),
+    ("cat >/dev/null; echo '{\"bb\": \"0,0\"}'", "Graphviz's dot answered what the viewer cannot read"),
+    (None, "Graphviz's dot could not be run (dot did not start: No such file or directory"),
+])
+def test_a_dot_that_fails_costs_its_drawing(onnxmap, dense, tmp_path, script, note):
+    env = with_dot(tmp_path / "bin", script)
+    with Viewer(onnxmap, dense, env=env) as v:
+        d = v.get("/api/graph")
+        assert d["layout"] == "column" and d["layout_note"].startswith(note), d["layout_note"]
+        assert d["layout_note"].endswith(": drawn as a column")
+        assert_sound(d)
+        assert v.get("/api/summary") and no_children_left(v)
+
+
+def test_dot_killed_mid_layout_costs_one_drawing(onnxmap, dense):
     with Viewer(onnxmap, dense, "--layout-time-limit", "120") as v:
-        assert v.get("/api/graph")["layout"] != "layered"  # Graphviz's, in a helper
+        assert v.get("/api/graph")["layout"] == "spline"  # dot's
         # The first drawing is kept (test_first_drawing_laid_out_once): ask for another.
         thread, result = in_thread(lambda: v.get("/api/graph", node=5))
         victim = wait_until_computing(v)
@@ -151,53 +166,45 @@ def test_helper_killed_mid_layout_costs_one_drawing(onnxmap, dense):
         os.kill(victim, signal.SIGKILL)
         thread.join(60)
         d = result["answer"]
-        assert d["layout"] == "layered" and "ended unexpectedly" in d["layout_note"], d["layout_note"]
-        assert_no_overlap(d)
+        assert d["layout"] == "column" and "signal 9" in d["layout_note"], d["layout_note"]
+        assert_sound(d)
         again = v.get("/api/graph", node=5)
-        assert again["layout"] != "layered" and again["layout_note"] == ""
-        assert victim not in helpers_of(v)
+        assert again["layout"] == "spline" and again["layout_note"] == ""
+        assert victim not in children(v)
 
 
 def test_other_requests_answered_during_a_long_layout(onnxmap, dense):
     with Viewer(onnxmap, dense, "--layout-time-limit", "120") as v:
         v.get("/api/graph")
         thread, result = in_thread(lambda: v.get("/api/graph", node=5))
-        # The helper is held mid-layout, so the layout cannot end before the other requests do
+        # dot is held mid-layout, so the layout cannot end before the other requests do
         # however fast dot is on this machine (a timing race otherwise: it once ended first).
-        layout_helper = wait_until_computing(v)
-        os.kill(layout_helper, signal.SIGSTOP)
+        dot = wait_until_computing(v)
+        os.kill(dot, signal.SIGSTOP)
         try:
             for path in ("/api/summary", "/api/tensors", "/api/nodes", "/api/node?id=3"):
                 assert v.get(path)
             assert thread.is_alive() and "answer" not in result
         finally:
-            os.kill(layout_helper, signal.SIGCONT)
+            os.kill(dot, signal.SIGCONT)
         thread.join(120)
-        assert result["answer"]["layout"] != "layered" and result["answer"]["layout_note"] == ""
+        assert result["answer"]["layout"] == "spline" and result["answer"]["layout_note"] == ""
+        assert no_children_left(v)
 
 
-def test_first_drawing_laid_out_once(onnxmap, dense):
+def test_first_drawing_laid_out_once(onnxmap, dense, tmp_path):
     """The viewer lays the graph page's first drawing out ahead of the first request for it; that
-    request waits for the same layout (one helper ever started) and later ones get it again."""
-    with Viewer(onnxmap, dense, "--layout-time-limit", "120") as v:
+    request waits for the same layout (one dot run ever) and later ones get it again."""
+    runs = tmp_path / "runs"
+    real = shutil.which("dot")
+    env = with_dot(tmp_path / "bin", f'echo run >> "{runs}"; exec "{real}" "$@"')
+    with Viewer(onnxmap, dense, "--layout-time-limit", "120", env=env) as v:
         first = v.get("/api/graph")
-        assert first["layout"] != "layered" and first["layout_note"] == ""
-        assert len(helpers_of(v)) == 1, helpers_of(v)
+        assert first["layout"] == "spline" and first["layout_note"] == ""
         assert v.get("/api/graph", level="g:") == first
-        assert len(helpers_of(v)) == 1
-
-
-def test_helper_not_left_behind(onnxmap, dense):
-    with Viewer(onnxmap, dense) as v:
-        v.get("/api/graph")
-        pids = helpers_of(v)
-        assert pids
-        assert v.stop() == 0
-    deadline = time.monotonic() + 10
-    while any(os.path.exists(f"/proc/{p}") for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = [p for p in pids if os.path.exists(f"/proc/{p}")]
-    assert not left, left
+        assert runs.read_text().split() == ["run"]
+        v.get("/api/graph", node=5)  # another drawing: dot again
+        assert runs.read_text().split() == ["run", "run"]
 
 
 # --- subgraphs -------------------------------------------------------------------------------

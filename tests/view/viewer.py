@@ -11,8 +11,8 @@ import urllib.parse
 
 
 # The arguments of a viewer whose drawings are judged whole (graph_checks.check_drawing): a layout
-# past the default 5 s limit becomes the simpler layered drawing, which the geometry judge rejects,
-# and on a loaded machine under ASan a large layout can take that long. The limit itself is
+# past the default 5 s limit becomes the column drawing (no dot's drawing to judge), and on a
+# loaded machine under ASan a large layout can take that long. The limit itself is
 # view_layout_test's.
 PATIENT = ("--layout-time-limit", "600")
 
@@ -25,8 +25,9 @@ class HttpError(Exception):
 
 
 class Viewer:
-    def __init__(self, onnxmap, model, *args):
+    def __init__(self, onnxmap, model, *args, env=None):
         self.command = [onnxmap, "view", str(model), "--no-browser", "--port", "0", *args]
+        self.env = env  # the viewer's environment (None: this process's)
         self.process = None
         self.url = None
         self.port = None
@@ -34,7 +35,7 @@ class Viewer:
 
     def __enter__(self):
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
+                                        stderr=subprocess.PIPE, text=True, env=self.env)
         line = self.process.stdout.readline()
         if " at http://" not in line:
             self.process.wait(timeout=30)

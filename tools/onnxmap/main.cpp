@@ -10,7 +10,6 @@
 
 #include "onnxmap/onnxmap.hpp"
 #include "verbs.hpp"
-#include "viewer/layout_protocol.hpp"
 
 namespace {
 
@@ -44,10 +43,6 @@ std::string hint_for(const onnxmap::Error& e, const std::string& model) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `onnxmap view` runs Graphviz's layouts in copies of itself started this way (not a verb).
-  if (argc == 2 && argv[1] == onnxmap::cli::viewer::kLayoutHelperVerb) {
-    return onnxmap::cli::viewer::serve_layouts();
-  }
   // Past a file size limit a write fails with EFBIG, reported like a full disk, instead of the
   // process being killed halfway with a temporary file left behind.
   std::signal(SIGXFSZ, SIG_IGN);

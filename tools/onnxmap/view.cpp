@@ -80,8 +80,7 @@ int run_view(const ViewArgs& args) {
   options.mode = args.load.mode();
   options.remote = args.remote;
   options.collect_payload_errors = true;  // a model with a broken tensor is still shown
-  viewer::LayoutHelperOptions layout;
-  layout.command = viewer::self_helper_command();
+  viewer::LayoutOptions layout;
   layout.time_limit = std::chrono::milliseconds(static_cast<long>(args.layout_seconds * 1000));
   viewer::ViewApi api(Model::open(args.model, options), source_name(args.model), layout);
   const auto server = listen(args, api);
@@ -116,7 +115,7 @@ void add_view_verb(CLI::App& app) {
   sub->add_flag("--no-browser", args->no_browser, "only print the URL");
   sub->add_option("--layout-time-limit", args->layout_seconds,
                   "seconds Graphviz may take to lay out one drawing of the graph page; past "
-                  "them a simpler drawing is shown (default 5)")
+                  "them its boxes are drawn in a column, with a note (default 5)")
       ->check(CLI::Range(0.01, 3600.0));
   add_load_mode_option(sub, args->load);
   add_verb(sub, [args] { return run_view(*args); });

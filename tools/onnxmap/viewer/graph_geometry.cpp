@@ -9,10 +9,8 @@ namespace onnxmap::cli::viewer {
 
 namespace {
 
-constexpr double kInset = 2;       // pixels of a box an edge may graze
-constexpr int kSamples = 12;       // points sampled on each Bezier segment
-constexpr double kMargin = 10;     // between a cluster and what it holds
-constexpr double kLabelBand = 22;  // above a cluster's boxes, for its label
+constexpr double kInset = 2;  // pixels of a box an edge may graze
+constexpr int kSamples = 12;  // points sampled on each Bezier segment
 
 Point point_on_curve(const Point& a, const Point& b, const Point& c, const Point& d, double t) {
   const double u = 1 - t;
@@ -79,8 +77,9 @@ void clusters_around_boxes(const LayoutInput& in, LayoutResult& out) {
   for (std::size_t c = in.clusters.size(); c-- > 0;) {
     if (!any[c]) continue;
     const Rect& r = around[c];
-    out.clusters[c] = {r.x - kMargin, r.y - kMargin - kLabelBand, r.width + 2 * kMargin,
-                       r.height + 2 * kMargin + kLabelBand};
+    out.clusters[c] = {r.x - kClusterMargin, r.y - kClusterMargin - kClusterLabelBand,
+                       r.width + 2 * kClusterMargin,
+                       r.height + 2 * kClusterMargin + kClusterLabelBand};
     if (in.clusters[c].parent >= 0) take(in.clusters[c].parent, out.clusters[c]);
   }
   double left = 0, top = 0, right = out.width, bottom = out.height;

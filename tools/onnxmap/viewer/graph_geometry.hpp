@@ -9,6 +9,11 @@
 
 namespace onnxmap::cli::viewer {
 
+// Pixels between a cluster drawn by clusters_around_boxes and what it holds, and above those,
+// for its label.
+inline constexpr double kClusterMargin = 10;
+inline constexpr double kClusterLabelBand = 22;
+
 // The first edge of `out` whose curve enters a box other than its two ends (by more than
 // 2 pixels), if any.
 [[nodiscard]] std::optional<std::size_t> first_edge_through_box(const LayoutInput& in,

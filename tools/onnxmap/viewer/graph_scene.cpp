@@ -243,7 +243,7 @@ LayoutInput layout_input(const std::vector<SceneBox>& boxes,
 }  // namespace
 
 nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request,
-                           LayoutHelpers& layouts) {
+                           const LayoutOptions& layout_options) {
   Scene scene{graph, {}, {}, {}, {}, {}, {}};
   std::string found;
   if (request.node) {
@@ -265,7 +265,8 @@ nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request,
   scene.add_level(request.level, -1, 0);
   const std::vector<SceneEdge> edges = connect(graph, scene.boxes, scene.runs);
   describe_boxes(graph, request.graph, scene.boxes);
-  const LayoutResult layout = layouts.layout(layout_input(scene.boxes, scene.clusters, edges));
+  const LayoutResult layout =
+      layout_graph(layout_input(scene.boxes, scene.clusters, edges), layout_options);
   return scene_json(graph, scene.boxes, scene.clusters, edges, layout,
                     {{"graph", request.graph},
                      {"level", request.level},

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "layout_helpers.hpp"
+#include "graph_layout.hpp"
 #include "node_graph.hpp"
 
 namespace onnxmap::cli::viewer {
@@ -26,8 +26,9 @@ struct SceneRequest {
   std::optional<std::uint32_t> node;  // unfold what holds this node, and say which box it is
 };
 
-// Lays the drawing out by `layouts`. Throws ApiError (400, 404) for a bad level, box id or node.
+// Lays the drawing out as `layout` says. Throws ApiError (400, 404) for a bad level, box id or
+// node.
 [[nodiscard]] nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request,
-                                         LayoutHelpers& layouts);
+                                         const LayoutOptions& layout);
 
 }  // namespace onnxmap::cli::viewer

@@ -74,11 +74,11 @@ void require_method(const HttpRequest& r, std::initializer_list<std::string_view
 
 }  // namespace
 
-ViewApi::ViewApi(Model model, std::string source, LayoutHelperOptions layout)
+ViewApi::ViewApi(Model model, std::string source, LayoutOptions layout)
     : model_(std::move(model)),
       source_(std::move(source)),
       tensors_(model_),
-      layouts_(std::move(layout)) {
+      layout_(std::move(layout)) {
   warm_up_ = std::thread([this] {
     try {
       // Guarded as a request is: a model file cut short meanwhile fails the warm-up, not the
@@ -180,13 +180,13 @@ nlohmann::json ViewApi::graph_drawing(const HttpRequest& r) {
   if (first) return first_drawing();
   const std::shared_ptr<const NodeGraph> sub =
       request.graph.empty() ? nullptr : subgraph(request.graph);
-  return graph_scene(sub ? *sub : graph(), request, layouts_);
+  return graph_scene(sub ? *sub : graph(), request, layout_);
 }
 
 nlohmann::json ViewApi::first_drawing() {
   const std::lock_guard lock(first_drawing_mutex_);
   if (!first_drawing_.is_null()) return first_drawing_;
-  nlohmann::json drawing = graph_scene(graph(), SceneRequest{}, layouts_);
+  nlohmann::json drawing = graph_scene(graph(), SceneRequest{}, layout_);
   if (drawing["layout_note"].get_ref<const std::string&>().empty() && reads_intact()) {
     first_drawing_ = drawing;
   }

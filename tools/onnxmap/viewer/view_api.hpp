@@ -11,8 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "graph_layout.hpp"
 #include "http_server.hpp"
-#include "layout_helpers.hpp"
 #include "node_graph.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "stats_jobs.hpp"
@@ -26,8 +26,8 @@ class ViewApi {
   // computes the summary, the node index, the graph page's first drawing, two sort orders and
   // the warnings ahead of the first requests for them (on a graph of 360,000 nodes each takes a
   // second or so); a request that needs one first waits for it.
-  // `layout` says how the graph page's drawings are laid out (layout_helpers.hpp).
-  ViewApi(Model model, std::string source, LayoutHelperOptions layout = {});
+  // `layout` says how the graph page's drawings are laid out (graph_layout.hpp).
+  ViewApi(Model model, std::string source, LayoutOptions layout = {});
   ~ViewApi();
   ViewApi(const ViewApi&) = delete;
   ViewApi& operator=(const ViewApi&) = delete;
@@ -65,7 +65,7 @@ class ViewApi {
   std::once_flag warnings_once_;
   nlohmann::json warnings_;
   StatsJobs jobs_;
-  LayoutHelpers layouts_;
+  LayoutOptions layout_;
   std::thread warm_up_;
 };
 
