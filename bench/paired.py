@@ -5,12 +5,14 @@ and each round gives one new/base ratio per benchmark. A ratio is of medians mea
 apart on the same machine state, so the spread over rounds says what the noise is.
 
     bench/paired.py BASE_READER_BENCH NEW_READER_BENCH MODELS_DIR [--rounds N] [--filter RE]
-                    [--evict] [--out FILE --title TEXT --base-label L --new-label L]
+                    [--evict] [--metric cpu_ms] [--out FILE --title TEXT --base-label L --new-label L]
 
 MODELS_DIR holds the models tools/bench.sh makes (llm-320g, llm-7b-ext, llm-2g, graph-heavy).
 Prints a markdown table: each benchmark's base and new median, the median of the per-round
 ratios (below 1: the new build is faster), their range, and in how many rounds new was faster.
---evict drops every model file from the page cache (posix_fadvise) before each run, so that each
+--metric cpu_ms compares the CPU time per open the open benchmarks count (every thread's, the
+kernel's included) instead of the wall time: on a machine whose cores are shared with other work,
+the wall time of a run also holds the time it waited for a core. --evict drops every model file from the page cache (posix_fadvise) before each run, so that each
 build fills the page cache its own way (a build that reads in large folios would otherwise lend
 them to the other). --out appends the table to FILE under a heading with the date, the labels
 of both builds (which commit each is) and the options.
@@ -37,8 +39,9 @@ def evict(models):
             os.close(fd)
 
 
-def run(binary, models, pattern):
-    """Median real time (ns) of every benchmark `pattern` selects, one process."""
+def run(binary, models, pattern, metric):
+    """Median real time (ns), or of counter `metric` (ms, as ns), of every benchmark `pattern`
+    selects that has it, one process."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         subprocess.run([binary, f"--benchmark_filter={pattern}", "--benchmark_repetitions=3",
                         "--benchmark_report_aggregates_only=true", "--benchmark_min_time=0.1",
@@ -47,8 +50,10 @@ def run(binary, models, pattern):
                        stdout=subprocess.DEVNULL)
         report = json.load(open(out.name))
     scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
-    return {b["run_name"]: b["real_time"] * scale[b["time_unit"]]
-            for b in report["benchmarks"] if b.get("aggregate_name") == "median"}
+    medians = [b for b in report["benchmarks"] if b.get("aggregate_name") == "median"]
+    if metric == "real_time":
+        return {b["run_name"]: b["real_time"] * scale[b["time_unit"]] for b in medians}
+    return {b["run_name"]: b[metric] * scale["ms"] for b in medians if metric in b}
 
 
 def text(ns):
@@ -63,6 +68,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--filter", default=DEFAULT_FILTER)
     parser.add_argument("--evict", action="store_true")
+    parser.add_argument("--metric", default="real_time", choices=["real_time", "cpu_ms"])
     parser.add_argument("--out")
     parser.add_argument("--title", default="Paired runs")
     parser.add_argument("--base-label", default="BASE")
@@ -74,7 +80,7 @@ def main():
         for binary, into in order if r % 2 == 0 else reversed(order):
             if args.evict:
                 evict(args.models)
-            for name, ns in run(binary, args.models, args.filter).items():
+            for name, ns in run(binary, args.models, args.filter, args.metric).items():
                 into.setdefault(name, []).append(ns)
         print(f"round {r + 1} of {args.rounds} done", file=sys.stderr)
     lines = ["| benchmark | base | new | new / base (median of rounds) | range | new faster |",
@@ -89,7 +95,8 @@ def main():
     if args.out:
         heading = [f"## {args.title}", "",
                    f"Written by `bench/paired.py` on {datetime.date.today()}: {args.rounds} rounds, "
-                   f"filter `{args.filter}`{', page cache dropped before each run' if args.evict else ''}. "
+                   f"filter `{args.filter}`{', page cache dropped before each run' if args.evict else ''}"
+                   f"{', CPU time per open (cpu_ms), not wall time' if args.metric == 'cpu_ms' else ''}. "
                    f"base: {args.base_label}, new: {args.new_label}.", ""]
         with open(args.out, "a") as out:
             out.write("\n".join(heading + lines) + "\n\n")

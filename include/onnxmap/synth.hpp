@@ -11,6 +11,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "onnxmap/export.hpp"
 #include "onnxmap/schema.hpp"
@@ -28,6 +31,10 @@ struct SynthOptions {
   DataType dtype = DataType::float16;
   bool external_data = false;  // payloads in OUT.data, each at a multiple of 4096
   bool sparse = false;         // payloads are holes, not the pattern
+  // The model's IR version and opset imports (domain, version; "" is ai.onnx). 0 and none: IR 8
+  // and ai.onnx 17, or IR 10 and ai.onnx 21 for int4, which needs them.
+  std::int64_t ir_version = 0;
+  std::vector<std::pair<std::string, std::int64_t>> opsets;
 };
 
 struct SynthResult {

@@ -42,7 +42,17 @@ PodTable<std::uint32_t> scan_levels(ModelIndex& index, MessageKind root, IndexSc
   std::uint32_t begin = 0;
   std::uint32_t end = 1;
   for (int depth = 0; begin < end; ++depth) {
-    for (std::uint32_t id = begin; id < end; ++id) scanner.scan(id, depth);
+    for (std::uint32_t id = begin; id < end; ++id) {
+      // Most records of a large graph were stepped over when added (LevelScanner::try_plain):
+      // they only learn where their (no) children begin, without a call per record.
+      MessageRecord& record = index.messages[id];
+      if (record.plain != 0) {
+        record.first_child = static_cast<std::uint32_t>(index.messages.size());
+        record.plain = 0;
+        continue;
+      }
+      scanner.scan(id, depth);
+    }
     begin = end;
     end = static_cast<std::uint32_t>(index.messages.size());
   }

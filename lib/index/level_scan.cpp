@@ -13,13 +13,7 @@ LevelScanner::LevelScanner(ModelIndex& index, PassContext& ctx,
 }
 
 void LevelScanner::scan(std::uint32_t id, int depth) {
-  MessageRecord& record = index_.messages[id];
-  record.first_child = static_cast<std::uint32_t>(index_.messages.size());
-  // Stepped over when it was added: it holds nothing to record or check.
-  if (record.plain != 0) {
-    record.plain = 0;
-    return;
-  }
+  index_.messages[id].first_child = static_cast<std::uint32_t>(index_.messages.size());
   prefetch_ahead(id);
   try {
     if (gets_tensor_record(index_.kind(id), ctx_.metadata())) {

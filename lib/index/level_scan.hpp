@@ -20,7 +20,8 @@ class LevelScanner {
   LevelScanner(ModelIndex& index, PassContext& ctx, PodTable<std::uint32_t>& name_hashes);
 
   // Scans record `id`, at `depth` in the tree: its children begin where the table ends now.
-  // Throws onnxmap::Error naming the file and the record's path.
+  // Throws onnxmap::Error naming the file and the record's path. A record marked plain (stepped
+  // over when it was added) is not scanned: its caller clears the mark and sets first_child.
   void scan(std::uint32_t id, int depth);
 
   // walk_fields' handler for structural messages.

@@ -68,10 +68,14 @@ void index_tensor(ModelIndex& index, PassContext& ctx, std::uint32_t id, int dep
   if (!problem) {
     const std::span<const std::int64_t> dims(index.dims.data() + tensor.dims_begin,
                                              tensor.dims_count);
-    const OpenDataFile open = [&](std::string_view location) {
-      const std::uint32_t file = open_data_file(index, location);
-      return DataFileRef{file, index.data_files[file].file.size()};
-    };
+    // Made only for external tensors: building a std::function per tensor showed in the pass.
+    OpenDataFile open;
+    if (collector.fields.is_external) {
+      open = [&index](std::string_view location) {
+        const std::uint32_t file = open_data_file(index, location);
+        return DataFileRef{file, index.data_files[file].file.size()};
+      };
+    }
     auto located = locate_payload(collector.fields, dims, offset, open);
     if (auto* error = std::get_if<Error>(&located)) {
       if (!ctx.options.collect_payload_errors) throw *error;
@@ -107,7 +111,10 @@ void index_tensor(ModelIndex& index, PassContext& ctx, std::uint32_t id, int dep
 }
 
 void name_constants(ModelIndex& index, PodTable<std::uint32_t>& name_hashes) {
+  // Unnamed tensors are found by their hash, four bytes each, not by reading every record.
+  const auto unnamed_hash = static_cast<std::uint32_t>(name_hash({}));
   for (std::uint32_t id = 0; id < index.tensors.size(); ++id) {
+    if (name_hashes[id] != unnamed_hash) continue;
     TensorRecord& tensor = index.tensors[id];
     if (!tensor.name.empty()) continue;
     const std::string_view alias = constant_output_name(index, tensor.message);

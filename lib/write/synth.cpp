@@ -83,9 +83,23 @@ SynthResult synth(const std::filesystem::path& out, const SynthOptions& options)
       !traits(options.dtype) || options.dtype == DataType::string) {
     throw Error(ErrorKind::invalid_argument, "synth: sizes must be positive and dtype numeric");
   }
+  if (options.ir_version < 0) {
+    throw Error(ErrorKind::invalid_argument, "synth: the IR version must be positive");
+  }
+  for (const auto& [domain, version] : options.opsets) {
+    if (version <= 0) {
+      throw Error(ErrorKind::invalid_argument,
+                  "synth: opset '" + domain + "' needs a positive version");
+    }
+  }
   const bool sub_byte = traits(options.dtype)->bits < 8;
   ModelBuilder model;
-  model.ir_version(sub_byte ? 10 : 8).producer("onnxmap synth").opset("", sub_byte ? 21 : 17);
+  model.ir_version(options.ir_version != 0 ? options.ir_version
+                   : sub_byte              ? 10
+                                           : 8)
+      .producer("onnxmap synth");
+  if (options.opsets.empty()) model.opset("", sub_byte ? 21 : 17);
+  for (const auto& [domain, version] : options.opsets) model.opset(domain, version);
   GraphBuilder& g = model.graph("synth_llm");
   decoder_nodes(options, g);
   SynthResult result;

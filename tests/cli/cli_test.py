@@ -219,6 +219,23 @@ def test_tensor_over_4_gib(onnxmap, tmp_path):
         big.unlink()
 
 
+def test_synth_writes_the_ir_version_and_opsets_asked_for(onnxmap, tmp_path):
+    out = tmp_path / "imports.onnx"
+    r = onnxmap("synth", out, "--layers", 1, "--hidden", 4, "--ir-version", 10,
+                "--opset", "ai.onnx=21", "--opset", "com.microsoft=1")
+    assert r.returncode == 0, r.stderr.decode()
+    model = onnx.load(out)
+    assert model.ir_version == 10
+    assert [(o.domain, o.version) for o in model.opset_import] == [("", 21), ("com.microsoft", 1)]
+
+
+@pytest.mark.parametrize("opset", ["com.microsoft", "com.microsoft=0", "ai.onnx=x"])
+def test_synth_bad_opset_exits_2(onnxmap, tmp_path, opset):
+    r = onnxmap("synth", tmp_path / "bad.onnx", "--layers", 1, "--hidden", 4, "--opset", opset)
+    assert r.returncode == 2 and "--opset" in r.stderr.decode(), r.stderr.decode()
+    assert not (tmp_path / "bad.onnx").exists()
+
+
 def test_synth_hidden_0_exits_2(onnxmap, tmp_path):
     r = onnxmap("synth", tmp_path / "bad.onnx", "--layers", 1, "--hidden", 0)
     assert r.returncode == 2 and not (tmp_path / "bad.onnx").exists(), r.stderr.decode()

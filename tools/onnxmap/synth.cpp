@@ -1,9 +1,12 @@
 // onnxmap synth OUT: an LLM-shaped model of any size, for testing loaders.
 
+#include <charconv>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "format.hpp"
 #include "onnxmap/onnxmap.hpp"
@@ -17,6 +20,7 @@ namespace {
 struct SynthArgs {
   std::string out;
   std::string dtype = "float16";
+  std::vector<std::string> opsets;  // DOMAIN=VERSION
   bool json = false;
   SynthOptions options;
 };
@@ -33,12 +37,31 @@ void print_synth_text(const nlohmann::json& out) {
   std::cout << (out["sparse"].get<bool>() ? " (payloads are holes)" : "") << '\n';
 }
 
+// "DOMAIN=VERSION" (ai.onnx or an empty domain: the default one) as an opset import.
+std::pair<std::string, std::int64_t> parse_opset(const std::string& text) {
+  const std::size_t equals = text.rfind('=');
+  std::int64_t version = 0;
+  const char* digits = text.data() + equals + 1;
+  const char* end = text.data() + text.size();
+  const auto parsed = equals == std::string::npos ? std::from_chars_result{digits, std::errc{}}
+                                                  : std::from_chars(digits, end, version);
+  if (equals == std::string::npos || parsed.ec != std::errc{} || parsed.ptr != end ||
+      version <= 0) {
+    throw CLI::ValidationError("--opset",
+                               "takes DOMAIN=VERSION with a positive version, not '" + text + "'");
+  }
+  std::string domain = text.substr(0, equals);
+  if (domain == "ai.onnx") domain.clear();
+  return {std::move(domain), version};
+}
+
 int run_synth(SynthArgs args) {
   static const std::map<std::string, DataType> kTypes{{"float16", DataType::float16},
                                                       {"bfloat16", DataType::bfloat16},
                                                       {"float32", DataType::float32},
                                                       {"int4", DataType::int4}};
   args.options.dtype = kTypes.at(args.dtype);
+  for (const std::string& opset : args.opsets) args.options.opsets.push_back(parse_opset(opset));
   const SynthResult r = synth(args.out, args.options);
   const nlohmann::json out{{"output", args.out},
                            {"tensors", r.tensors},
@@ -79,6 +102,12 @@ void add_synth_verb(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--dtype", args->dtype, "float16 (default), bfloat16, float32 or int4")
       ->check(CLI::IsMember({"float16", "bfloat16", "float32", "int4"}));
+  sub->add_option("--ir-version", args->options.ir_version,
+                  "IR version (default 8, or 10 for int4)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option(
+      "--opset", args->opsets,
+      "an opset import DOMAIN=VERSION, repeatable (default ai.onnx=17, or 21 for int4)");
   sub->add_flag("--external-data", args->options.external_data,
                 "put payloads in OUT.data, 4096-aligned");
   sub->add_flag("--sparse", args->options.sparse, "leave payloads as file holes");
