@@ -25,6 +25,7 @@
 #include "onnxmap/model.hpp"
 #include "onnxmap/synth.hpp"
 #include "test_support.hpp"
+#include "test_system_calls.hpp"
 
 namespace onnxmap {
 namespace {
@@ -170,10 +171,10 @@ TEST_F(DeviceLoad, AutomaticStagesWarmPagesFromThePageCache) {
     Destinations to(items);
     test::InstrumentedEngine engine;
     engine.prefer_registration(!as_cuda);
-    (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_read);
+    (void)test::set_direct_refusal(test::DirectRefusal::refuse_read);
     const DeviceLoadStats stats = detail::load_to_device(
         items, {to.pointers, nullptr}, small(DevicePath::automatic, mode), engine);
-    EXPECT_EQ(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 0U) << to_string(mode);
+    EXPECT_EQ(test::set_direct_refusal(test::DirectRefusal::none), 0U) << to_string(mode);
     EXPECT_EQ(to.buffers, want) << to_string(mode);
     return stats;
   };
