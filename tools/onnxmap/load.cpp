@@ -178,12 +178,12 @@ int run_load(const LoadArgs& args) {
     }
     return kExitOk;
   }
-  LoadArgs host = args;
-  if (host.mode.empty()) host.mode = "read";
-  if (host.threads == 0) host.threads = 4;
+  LoadArgs into_memory = args;
+  if (into_memory.mode.empty()) into_memory.mode = "read";
+  if (into_memory.threads == 0) into_memory.threads = 4;
   LoadOptions options;
-  options.mode = *parse_load_mode(host.mode);
-  options.threads = host.threads;
+  options.mode = *parse_load_mode(into_memory.mode);
+  options.threads = into_memory.threads;
   ProgressBar bar("load");
   options.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
   // Every page of every tensor is read once, so map-mode bytes are really in this process; a
@@ -194,7 +194,7 @@ int run_load(const LoadArgs& args) {
   [[maybe_unused]] volatile std::byte keep = sink;
   const CpuSeconds cpu_after = CpuSeconds::now();
   const CpuSeconds cpu{cpu_after.user - cpu_before.user, cpu_after.system - cpu_before.system};
-  const nlohmann::json out = load_json(host, stats, cpu);
+  const nlohmann::json out = load_json(into_memory, stats, cpu);
   if (args.json) {
     print_json(std::cout, out);
   } else {
