@@ -53,7 +53,8 @@ enum class DevicePath : std::uint8_t {
 // The workers of a load that leaves DeviceLoadOptions::load.threads at 0, at most.
 inline constexpr unsigned kMaxDeviceThreads = 16;
 
-// LoadOptions as a device load takes them by default (DeviceLoadOptions::load): load()'s, but
+// The common load options as a device load takes them by default (DeviceLoadOptions::load):
+// load()'s (CommonLoadOptions), but
 // - mode: direct, not read. How the ring is filled: direct (O_DIRECT where the file system
 //   allows it, else buffered), read (buffered), or map (every streamed byte is resident: the
 //   registered path). Bytes bound for a device need no copy in this process's page cache.
@@ -64,8 +65,9 @@ inline constexpr unsigned kMaxDeviceThreads = 16;
 // - max_in_flight_bytes: 256 MiB, not 1 GiB. The pinned ring, and the mapped bytes registered
 //   at once, each at most this much: each worker's slot (and registered read) is
 //   max_in_flight_bytes / threads: pinned memory is locked in the host's RAM while it lasts.
-[[nodiscard]] inline LoadOptions device_load_defaults() {
-  LoadOptions options;
+// max_gap_bytes (1 MiB), progress and cancelled as there: progress counts bytes on the device.
+[[nodiscard]] inline CommonLoadOptions device_load_defaults() {
+  CommonLoadOptions options;
   options.mode = LoadMode::direct;
   options.threads = 0;
   options.max_in_flight_bytes = std::uint64_t{256} << 20U;
@@ -74,34 +76,27 @@ inline constexpr unsigned kMaxDeviceThreads = 16;
 
 struct DeviceLoadOptions {
   // "cuda:N" (a CUDA device by ordinal; "cuda" is "cuda:0") or "host": host memory as the
-  // device (destinations are host pointers), through the same pipeline.
+  // device (destinations are host pointers), through the same pipeline. Default "cuda:0".
   std::string device = "cuda:0";
+  // Which way bytes go (default automatic).
   DevicePath path = DevicePath::automatic;
-  // The load itself, as load() takes it (mode, threads, max_in_flight_bytes, progress and
-  // cancelled mean what LoadOptions says), with the device's own defaults where they differ
-  // (device_load_defaults). progress is called on the calling thread as copies complete (bytes
-  // on the device so far, and the total); cancelled is asked whenever progress is reported, and
-  // stops the load, which throws onnxmap::Error (cancelled) once the copies in progress have
-  // ended. The reads are the loader's own requests (max_gap_bytes means what it says there),
-  // each spanning at most one slot of the ring (max_in_flight_bytes / threads) in place of
-  // request_bytes. The host side's hooks (on_piece, on_landed, release_after_callback) do not
-  // apply: they have no bytes in this process's memory to see.
-  LoadOptions load = device_load_defaults();
+  // The load itself: the options every load takes, meaning what CommonLoadOptions says, with
+  // the device's own defaults where they differ (device_load_defaults). The reads are the
+  // loader's own requests, each spanning at most one slot of the ring (max_in_flight_bytes /
+  // threads): a device load has no request_bytes. progress reports bytes on the device; a
+  // cancellation throws once the copies in progress have ended.
+  CommonLoadOptions load = device_load_defaults();
 };
 
-struct DeviceLoadStats {
-  std::size_t tensors = 0;
-  std::uint64_t bytes = 0;                  // bytes copied to the device
-  double seconds = 0;                       // wall time of the load, planning included
-  double cpu_seconds = 0;                   // CPU time of this process meanwhile, user and system
+// What a device load did: what every load reports (LoadStats: tensors, bytes copied to the
+// device, seconds, bytes read, requests, direct, a URL's retries), and the device's own.
+struct DeviceLoadStats : LoadStats {
   std::uint64_t bytes_staged = 0;           // copied to the device through the pinned ring
   std::uint64_t bytes_registered = 0;       // copied to the device from registered mappings
-  std::uint64_t bytes_read = 0;             // read from files into the ring, alignment included
   std::uint64_t pinned_bytes = 0;           // the ring's size (0 when no byte needed it)
   std::uint64_t registrations = 0;          // reads registered (and unregistered)
   std::uint64_t registrations_refused = 0;  // reads the driver refused: staged instead
   unsigned threads = 0;                     // workers the load ran
-  bool direct = false;                      // as LoadStats::direct, for the ring's reads
 
   // "registered", "pinned", "registered+pinned", or "none" when no byte was copied.
   [[nodiscard]] std::string_view path() const noexcept {
@@ -111,8 +106,9 @@ struct DeviceLoadStats {
   }
 };
 
-// Every field of `stats`, in declaration order, then "path" (path()): what `onnxmap load
-// --device --json` and Python's load_to_torch statistics are made from (StatsField, load.hpp).
+// Every field of `stats`: LoadStats' (fields_of(LoadStats)), then the device's own in
+// declaration order, then "path" (path()): what `onnxmap load --device --json` and Python's
+// load_to_torch statistics are made from (StatsField, load.hpp).
 [[nodiscard]] ONNXMAP_API std::vector<StatsField> fields_of(const DeviceLoadStats& stats);
 
 // Copies every item into `destinations[i]`, a device pointer (a host pointer for "host") to at

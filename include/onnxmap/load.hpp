@@ -76,31 +76,45 @@ struct LoadedPiece {
   std::span<const std::byte> bytes;  // valid until the item's callback returns
 };
 
-struct LoadOptions {
-  // read: pread into buffers; direct: O_DIRECT into aligned buffers, leaving the page cache
-  // alone (buffered where the file system refuses, and for a request whose bytes are all in
-  // the page cache already, which O_DIRECT would read from the disk again); map: the page cache
-  // is filled by large reads (a request whose bytes are all there already is not read) and the
-  // callback gets views into the map (zero-copy).
+// What every load takes, into memory (LoadOptions) or to a device (DeviceLoadOptions::load),
+// each field meaning the same in both. The defaults written here are load()'s; a device load
+// starts from device_load_defaults() (device.hpp), which says where and why it differs.
+struct CommonLoadOptions {
+  // How files are read. read (default): pread, buffered; direct: O_DIRECT into aligned buffers,
+  // leaving the page cache alone (buffered where the file system refuses, and for a request
+  // whose bytes are all in the page cache already, which O_DIRECT would read from the disk
+  // again); map: the page cache is filled by large reads (a request whose bytes are all there
+  // already is not read) and the bytes are taken from the map (load(): views, zero-copy).
   LoadMode mode = LoadMode::read;
-  unsigned threads = 4;                                    // reading threads, besides the caller's
-  std::uint64_t request_bytes = std::uint64_t{16} << 20U;  // the largest read, 4096-aligned
-  // Tensors whose bytes are being read or held for the callback, in bytes, at most this much
-  // (one tensor larger than the bound is read alone): library buffers and mapped pages in use.
+  // Reading threads, besides the caller's (default 4).
+  unsigned threads = 4;
+  // Bytes held for tensors being read or not yet delivered, at most this much (default 1 GiB;
+  // one tensor larger than the bound is read alone): library buffers and mapped pages in use,
+  // or a device load's pinned ring.
   std::uint64_t max_in_flight_bytes = std::uint64_t{1} << 30U;
-  // Tensors closer than this in a file are read with one request, the gap included.
+  // Tensors closer than this in a file are read with one request, the gap included (default
+  // 1 MiB).
   std::uint64_t max_gap_bytes = std::uint64_t{1} << 20U;
-  // map: drop each tensor's pages from this process after its callback (MADV_DONTNEED), so a
-  // model larger than memory loads with bounded resident memory.
-  bool release_after_callback = true;
-  // Called on the calling thread after each tensor's callback and as reads land in between:
-  // bytes read (or decoded) so far and the total, so one large tensor shows progress too.
+  // Called on the calling thread as tensors are delivered and as bytes land in between: bytes
+  // delivered so far and the total, so one large tensor shows progress too (default none).
   ProgressCallback progress;
-  // Asked on the calling thread whenever progress is reported: true stops the load, which
-  // then throws onnxmap::Error (cancelled) once the reads in progress have ended.
+  // Asked on the calling thread whenever progress is reported: true stops the load, which then
+  // throws onnxmap::Error (cancelled) once the reads in progress have ended (default none).
   std::function<bool()> cancelled;
+};
+
+// The options of a load into memory (load, load_into, prefetch): the common ones, and those
+// that only a load whose bytes end in this process's memory has.
+struct LoadOptions : CommonLoadOptions {
+  // The largest read, 4096-aligned (default 16 MiB). A device load's reads each span one slot
+  // of its pinned ring instead (device.hpp).
+  std::uint64_t request_bytes = std::uint64_t{16} << 20U;
+  // map: drop each tensor's pages from this process after its callback (MADV_DONTNEED), so a
+  // model larger than memory loads with bounded resident memory (default true).
+  bool release_after_callback = true;
   // Work on the bytes done on the reading threads as they land (statistics, comparisons), so
-  // that the calling thread, which runs every callback, is not what a warm load waits on.
+  // that the calling thread, which runs every callback, is not what a warm load waits on
+  // (default none).
   // on_piece is called for each piece of an item (the bytes one request read), pieces of one
   // item possibly at once on several threads and in any order; on_landed once every piece of
   // the item has passed on_piece, with all its bytes (owner null), before the item's callback.
@@ -111,19 +125,23 @@ struct LoadOptions {
   LoadCallback on_landed;
 };
 
+// What a load did, for every load (host and device: DeviceLoadStats extends it).
 struct LoadStats {
   std::size_t tensors = 0;
-  std::uint64_t bytes = 0;       // bytes delivered
+  std::uint64_t bytes = 0;       // bytes delivered (to the caller, or copied to the device)
+  double seconds = 0;            // wall time of the load, planning (and a URL's fetch) included
+  double cpu_seconds = 0;        // CPU time of this process meanwhile, user and system
   std::uint64_t bytes_read = 0;  // bytes read from files, coalesced gaps and alignment included
-  std::uint64_t requests = 0;
+  std::uint64_t requests = 0;    // the plan's reads (requests) done
   // Library buffers (load in read and direct modes) allocated fresh; the other tensors reused a
-  // buffer an earlier tensor had been handed over in.
+  // buffer an earlier tensor had been handed over in. 0 for loads into caller or device memory.
   std::uint64_t fresh_buffer_bytes = 0;
   // Bytes copied after they were read or decoded: out of the aligned staging buffer of a direct
   // read (tensors under 1 MiB, read with their neighbours, and every tensor read into a caller's
   // buffer, which cannot take the aligned range around it), out of a buffered read too scattered
-  // for one preadv, and into caller buffers from memory (models opened in the read or direct
-  // mode, typed fields). Direct reads of larger tensors into library buffers land in place.
+  // for one preadv, and into caller buffers (or a device load's pinned ring) from memory (models
+  // opened in the read or direct mode, typed fields). Direct reads of larger tensors into
+  // library buffers land in place.
   std::uint64_t bytes_copied = 0;
   // Every file was opened for O_DIRECT and none refused it (requests found in the page cache
   // were read from there, buffered, all the same).

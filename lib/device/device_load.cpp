@@ -2,31 +2,20 @@
 
 #include "device/device_load.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <string>
 
 #include "device/cuda_engine.hpp"
 #include "device/host_engine.hpp"
 #include "device/ring_memory.hpp"
+#include "load/load_loop.hpp"
 #include "load/load_plan.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::detail {
 
 namespace {
-
-double cpu_seconds_now() {
-  rusage usage{};
-  (void)getrusage(RUSAGE_SELF, &usage);
-  const auto of = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-  };
-  return of(usage.ru_utime) + of(usage.ru_stime);
-}
 
 // Null destinations of items with bytes, and the device's room for the plan, before any read.
 void check_targets(const LoadPlan& plan, DeviceTargets targets, CopyEngine& engine) {
@@ -37,7 +26,7 @@ void check_targets(const LoadPlan& plan, DeviceTargets targets, CopyEngine& engi
         plan.items[i].length > 0) {
       throw Error(ErrorKind::invalid_argument,
                   "a null destination for " + std::to_string(plan.items[i].length) + " bytes",
-                  Error::kNoOffset, plan.items[i].request->tensor.path());
+                  Error::kNoOffset, plan.items[i].load_item->tensor.path());
     }
   }
   if (targets.buffer_for == nullptr) return;
@@ -73,8 +62,7 @@ std::unique_ptr<CopyEngine> make_copy_engine(std::string_view device) {
 
 DeviceLoadStats load_to_device(std::span<const LoadItem> items, DeviceTargets targets,
                                const DeviceLoadOptions& options, CopyEngine& engine) {
-  const auto start = std::chrono::steady_clock::now();
-  const double cpu_start = cpu_seconds_now();
+  const LoadClock clock;
   if (targets.buffer_for == nullptr && targets.pointers.size() != items.size()) {
     throw Error(ErrorKind::invalid_argument, std::to_string(items.size()) + " items but " +
                                                  std::to_string(targets.pointers.size()) +
@@ -82,20 +70,30 @@ DeviceLoadStats load_to_device(std::span<const LoadItem> items, DeviceTargets ta
   }
   // One plan of reads, as every load makes it, cut to the ring's slots; the destinations are
   // checked before anything is fetched or read.
-  LoadPlan plan = resolve_plan(items, options.load, Buffers::caller);
+  LoadPlan plan = resolve_plan(items, options.load.mode, Buffers::caller);
   check_targets(plan, targets, engine);
   const Ring ring = ring_for(plan, options);
   cut_reads(plan, ring_cut(ring, options.load));
-  DevicePipeline pipeline(plan, ring, targets, options, engine);
-  DeviceLoadStats stats = pipeline.run();
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  stats.cpu_seconds = cpu_seconds_now() - cpu_start;
+  DeviceLoadStats stats = DeviceSink::load(plan, ring, targets, options, engine);
+  clock.stamp(stats);
   return stats;
 }
 
 }  // namespace onnxmap::detail
 
 namespace onnxmap {
+
+std::vector<StatsField> fields_of(const DeviceLoadStats& s) {
+  std::vector<StatsField> fields = fields_of(static_cast<const LoadStats&>(s));
+  fields.insert(fields.end(), {{"bytes_staged", s.bytes_staged},
+                               {"bytes_registered", s.bytes_registered},
+                               {"pinned_bytes", s.pinned_bytes},
+                               {"registrations", s.registrations},
+                               {"registrations_refused", s.registrations_refused},
+                               {"threads", std::uint64_t{s.threads}},
+                               {"path", s.path()}});
+  return fields;
+}
 
 DeviceLoadStats load_to_device(std::span<const LoadItem> items, std::span<void* const> destinations,
                                const DeviceLoadOptions& options) {

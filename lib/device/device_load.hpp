@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "device/copy_engine.hpp"
-#include "device/device_pipeline.hpp"
+#include "device/device_sink.hpp"
 #include "onnxmap/device.hpp"
 
 namespace onnxmap::detail {
@@ -17,7 +17,7 @@ namespace onnxmap::detail {
 [[nodiscard]] std::unique_ptr<CopyEngine> make_copy_engine(std::string_view device);
 
 // Plans `items`, checks the targets (and with buffer_for the device's free memory) before
-// anything is read, and runs the pipeline on `engine`, whose streams it makes.
+// anything is read, and runs the load through the device sink on `engine`, whose streams it makes.
 DeviceLoadStats load_to_device(std::span<const LoadItem> items, DeviceTargets targets,
                                const DeviceLoadOptions& options, CopyEngine& engine);
 

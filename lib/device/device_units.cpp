@@ -22,11 +22,11 @@ bool registers(DevicePath path, LoadMode mode) {
 // it (CopyEngine::prefers_registration: not CUDA, measured on an H100, where the ring read warm
 // pages at 22 GB/s on 8 threads and 27-31 GB/s on 16 and registering ran at 12-15 GB/s
 // whatever the threads, holding up the other workers' copies while it ran).
-UnitKind kind_of(const Request& request, const UnitPolicy& policy) {
-  if (registers(policy.path, policy.mode)) return UnitKind::registered;
+RequestPath path_of(const Request& request, const PathPolicy& policy) {
+  if (registers(policy.path, policy.mode)) return RequestPath::registered;
   const bool automatic = policy.path == DevicePath::automatic;
-  return request.resident && automatic && policy.prefer_registration ? UnitKind::registered
-                                                                     : UnitKind::staged;
+  return request.resident && automatic && policy.prefer_registration ? RequestPath::registered
+                                                                     : RequestPath::staged;
 }
 
 }  // namespace
@@ -54,7 +54,7 @@ unsigned automatic_threads(const LoadPlan& plan, DevicePath path, LoadMode mode)
 }
 
 Ring ring_for(const LoadPlan& plan, const DeviceLoadOptions& options) {
-  const LoadOptions& load = options.load;
+  const CommonLoadOptions& load = options.load;
   Ring ring;
   ring.threads = load.threads > 0 ? load.threads : automatic_threads(plan, options.path, load.mode);
   ring.slot_bytes =
@@ -62,23 +62,15 @@ Ring ring_for(const LoadPlan& plan, const DeviceLoadOptions& options) {
   return ring;
 }
 
-ReadCut ring_cut(const Ring& ring, const LoadOptions& options) noexcept {
+ReadCut ring_cut(const Ring& ring, const CommonLoadOptions& options) noexcept {
   return {ring.slot_bytes, options.max_gap_bytes, true};
 }
 
-std::vector<Unit> make_units(const LoadPlan& plan, const UnitPolicy& policy) {
-  std::vector<Unit> units;
-  units.reserve(plan.requests.size());
-  for (std::size_t r = 0; r < plan.requests.size(); ++r) {
-    units.push_back({kind_of(plan.requests[r], policy), r});
-  }
-  for (std::size_t i = 0; i < plan.items.size(); ++i) {
-    const ResolvedItem& item = plan.items[i];
-    if (item.source != ItemSource::stream && item.length > 0) {
-      units.push_back({UnitKind::memory, i});
-    }
-  }
-  return units;
+std::vector<RequestPath> request_paths(const LoadPlan& plan, const PathPolicy& policy) {
+  std::vector<RequestPath> paths;
+  paths.reserve(plan.requests.size());
+  for (const Request& request : plan.requests) paths.push_back(path_of(request, policy));
+  return paths;
 }
 
 }  // namespace onnxmap::detail

@@ -1,8 +1,8 @@
 #pragma once
-// The device loader's work (device.hpp), taken from the loader's plan (load_plan.hpp) as it is:
-// units taken by the workers in file order, each a request of the plan (cut so that its aligned
-// range fits a slot of the ring, ring_cut) with the way it goes to the device, or one item whose
-// bytes are in memory or decoded.
+// The device loader's choices (device.hpp) over the loader's plan (load_plan.hpp) as it is: its
+// workers and ring, how the plan is cut (each request's aligned range fits a slot of the ring,
+// ring_cut), and the way each request goes to the device. The items not streamed (bytes in
+// memory, decoded) are the load loop's units too, staged through the ring (device_sink.hpp).
 
 #include <cstddef>
 #include <cstdint>
@@ -13,16 +13,11 @@
 
 namespace onnxmap::detail {
 
-enum class UnitKind : std::uint8_t {
-  staged,      // a request read into the worker's slot (LoadRun::reader: buffered where the plan
-               // found it resident, else by the load's mode), copied from there
-  registered,  // a request's pages registered and copied from directly (staged if refused)
-  memory,      // one item from memory or typed fields, staged through the slot in parts
-};
-
-struct Unit {
-  UnitKind kind = UnitKind::staged;
-  std::size_t index = 0;  // staged, registered: into LoadPlan::requests; memory: into items
+// How a request goes to the device.
+enum class RequestPath : std::uint8_t {
+  staged,      // read into the worker's slot (LoadLoop::reader: buffered where the plan found it
+               // resident, else by the load's mode), copied from there
+  registered,  // its pages registered and copied from directly (staged if refused)
 };
 
 // The workers of a load whose DeviceLoadOptions::load.threads is 0, from the plan's streamed
@@ -43,18 +38,19 @@ struct Ring {
 [[nodiscard]] Ring ring_for(const LoadPlan& plan, const DeviceLoadOptions& options);
 // How a device load cuts its plan (cut_reads): requests whose aligned range fits a slot, the
 // load's gap rule, the page cache counted (which requests are read buffered or registered).
-[[nodiscard]] ReadCut ring_cut(const Ring& ring, const LoadOptions& options) noexcept;
+[[nodiscard]] ReadCut ring_cut(const Ring& ring, const CommonLoadOptions& options) noexcept;
 
 // How requests go: the load's options and its engine's preference.
-struct UnitPolicy {
+struct PathPolicy {
   DevicePath path = DevicePath::automatic;
   LoadMode mode = LoadMode::direct;
   bool prefer_registration = false;  // CopyEngine::prefers_registration()
 };
 
-// A unit for every request of `plan`, in its order, then one for every item with bytes not
-// streamed. A request is `registered` by DevicePath::registered, or for DevicePath::automatic in
-// map mode or where it is resident and the engine prefers registering; else `staged`.
-[[nodiscard]] std::vector<Unit> make_units(const LoadPlan& plan, const UnitPolicy& policy);
+// The path of every request of `plan`, in its order: `registered` by DevicePath::registered, or
+// for DevicePath::automatic in map mode or where it is resident and the engine prefers
+// registering; else `staged`.
+[[nodiscard]] std::vector<RequestPath> request_paths(const LoadPlan& plan,
+                                                     const PathPolicy& policy);
 
 }  // namespace onnxmap::detail

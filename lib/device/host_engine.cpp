@@ -75,8 +75,6 @@ void* HostCopyEngine::alloc_pinned(std::size_t bytes) {
   void* p = map_ring_memory(bytes);
   const std::lock_guard lock(memory_lock_);
   pinned_[p] = bytes;
-  pinned_bytes_ += bytes;
-  pinned_peak_ = std::max(pinned_peak_, pinned_bytes_);
   return p;
 }
 
@@ -86,7 +84,6 @@ void HostCopyEngine::free_pinned(void* host) noexcept {
   const auto found = pinned_.find(host);
   if (found == pinned_.end()) return;
   unmap_ring_memory(host, found->second);
-  pinned_bytes_ -= found->second;
   pinned_.erase(found);
 }
 
@@ -97,7 +94,6 @@ bool HostCopyEngine::register_host(const void* host, std::size_t bytes) {
   if (reinterpret_cast<std::uintptr_t>(host) % kPage != 0) {
     throw Error(ErrorKind::invalid_argument, "registration of memory not page-aligned");
   }
-  if (refuse_registration_) return false;
   const auto* begin = static_cast<const std::byte*>(host);
   const std::lock_guard lock(memory_lock_);
   const auto next = registered_.lower_bound(host);
@@ -109,27 +105,20 @@ bool HostCopyEngine::register_host(const void* host, std::size_t bytes) {
   if (overlaps_next || overlaps_prev) return false;
   populate(host, bytes, false);
   registered_[host] = bytes;
-  registered_bytes_ += bytes;
-  registered_peak_ = std::max(registered_peak_, registered_bytes_);
   return true;
 }
 
 void HostCopyEngine::unregister_host(const void* host) noexcept {
   const std::lock_guard lock(memory_lock_);
-  const auto found = registered_.find(host);
-  if (found == registered_.end()) return;
-  registered_bytes_ -= found->second;
-  registered_.erase(found);
+  registered_.erase(host);
 }
 
 void HostCopyEngine::copy_async(void* device, const void* host, std::size_t bytes,
                                 unsigned stream) {
   Stream& s = stream_at(stream);
-  const bool fail = ++copies_ == fail_at_.load();
   {
     const std::lock_guard lock(s.lock);
-    s.queue.emplace_back([device, host, bytes, fail] {
-      if (fail) throw Error(ErrorKind::device, "injected copy failure on host");
+    s.queue.emplace_back([device, host, bytes] {
       // Guarded: `host` may be a registered map of a file that shrank (an error, not a signal).
       copy_bytes({static_cast<const std::byte*>(host), bytes},
                  {static_cast<std::byte*>(device), bytes});
@@ -151,23 +140,6 @@ void HostCopyEngine::drain(unsigned stream) noexcept {
   std::unique_lock lock(s.lock);
   s.changed.wait(lock, [&] { return s.queue.empty() && !s.busy; });
   s.failure = nullptr;
-}
-
-std::uint64_t HostCopyEngine::pinned_now() const {
-  const std::lock_guard lock(memory_lock_);
-  return pinned_bytes_;
-}
-std::uint64_t HostCopyEngine::pinned_peak() const {
-  const std::lock_guard lock(memory_lock_);
-  return pinned_peak_;
-}
-std::uint64_t HostCopyEngine::registered_now() const {
-  const std::lock_guard lock(memory_lock_);
-  return registered_bytes_;
-}
-std::uint64_t HostCopyEngine::registered_peak() const {
-  const std::lock_guard lock(memory_lock_);
-  return registered_peak_;
 }
 
 }  // namespace onnxmap::detail

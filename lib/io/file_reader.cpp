@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/system_calls.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::io {
@@ -31,28 +32,6 @@ Error io_error(const std::filesystem::path& path, const std::string& what) {
 Error short_file(const std::filesystem::path& path, std::uint64_t end) {
   return io_error(
       path, "the file ends before byte " + std::to_string(end) + " (did it shrink while open?)");
-}
-
-std::atomic<DirectRefusal> g_refusal{DirectRefusal::none};
-std::atomic<std::uint64_t> g_refused{0};
-
-// open(O_DIRECT) and pread() on an O_DIRECT descriptor, through the test seam.
-int open_direct(const char* path) {
-  if (g_refusal.load(std::memory_order_relaxed) == DirectRefusal::refuse_open) {
-    g_refused.fetch_add(1, std::memory_order_relaxed);
-    errno = EINVAL;
-    return -1;
-  }
-  return ::open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
-}
-
-ssize_t pread_direct(int fd, std::span<std::byte> dst, std::uint64_t offset) {
-  if (g_refusal.load(std::memory_order_relaxed) == DirectRefusal::refuse_read) {
-    g_refused.fetch_add(1, std::memory_order_relaxed);
-    errno = EINVAL;
-    return -1;
-  }
-  return ::pread(fd, dst.data(), dst.size(), static_cast<off_t>(offset));
 }
 
 // The unit of a whole-file read: large enough for the device to stream, small enough to spread
@@ -90,7 +69,7 @@ FileReader::FileReader(const std::filesystem::path& path, LoadMode mode) : path_
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
   // tmpfs and some network file systems refuse O_DIRECT (EINVAL): reads are buffered there.
-  if (mode == LoadMode::direct) direct_fd_ = open_direct(path.c_str());
+  if (mode == LoadMode::direct) direct_fd_ = system_calls().open_direct(path.c_str());
 }
 
 FileReader FileReader::reopen(LoadMode mode) const {
@@ -103,7 +82,7 @@ FileReader FileReader::reopen(LoadMode mode) const {
   if (!own_description) out.fd_ = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);  // no /proc: share it
   if (out.fd_ < 0) throw io_error(path_, std::string("cannot open: ") + std::strerror(errno));
   if (own_description) (void)::posix_fadvise(out.fd_, 0, 0, POSIX_FADV_RANDOM);
-  if (mode == LoadMode::direct) out.direct_fd_ = open_direct(self.c_str());
+  if (mode == LoadMode::direct) out.direct_fd_ = system_calls().open_direct(self.c_str());
   return out;
 }
 
@@ -161,7 +140,7 @@ std::span<const std::byte> FileReader::read(std::uint64_t offset, std::uint64_t 
     const std::uint64_t begin = align_down(offset);
     const std::uint64_t want = offset + length - begin;
     const auto window = staging.first(static_cast<std::size_t>(staging_size(offset, length)));
-    const ssize_t got = pread_direct(direct_fd_, window, begin);
+    const ssize_t got = system_calls().pread_direct(direct_fd_, window, begin);
     if (got >= 0 && static_cast<std::uint64_t>(got) >= want) {
       return window.subspan(static_cast<std::size_t>(offset - begin),
                             static_cast<std::size_t>(length));
@@ -208,11 +187,6 @@ AlignedBuffer read_whole_file(const FileReader& reader, std::uint64_t size, unsi
     (void)reader.read(begin, length, window);
   });
   return out;
-}
-
-std::uint64_t set_direct_refusal_for_tests(DirectRefusal refusal) noexcept {
-  g_refusal.store(refusal, std::memory_order_relaxed);
-  return g_refused.exchange(0, std::memory_order_relaxed);
 }
 
 void run_parallel(std::size_t count, unsigned threads,

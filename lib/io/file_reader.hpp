@@ -115,13 +115,6 @@ class LazyReopen {
   mutable std::atomic<const FileReader*> ready_{nullptr};  // &*reader_ once it is open
 };
 
-// A seam for tests: every file system of a test machine may accept O_DIRECT, so a test makes the
-// system's refusal happen here instead, failing the O_DIRECT open() (refuse_open) or every
-// O_DIRECT pread() (refuse_read) with EINVAL as a refusing file system or device does. Returns
-// how many opens or reads were refused since the previous call. Process-wide; tests only.
-enum class DirectRefusal : std::uint8_t { none, refuse_open, refuse_read };
-std::uint64_t set_direct_refusal_for_tests(DirectRefusal refusal) noexcept;
-
 // Reads exactly dst.size() bytes at `offset` of `fd` (retrying short reads and EINTR); returns
 // the count read, less only at the end of the file. Throws onnxmap::Error (io) naming `path`.
 std::uint64_t pread_full(int fd, std::uint64_t offset, std::span<std::byte> dst,

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "io/system_calls.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::io {
@@ -116,7 +117,7 @@ void NewFile::name() {
 
 void NewFile::commit() {
   name();
-  if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+  if (system_calls().rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
     fail(final_path_, "cannot rename into place");
   }
   committed_ = true;

@@ -26,7 +26,7 @@ PlanFile payload_file(const Tensor& t) {
 
 ResolvedItem resolve(const LoadItem& item, LoadPlan& plan) {
   ResolvedItem out;
-  out.request = &item;
+  out.load_item = &item;
   const Tensor& t = item.tensor;
   if (t.data_type() == DataType::string) return out;  // no raw layout: delivered without bytes
   if (t.storage() == TensorStorage::typed) {
@@ -164,18 +164,17 @@ FetchStats fetch_remote(const LoadPlan& plan) {
 std::span<const std::byte> bytes_in_memory(const ResolvedItem& item,
                                            std::optional<TensorData>& decoded) {
   if (item.source != ItemSource::typed) return item.view;
-  return decoded.emplace(item.request->tensor.data()).bytes();
+  return decoded.emplace(item.load_item->tensor.data()).bytes();
 }
 
 ReadCut read_cut(const LoadOptions& options) noexcept {
   return {options.request_bytes, options.max_gap_bytes, options.mode != LoadMode::read};
 }
 
-LoadPlan resolve_plan(std::span<const LoadItem> items, const LoadOptions& options,
-                      Buffers buffers) {
+LoadPlan resolve_plan(std::span<const LoadItem> items, LoadMode mode, Buffers buffers) {
   LoadPlan plan;
   plan.items.reserve(items.size());
-  const bool own_buffers = options.mode == LoadMode::direct && buffers == Buffers::library;
+  const bool own_buffers = mode == LoadMode::direct && buffers == Buffers::library;
   for (const LoadItem& item : items) {
     ResolvedItem& resolved = plan.items.emplace_back(resolve(item, plan));
     resolved.own_buffer =
@@ -193,7 +192,7 @@ void cut_reads(LoadPlan& plan, const ReadCut& cut) {
 
 LoadPlan make_load_plan(std::span<const LoadItem> items, const LoadOptions& options,
                         Buffers buffers) {
-  LoadPlan plan = resolve_plan(items, options, buffers);
+  LoadPlan plan = resolve_plan(items, options.mode, buffers);
   cut_reads(plan, read_cut(options));
   return plan;
 }

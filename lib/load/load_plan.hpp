@@ -1,8 +1,8 @@
 #pragma once
 // The loader's plan (load.hpp): where each item's bytes are, and the large file reads that
 // cover them in file order, neighbours coalesced, each marked where its pages are in the page
-// cache. Every load reads by this one plan: the host loader's engine (engine.hpp) and the device
-// loader's units (device/device_units.hpp) take its requests as they are.
+// cache. Every load reads by this one plan, through one loop (load_loop.hpp) whose sinks (the
+// memory sink's buffers, the device sink's ring) take its requests as they are.
 
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +25,7 @@ enum class ItemSource {
 };
 
 struct ResolvedItem {
-  const LoadItem* request = nullptr;
+  const LoadItem* load_item = nullptr;  // the item of the caller's plan this resolves
   ItemSource source = ItemSource::memory;
   std::size_t file = 0;             // stream: index into LoadPlan::files
   std::uint64_t offset = 0;         // stream: in that file
@@ -114,8 +114,8 @@ enum class Buffers : std::uint8_t { library, caller };
 
 // Resolves every item (throwing bytes()'s or slice_rows()'s error for a bad one) and puts the
 // streamed ones in file order; no request yet (cut_reads). own_buffer is decided here, by the
-// options' mode and `buffers`.
-[[nodiscard]] LoadPlan resolve_plan(std::span<const LoadItem> items, const LoadOptions& options,
+// load's `mode` and `buffers`.
+[[nodiscard]] LoadPlan resolve_plan(std::span<const LoadItem> items, LoadMode mode,
                                     Buffers buffers);
 // Cuts the streamed items into requests by `cut`, fetches a remote model's requests into its
 // mirror, then counts the page cache under each request if the cut asks.

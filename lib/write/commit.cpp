@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "common/fault_guard.hpp"
+#include "io/system_calls.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::detail {
@@ -18,15 +19,6 @@ namespace onnxmap::detail {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::function<void(const fs::path&)>& commit_hook() {
-  static std::function<void(const fs::path&)> hook;
-  return hook;
-}
-
-void after_step(const fs::path& changed) {
-  if (commit_hook()) commit_hook()(changed);
-}
 
 fs::path folder_of(const fs::path& path) {
   return path.parent_path().empty() ? fs::path(".") : path.parent_path();
@@ -49,14 +41,13 @@ bool name_taken(const fs::path& path) {
 // Removes the model at the destination before data files replace its own, so that no reader
 // opens it with the new data.
 void remove_old_model(const fs::path& model, bool durable) {
-  if (::unlink(model.c_str()) != 0 && errno != ENOENT) {
+  if (io::system_calls().unlink(model.c_str()) != 0 && errno != ENOENT) {
     throw Error(ErrorKind::io,
                 std::string("cannot remove the old model before replacing its data files: ") +
                     std::strerror(errno),
                 Error::kNoOffset, {}, model.string());
   }
   if (durable) sync_folder(folder_of(model));
-  after_step(model);
 }
 
 }  // namespace
@@ -78,23 +69,17 @@ void commit_model(std::vector<io::NewFile>& data_files, io::NewFile& model, bool
     for (io::NewFile& file : data_files) {
       file.commit();
       placed.push_back(file.final_path());
-      after_step(file.final_path());
     }
     model.commit();
   } catch (...) {
     for (const fs::path& path : placed) ::unlink(path.c_str());
     throw;
   }
-  after_step(model.final_path());
   if (durable) {  // the renames themselves survive a power cut
     std::set<fs::path> folders{folder_of(model.final_path())};
     for (const fs::path& path : placed) folders.insert(folder_of(path));
     for (const fs::path& folder : folders) sync_folder(folder);
   }
-}
-
-void set_commit_hook_for_tests(std::function<void(const fs::path&)> hook) {
-  commit_hook() = std::move(hook);
 }
 
 }  // namespace onnxmap::detail

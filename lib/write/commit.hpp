@@ -14,10 +14,10 @@
 // An error while renaming removes the files this save already put in place, so a failed save
 // leaves the old destination (first case) or none (second). With `durable`, each folder is synced
 // after its files were renamed, and the model's after the old model was removed, before any data
-// file replaces its own.
+// file replaces its own. The renames and the removal go through io::system_calls(), where a test
+// watches each step or makes one fail.
 
 #include <filesystem>
-#include <functional>
 #include <vector>
 
 #include "io/new_file.hpp"
@@ -26,10 +26,5 @@ namespace onnxmap::detail {
 
 // Renames `data_files` and then `model` into place as above. Throws onnxmap::Error (io).
 void commit_model(std::vector<io::NewFile>& data_files, io::NewFile& model, bool durable);
-
-// A seam for tests: called after each step of commit_model (the old model removed, a file
-// renamed into place) with the path that changed, so that a test can look at what a reader sees
-// at that moment. Process-wide; tests only; an empty function removes it.
-void set_commit_hook_for_tests(std::function<void(const std::filesystem::path&)> hook);
 
 }  // namespace onnxmap::detail

@@ -63,9 +63,10 @@ def load_to_torch(self, device="cuda:0", names=None, filter=None, rank=None, ran
     cache). progress(bytes_done, bytes_total) is called on this thread; an exception in it, or
     Ctrl-C, stops the load and is raised once the copies in flight have ended.
 
-    stats: a dict to fill with the load's figures (tensors, bytes, seconds, cpu_seconds, path,
-    bytes_staged, bytes_registered, bytes_read, pinned_bytes, registrations,
-    registrations_refused, direct, threads). Raises onnxmap.Error (kind "device" where no CUDA runtime or
+    stats: a dict to fill with the load's figures: those of every load, as Model.load returns
+    them (tensors, bytes, seconds, cpu_seconds, bytes_read, requests, fresh_buffer_bytes,
+    bytes_copied, direct, retries, retry_wait_ms), then the device's (bytes_staged,
+    bytes_registered, pinned_bytes, registrations, registrations_refused, threads, path). Raises onnxmap.Error (kind "device" where no CUDA runtime or
     device is found, "invalid_argument" for a device name that is not cpu, cuda or cuda:N) and
     TypeError naming a tensor whose type torch cannot hold."""
     import torch

@@ -278,9 +278,10 @@ constexpr const char* kLoadDoc =
     "as copies, as Tensor.numpy() gives them. progress(bytes_done, bytes_total) is called "
     "after each tensor.\n\nThe GIL is released while files are read; callbacks run with it "
     "held. An exception in a callback stops the load and is raised here. Returns a dict: "
-    "tensors, bytes, bytes_read, requests, fresh_buffer_bytes (library buffers allocated, not "
-    "reused), bytes_copied (copied after their read), direct (every file was read with "
-    "O_DIRECT).";
+    "tensors, bytes, seconds and cpu_seconds (the load's wall and CPU time), bytes_read, "
+    "requests, fresh_buffer_bytes (library buffers allocated, not reused), bytes_copied (copied "
+    "after their read), direct (every file was read with O_DIRECT), and for a model opened by "
+    "URL retries and retry_wait_ms (its fetch's).";
 
 constexpr const char* kPrefetchDoc =
     "prefetch(filter=None, *, names=None, shard=None, threads=None, request_bytes=None, "

@@ -177,6 +177,28 @@ def test_a_server_answering_503_every_third_request_is_survived(fixtures, tmp_pa
     assert stats["retry_wait_ms"] <= fetched["retry_wait_ms"]
 
 
+def test_loads_report_their_own_retries_into_memory_and_to_a_device(fixtures, tmp_path):
+    """Both loads count the retries of their own fetch: what the model's count grew by."""
+    pytest.importorskip("torch")
+    server = RangeServer(fixtures, tmp_path / "log", "--fail-every", 2)
+    name = "external_one_file.onnx"
+    seen = []
+    try:
+        for to_device in (False, True):
+            with onnxmap.open(server.url(name), retry_base_seconds=0.01) as remote:
+                before = remote.fetch_stats["retries"]
+                if to_device:
+                    stats = {}
+                    remote.load_to_torch("cpu", stats=stats)
+                else:
+                    stats = remote.load(lambda *_: None)
+                seen.append((remote.fetch_stats["retries"] - before, stats["retries"]))
+    finally:
+        server.process.kill()
+        server.process.wait()
+    assert all(grew == counted for grew, counted in seen), seen
+
+
 def test_retry_attempts_bound_the_requests(fixtures, tmp_path):
     server = RangeServer(fixtures, tmp_path / "log", "--fail-every", 1)
     try:

@@ -17,14 +17,15 @@
 
 #include "device/cuda_runtime.hpp"
 #include "device/device_load.hpp"
-#include "device/host_engine.hpp"
 #include "device/ring_memory.hpp"
+#include "instrumented_engine.hpp"
 #include "io/file_reader.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/device.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/synth.hpp"
 #include "test_support.hpp"
+#include "test_system_calls.hpp"
 
 namespace onnxmap {
 namespace {
@@ -107,7 +108,7 @@ class DeviceLoad : public test::TempFolder {
     Destinations to(items);
     std::vector<Bytes>& buffers = to.buffers;
     std::vector<void*>& pointers = to.pointers;
-    detail::HostCopyEngine engine;
+    test::InstrumentedEngine engine;
     const DeviceLoadStats got = detail::load_to_device(items, {pointers, nullptr}, options, engine);
     if (stats != nullptr) *stats = got;
     EXPECT_EQ(engine.pinned_now(), 0U);
@@ -168,12 +169,12 @@ TEST_F(DeviceLoad, AutomaticStagesWarmPagesFromThePageCache) {
   const auto want = expected(items);  // reads every byte: the pages are in the page cache
   const auto load_warm = [&](LoadMode mode, bool as_cuda) {
     Destinations to(items);
-    detail::HostCopyEngine engine;
+    test::InstrumentedEngine engine;
     engine.prefer_registration(!as_cuda);
-    (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_read);
+    (void)test::set_direct_refusal(test::DirectRefusal::refuse_read);
     const DeviceLoadStats stats = detail::load_to_device(
         items, {to.pointers, nullptr}, small(DevicePath::automatic, mode), engine);
-    EXPECT_EQ(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 0U) << to_string(mode);
+    EXPECT_EQ(test::set_direct_refusal(test::DirectRefusal::none), 0U) << to_string(mode);
     EXPECT_EQ(to.buffers, want) << to_string(mode);
     return stats;
   };
@@ -215,7 +216,7 @@ TEST_F(DeviceLoad, RefusedRegistrationsAreStaged) {
   Destinations to(items);
   std::vector<Bytes>& buffers = to.buffers;
   std::vector<void*>& pointers = to.pointers;
-  detail::HostCopyEngine engine;
+  test::InstrumentedEngine engine;
   engine.refuse_registration(true);
   const DeviceLoadStats stats = detail::load_to_device(
       items, {pointers, nullptr}, small(DevicePath::registered, LoadMode::direct), engine);
@@ -231,7 +232,7 @@ TEST_F(DeviceLoad, CancelledLeavesNothingPinnedOrRegistered) {
   for (const DevicePath path : {DevicePath::registered, DevicePath::pinned}) {
     Destinations to(items);
     std::vector<void*>& pointers = to.pointers;
-    detail::HostCopyEngine engine;
+    test::InstrumentedEngine engine;
     DeviceLoadOptions options = small(path, LoadMode::read);
     options.load.threads = 1;
     options.load.max_in_flight_bytes = 8 << 10;
@@ -265,7 +266,7 @@ TEST_F(DeviceLoad, CopyFailureNamesTheDeviceAndTensor) {
   Destinations to(items);
   std::vector<void*>& pointers = to.pointers;
   for (const DevicePath path : {DevicePath::registered, DevicePath::pinned}) {
-    detail::HostCopyEngine engine;
+    test::InstrumentedEngine engine;
     engine.fail_copy_at(3);
     const std::string message = test::expect_error(
         [&] {
@@ -289,13 +290,13 @@ TEST_F(DeviceLoad, BufferForAndTooLittleDeviceMemory) {
     return buffers[i].data();
   };
   {
-    detail::HostCopyEngine engine;
+    test::InstrumentedEngine engine;
     (void)detail::load_to_device(items, {{}, &buffer_for},
                                  small(DevicePath::automatic, LoadMode::direct), engine);
     EXPECT_EQ(buffers, expected(items));
   }
   std::vector<Bytes>(items.size()).swap(buffers);
-  detail::HostCopyEngine engine;
+  test::InstrumentedEngine engine;
   engine.set_free_device_bytes(1000);
   const std::string message = test::expect_error(
       [&] {

@@ -18,6 +18,7 @@
 #include "onnxmap/model.hpp"
 #include "onnxmap/save.hpp"
 #include "test_support.hpp"
+#include "test_system_calls.hpp"
 
 namespace onnxmap {
 namespace {
@@ -50,7 +51,7 @@ class DirectFallback : public test::TempFolder {
     (void)save(builder, path_, options);
   }
   void TearDown() override {
-    (void)io::set_direct_refusal_for_tests(io::DirectRefusal::none);
+    (void)test::set_direct_refusal(test::DirectRefusal::none);
     test::TempFolder::TearDown();
   }
 
@@ -104,19 +105,19 @@ TEST_F(DirectFallback, DirectWhereTheSystemAllowsIt) {
   open_direct.mode = LoadMode::direct;
   EXPECT_EQ(bytes_of(Model::open(path_, open_direct)), expected_);
   // Nothing was refused by the seam; the file system of the temporary folder decides.
-  EXPECT_EQ(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 0U);
+  EXPECT_EQ(test::set_direct_refusal(test::DirectRefusal::none), 0U);
   if (!stats.direct) GTEST_SKIP() << fs::temp_directory_path() << " refuses O_DIRECT";
 }
 
 TEST_F(DirectFallback, RefusedOpenReadsBuffered) {
   const Model model = Model::open(path_);
-  (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_open);
+  (void)test::set_direct_refusal(test::DirectRefusal::refuse_open);
   const auto [bytes, stats] = load_direct(model, 2);
   OpenOptions open_direct;
   open_direct.mode = LoadMode::direct;
   const Bytes opened = bytes_of(Model::open(path_, open_direct));
   // One refused open per file: the loader's data file, then the open's model and data files.
-  EXPECT_EQ(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 3U);
+  EXPECT_EQ(test::set_direct_refusal(test::DirectRefusal::none), 3U);
   EXPECT_EQ(bytes, expected_);
   EXPECT_EQ(opened, expected_);
   EXPECT_FALSE(stats.direct);
@@ -126,20 +127,20 @@ TEST_F(DirectFallback, RefusedOpenReadsBuffered) {
 TEST_F(DirectFallback, RefusedReadsFallBackToBufferedOnes) {
   const Model model = Model::open(path_);
   for (const unsigned threads : {1U, 2U}) {
-    (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_read);
+    (void)test::set_direct_refusal(test::DirectRefusal::refuse_read);
     const auto [bytes, stats] = load_direct(model, threads);
     // The first refusal turns the reader buffered: at most one refused read per thread.
-    const std::uint64_t refused = io::set_direct_refusal_for_tests(io::DirectRefusal::none);
+    const std::uint64_t refused = test::set_direct_refusal(test::DirectRefusal::none);
     EXPECT_GE(refused, 1U);
     EXPECT_LE(refused, threads);
     EXPECT_EQ(bytes, expected_) << threads << " threads";
     EXPECT_FALSE(stats.direct);
   }
-  (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_read);
+  (void)test::set_direct_refusal(test::DirectRefusal::refuse_read);
   OpenOptions open_direct;
   open_direct.mode = LoadMode::direct;
   const Bytes opened = bytes_of(Model::open(path_, open_direct));
-  EXPECT_GE(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 2U);  // both files
+  EXPECT_GE(test::set_direct_refusal(test::DirectRefusal::none), 2U);  // both files
   EXPECT_EQ(opened, expected_);
 }
 

@@ -17,6 +17,7 @@
 #include "onnxmap/model.hpp"
 #include "onnxmap/save.hpp"
 #include "test_support.hpp"
+#include "test_system_calls.hpp"
 
 namespace onnxmap {
 namespace {
@@ -120,9 +121,9 @@ TEST_F(LoadDirect, WarmPagesAreReadBufferedInPlace) {
     options.mode = LoadMode::direct;
     options.threads = threads;
     options.request_bytes = kMiB;
-    (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_read);
+    (void)test::set_direct_refusal(test::DirectRefusal::refuse_read);
     const LoadStats stats = load_and_check(plan(model), options, true);
-    EXPECT_EQ(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 0U) << threads;
+    EXPECT_EQ(test::set_direct_refusal(test::DirectRefusal::none), 0U) << threads;
     EXPECT_EQ(stats.bytes_copied, 0U);          // own buffers and scattered reads: all in place
     EXPECT_EQ(stats.bytes_read, data_.size());  // no alignment padding: buffered reads
   }
@@ -142,13 +143,13 @@ TEST_F(LoadDirect, ShardsOfLargeTensorsAreReadInPlace) {
 // Where the system refuses direct reads, the buffered ones land where direct ones would have.
 TEST_F(LoadDirect, RefusedDirectReadsStillLandInPlace) {
   const Model model = Model::open(write_model({2 * kMiB + 20, 24, 3 * kMiB + 4}));
-  (void)io::set_direct_refusal_for_tests(io::DirectRefusal::refuse_read);
+  (void)test::set_direct_refusal(test::DirectRefusal::refuse_read);
   LoadOptions options;
   options.mode = LoadMode::direct;
   options.request_bytes = kMiB;
   options.threads = 1;  // in file order: the first read is refused, the rest are buffered
   const LoadStats stats = load_and_check(plan(model), options);
-  EXPECT_GT(io::set_direct_refusal_for_tests(io::DirectRefusal::none), 0U);
+  EXPECT_GT(test::set_direct_refusal(test::DirectRefusal::none), 0U);
   EXPECT_FALSE(stats.direct);
   EXPECT_EQ(stats.bytes_copied, 0U);  // buffered reads go straight into every buffer
 }

@@ -108,16 +108,15 @@ TEST_F(LoadPlanTest, RequestsFitTheCutAndCoverEveryItemOnce) {
     options.mode = mode;
     for (const std::uint64_t cap : {4 * kKiB, 12 * kKiB, 64 * kKiB, 1024 * kKiB}) {
       for (const Buffers buffers : {Buffers::library, Buffers::caller}) {
-        LoadPlan plan = detail::resolve_plan(items, options, buffers);
+        LoadPlan plan = detail::resolve_plan(items, options.mode, buffers);
         detail::cut_reads(plan, {cap + 100, 1 << 20U, false});  // the cap: aligned down
         SCOPED_TRACE(std::to_string(cap) + " " + std::string(to_string(mode)));
         expect_well_cut(plan, cap);
-        // The device's units are the requests, in their order.
-        const auto units = detail::make_units(plan, {});
-        ASSERT_EQ(units.size(), plan.requests.size());
-        for (std::size_t u = 0; u < units.size(); ++u) {
-          EXPECT_EQ(units[u].index, u);
-          EXPECT_EQ(units[u].kind, detail::UnitKind::staged);
+        // The device takes the requests as they are, one path each, staged by default.
+        const auto paths = detail::request_paths(plan, {});
+        ASSERT_EQ(paths.size(), plan.requests.size());
+        for (const detail::RequestPath path : paths) {
+          EXPECT_EQ(path, detail::RequestPath::staged);
         }
       }
     }
@@ -131,7 +130,7 @@ TEST_F(LoadPlanTest, ItemsCloserThanTheGapShareARequest) {
   const LoadOptions options;
   for (const auto& [gap, requests] : {std::pair<std::uint64_t, std::size_t>{0, 4},
                                       std::pair<std::uint64_t, std::size_t>{8 * kKiB, 1}}) {
-    LoadPlan plan = detail::resolve_plan(items, options, Buffers::library);
+    LoadPlan plan = detail::resolve_plan(items, options.mode, Buffers::library);
     detail::cut_reads(plan, {1 << 20U, gap, false});
     expect_well_cut(plan, 1 << 20U);
     EXPECT_EQ(plan.requests.size(), requests) << gap;
@@ -145,13 +144,13 @@ TEST_F(LoadPlanTest, ResidencyIsCountedPerRequest) {
   const auto items = plan(model);
   const LoadOptions options;
   const auto resident_requests = [&] {
-    LoadPlan plan = detail::resolve_plan(items, options, Buffers::caller);
+    LoadPlan plan = detail::resolve_plan(items, options.mode, Buffers::caller);
     detail::cut_reads(plan, {16 * kKiB, 0, true});
     std::size_t resident = 0;
     for (const Request& r : plan.requests) resident += r.resident ? 1 : 0;
-    const auto units = detail::make_units(plan, {DevicePath::automatic, LoadMode::read, true});
-    for (const auto& unit : units) {
-      EXPECT_EQ(unit.kind == detail::UnitKind::registered, plan.requests[unit.index].resident);
+    const auto paths = detail::request_paths(plan, {DevicePath::automatic, LoadMode::read, true});
+    for (std::size_t r = 0; r < paths.size(); ++r) {
+      EXPECT_EQ(paths[r] == detail::RequestPath::registered, plan.requests[r].resident);
     }
     return std::pair(resident, plan.requests.size());
   };

@@ -65,7 +65,7 @@ TEST_F(LoadProgress, CancelStopsTheLoad) {
     FAIL() << "a cancelled load finished";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::cancelled) << e.what();
-    // The loaders' one cancellation (LoadRun): the tensors and bytes done of the total.
+    // The loaders' one cancellation (LoadLoop): the tensors and bytes done of the total.
     EXPECT_NE(std::string(e.what()).find("the load was cancelled after "), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find(" tensors, "), std::string::npos) << e.what();

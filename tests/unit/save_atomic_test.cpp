@@ -17,7 +17,7 @@
 
 #include "onnxmap/onnxmap.hpp"
 #include "test_support.hpp"
-#include "write/commit.hpp"
+#include "test_system_calls.hpp"
 
 namespace onnxmap::test::save_atomic {
 namespace {
@@ -84,11 +84,6 @@ int version_of(const Model& model) {
 
 class SaveAtomic : public TempFolder {
  protected:
-  void TearDown() override {
-    detail::set_commit_hook_for_tests({});
-    TempFolder::TearDown();
-  }
-
   // Every file of the folder and its bytes.
   [[nodiscard]] std::map<std::string, std::vector<std::byte>> snapshot() const {
     std::map<std::string, std::vector<std::byte>> out;
@@ -164,11 +159,12 @@ TEST_F(SaveAtomic, ReadersSeeTheOldModelTheNewOneOrNone) {
     const fs::path model = at(replaces_data ? "r.onnx" : "n.onnx");
     save(versioned_model(1), model, replaces_data ? sharded() : SaveOptions{});
     std::vector<std::string> seen;  // what a reader opening the path finds after each step
-    detail::set_commit_hook_for_tests([&](const fs::path&) {
-      seen.push_back(fs::exists(model) ? std::to_string(version_of(Model::open(model))) : "none");
-    });
-    save(versioned_model(2), model, sharded());
-    detail::set_commit_hook_for_tests({});
+    {
+      const test::WatchedSteps watched([&](const fs::path&) {
+        seen.push_back(fs::exists(model) ? std::to_string(version_of(Model::open(model))) : "none");
+      });
+      save(versioned_model(2), model, sharded());
+    }
     // Four data files, then the model; the old model first where data files replace its own.
     const std::vector<std::string> expected =
         replaces_data ? std::vector<std::string>{"none", "none", "none", "none", "none", "2"}
@@ -183,12 +179,10 @@ TEST_F(SaveAtomic, AFailureWhilePlacingRemovesWhatWasPlaced) {
     const fs::path model = at(replaces_data ? "r.onnx" : "n.onnx");
     save(versioned_model(1), model, replaces_data ? sharded() : SaveOptions{});
     const auto before = snapshot();
-    int steps = 0;
-    detail::set_commit_hook_for_tests([&](const fs::path&) {
-      if (++steps == 3) throw Error(ErrorKind::io, "injected: the rename failed");
-    });
-    EXPECT_THROW(save(versioned_model(2), model, sharded()), Error);
-    detail::set_commit_hook_for_tests({});
+    {
+      const test::WatchedSteps third_fails({}, 3);  // a data file's rename, either way
+      EXPECT_THROW(save(versioned_model(2), model, sharded()), Error);
+    }
     const auto after = snapshot();
     if (!replaces_data) {
       EXPECT_EQ(after, before);  // the old model, and nothing of the new one

@@ -266,39 +266,44 @@ TEST_F(FilePaths, SaveKeepsDataWhereTheSourceHasIt) {
 TEST(LoadStatsFields, OneListInOrder) {
   LoadStats stats;
   stats.tensors = 3;
+  stats.seconds = 0.25;
   stats.bytes_copied = 9;
   stats.direct = true;
   stats.retry_wait_ms = 250;
   const auto fields = fields_of(stats);
-  ASSERT_EQ(fields.size(), 9U);
+  ASSERT_EQ(fields.size(), 11U);
   EXPECT_EQ(fields.front().name, "tensors");
   EXPECT_EQ(std::get<std::uint64_t>(fields.front().value), 3U);
-  EXPECT_EQ(fields[5].name, "bytes_copied");
-  EXPECT_EQ(std::get<std::uint64_t>(fields[5].value), 9U);
-  EXPECT_EQ(fields[6].name, "direct");
-  EXPECT_TRUE(std::get<bool>(fields[6].value));
+  EXPECT_EQ(fields[2].name, "seconds");
+  EXPECT_EQ(std::get<double>(fields[2].value), 0.25);
+  EXPECT_EQ(fields[7].name, "bytes_copied");
+  EXPECT_EQ(std::get<std::uint64_t>(fields[7].value), 9U);
+  EXPECT_EQ(fields[8].name, "direct");
+  EXPECT_TRUE(std::get<bool>(fields[8].value));
   EXPECT_EQ(fields.back().name, "retry_wait_ms");
   EXPECT_EQ(std::get<std::uint64_t>(fields.back().value), 250U);
 }
 
-TEST(LoadStatsFields, DeviceStatsEveryFieldThenPath) {
+// A device load's statistics are the loader's, then the device's own, then the path.
+TEST(LoadStatsFields, DeviceStatsAreTheLoadersThenTheDevicesThenPath) {
   DeviceLoadStats stats;
   stats.tensors = 2;
-  stats.seconds = 0.5;
+  stats.retries = 5;
   stats.bytes_staged = 7;
   stats.threads = 4;
   const auto fields = fields_of(stats);
-  ASSERT_EQ(fields.size(), 13U);
-  EXPECT_EQ(fields.front().name, "tensors");
-  EXPECT_EQ(std::get<std::uint64_t>(fields.front().value), 2U);
-  EXPECT_EQ(fields[2].name, "seconds");
-  EXPECT_EQ(std::get<double>(fields[2].value), 0.5);
-  EXPECT_EQ(fields[4].name, "bytes_staged");
-  EXPECT_EQ(std::get<std::uint64_t>(fields[4].value), 7U);
-  EXPECT_EQ(fields[10].name, "threads");
-  EXPECT_EQ(std::get<std::uint64_t>(fields[10].value), 4U);
-  EXPECT_EQ(fields[11].name, "direct");
-  EXPECT_FALSE(std::get<bool>(fields[11].value));
+  const auto common = fields_of(static_cast<const LoadStats&>(stats));
+  ASSERT_EQ(fields.size(), common.size() + 7);
+  for (std::size_t i = 0; i < common.size(); ++i) {
+    EXPECT_EQ(fields[i].name, common[i].name);
+    EXPECT_EQ(fields[i].value, common[i].value) << fields[i].name;
+  }
+  EXPECT_EQ(fields[9].name, "retries");
+  EXPECT_EQ(std::get<std::uint64_t>(fields[9].value), 5U);
+  EXPECT_EQ(fields[common.size()].name, "bytes_staged");
+  EXPECT_EQ(std::get<std::uint64_t>(fields[common.size()].value), 7U);
+  EXPECT_EQ(fields[common.size() + 5].name, "threads");
+  EXPECT_EQ(std::get<std::uint64_t>(fields[common.size() + 5].value), 4U);
   EXPECT_EQ(fields.back().name, "path");
   EXPECT_EQ(std::get<std::string_view>(fields.back().value), "pinned");
 }
