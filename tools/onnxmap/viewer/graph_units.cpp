@@ -22,7 +22,7 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t value) {
 // (another unit, or a graph input), else 1 + the producer's place in `ids` (sorted node ids).
 // Sorted, so that a layer reading the graph input reads as one reading the layer before it.
 // `from` is the caller's, reused: a level of 300,000 units makes no vector per unit.
-void sources(const NodeGraph& graph, std::uint32_t id, std::span<const std::uint32_t> ids,
+void sources(const FoldGraph& graph, std::uint32_t id, std::span<const std::uint32_t> ids,
              std::vector<std::uint64_t>& from) {
   from.clear();
   graph.for_each_input(id, [&](std::uint32_t producer, std::string_view) {
@@ -37,9 +37,9 @@ void sources(const NodeGraph& graph, std::uint32_t id, std::span<const std::uint
 }
 
 // The token of `unit`: its nodes in graph order, each by op type and where its inputs come
-// from (sources()); and, for a group, its op counts in summary order (NodeGraph::order_summary; a
+// from (sources()); and, for a group, its op counts in summary order (FoldGraph::order_summary; a
 // node's are its op: Unit::ops stays empty, sparing a vector per node).
-void describe(const NodeGraph& graph, Unit& unit, std::vector<std::uint64_t>& from) {
+void describe(const FoldGraph& graph, Unit& unit, std::vector<std::uint64_t>& from) {
   if (unit.node) {
     std::uint64_t token = mix(mix(0, 1), graph.op(*unit.node));
     const std::uint32_t self[] = {*unit.node};
@@ -70,7 +70,7 @@ void describe(const NodeGraph& graph, Unit& unit, std::vector<std::uint64_t>& fr
 }
 
 // The units of `prefix` in path order: runs of paths with the same next segment.
-std::vector<Unit> group_by_segment(const NodeGraph& graph, const std::string& prefix) {
+std::vector<Unit> group_by_segment(const FoldGraph& graph, const std::string& prefix) {
   const auto [lo, hi] = graph.path_range(prefix);
   std::vector<Unit> units;
   for (std::size_t k = lo; k < hi;) {
@@ -104,10 +104,10 @@ std::vector<Unit> group_by_segment(const NodeGraph& graph, const std::string& pr
 }
 
 // The children of `prefix`, passed through levels of a single group.
-std::vector<Unit> children(const NodeGraph& graph, std::string& prefix) {
+std::vector<Unit> children(const FoldGraph& graph, std::string& prefix) {
   std::vector<Unit> units = group_by_segment(graph, prefix);
-  while (units.size() == 1 && !units.front().node && units.front().prefix != prefix) {
-    prefix = units.front().prefix;
+  for (const Unit* group; (group = only_group(units, 0, units.size(), prefix));) {
+    prefix = group->prefix;
     units = group_by_segment(graph, prefix);
   }
   return units;
@@ -115,7 +115,7 @@ std::vector<Unit> children(const NodeGraph& graph, std::string& prefix) {
 
 // Appends the children of group `unit` to `into`, each named by its path after `level` (the
 // prefix of the level they are units of).
-void open_group(const NodeGraph& graph, const Unit& unit, const std::string& level,
+void open_group(const FoldGraph& graph, const Unit& unit, const std::string& level,
                 std::vector<Unit>& into) {
   std::string inner = unit.prefix;
   for (Unit& child : children(graph, inner)) {
@@ -131,7 +131,7 @@ void open_group(const NodeGraph& graph, const Unit& unit, const std::string& lev
 // the group's members (member[id] == stamp) and the nodes walked (seen[id] == stamp).
 class ConvexCheck {
  public:
-  explicit ConvexCheck(const NodeGraph& graph)
+  explicit ConvexCheck(const FoldGraph& graph)
       : graph_(graph), member_(graph.size(), 0), seen_(graph.size(), 0) {}
 
   bool operator()(const Unit& unit) {
@@ -162,7 +162,7 @@ class ConvexCheck {
   }
 
  private:
-  const NodeGraph& graph_;
+  const FoldGraph& graph_;
   std::vector<std::uint32_t> member_, seen_;
   std::uint32_t stamp_ = 0;
 };
@@ -170,7 +170,7 @@ class ConvexCheck {
 // `units` in a topological order of the edges between them (Kahn's, the smallest first node
 // first among those ready), and whether they make a DAG; where they do not, `on_cycle` marks
 // the units that both reach and are reached from a cycle (the others placed before them).
-bool order_units(const NodeGraph& graph, std::vector<Unit>& units, std::vector<bool>& on_cycle) {
+bool order_units(const FoldGraph& graph, std::vector<Unit>& units, std::vector<bool>& on_cycle) {
   const std::size_t m = units.size();
   // By first node; where that order is topological already it is Kahn's (the smallest order
   // by first node of all the topological ones), and the common case costs one pass.
@@ -235,7 +235,7 @@ bool order_units(const NodeGraph& graph, std::vector<Unit>& units, std::vector<b
   return std::none_of(on_cycle.begin(), on_cycle.end(), [](bool c) { return c; });
 }
 
-void settle(const NodeGraph& graph, const std::string& prefix, std::vector<Unit>& units) {
+void settle(const FoldGraph& graph, const std::string& prefix, std::vector<Unit>& units) {
   ConvexCheck convex(graph);
   std::vector<bool> on_cycle;  // see order_units
   for (bool changed = true; changed;) {
@@ -286,6 +286,12 @@ std::size_t wrapper_group(const std::vector<Unit>& units) {
 
 }  // namespace
 
+const Unit* only_group(const std::vector<Unit>& units, std::size_t begin, std::size_t end,
+                       const std::string& prefix) {
+  const bool one = end - begin == 1 && !units[begin].node && units[begin].prefix != prefix;
+  return one ? &units[begin] : nullptr;
+}
+
 std::size_t memo_bytes(const UnitList& list) {
   std::size_t bytes = sizeof(UnitList) + list.prefix.size();
   for (const Unit& unit : list.units) {
@@ -295,7 +301,7 @@ std::size_t memo_bytes(const UnitList& list) {
   return bytes;
 }
 
-UnitList units_at(const NodeGraph& graph, std::string prefix) {
+UnitList units_at(const FoldGraph& graph, std::string prefix) {
   const bool first_level = prefix.empty();
   std::vector<Unit> units = children(graph, prefix);
   settle(graph, prefix, units);
@@ -322,7 +328,7 @@ UnitList units_at(const NodeGraph& graph, std::string prefix) {
   return {wrapped ? std::string() : std::move(prefix), std::move(units)};
 }
 
-std::vector<std::pair<std::uint32_t, std::uint32_t>> unit_edges(const NodeGraph& graph,
+std::vector<std::pair<std::uint32_t, std::uint32_t>> unit_edges(const FoldGraph& graph,
                                                                 const UnitList& list,
                                                                 std::size_t begin,
                                                                 std::size_t end) {
