@@ -1,6 +1,6 @@
 #pragma once
 // Small graphs for the folding's unit tests (fold_rules_test.cpp, fold_levels_test.cpp), built
-// the way NodeGraph builds them from a model (tools/onnxmap/viewer/node_index.cpp): values
+// the way NodeGraph builds them from a model (tools/onnxmap/viewer/node_graph.cpp): values
 // first, then nodes in graph order, then finish(). The names live in the test graph.
 
 #include <deque>

@@ -19,38 +19,6 @@ bool take_field(std::string_view& rest, T& value) {
 
 }  // namespace
 
-BoxId BoxId::group(std::string prefix) {
-  BoxId id;
-  id.prefix = std::move(prefix);
-  return id;
-}
-
-BoxId BoxId::of_node(std::uint32_t node) {
-  BoxId id;
-  id.kind = BoxKind::node;
-  id.node = node;
-  return id;
-}
-
-BoxId BoxId::repeat(std::string prefix, std::size_t begin, std::size_t period, std::size_t count,
-                    std::size_t shown) {
-  BoxId id = group(std::move(prefix));
-  id.kind = BoxKind::repeat;
-  id.begin = begin;
-  id.period = period;
-  id.count = count;
-  id.shown = shown;
-  return id;
-}
-
-BoxId BoxId::range(std::string prefix, std::size_t begin, std::size_t end) {
-  BoxId id = group(std::move(prefix));
-  id.kind = BoxKind::range;
-  id.begin = begin;
-  id.end = end;
-  return id;
-}
-
 std::optional<BoxId> BoxId::parse(std::string_view text) {
   if (text.size() < 2 || text[1] != ':') return std::nullopt;
   std::string_view rest = text.substr(2);
@@ -82,10 +50,8 @@ std::optional<BoxId> BoxId::parse(std::string_view text) {
 }
 
 std::string BoxId::parse_error(std::string_view text) {
-  const bool known = text.size() >= 2 && text[1] == ':' &&
-                     std::string_view("gnrk").find(text[0]) != std::string_view::npos;
-  return known ? "malformed box id '" + std::string(text) + "'"
-               : "box id '" + std::string(text) + "': expected g:, n:, r: or k:";
+  return "malformed box id '" + std::string(text) +
+         "' (g:PREFIX, n:ID, r:BEGIN:PERIOD:COUNT:SHOWN:PREFIX or k:BEGIN:END:PREFIX)";
 }
 
 std::string BoxId::to_string() const {
@@ -103,15 +69,6 @@ BoxId BoxId::run() const {
   BoxId first = *this;
   first.shown = 0;
   return first;
-}
-
-std::size_t BoxIdHash::operator()(const BoxId& id) const noexcept {
-  std::size_t h = std::hash<std::string>{}(id.prefix);
-  for (const std::size_t v : {std::size_t(id.kind), std::size_t(id.node), id.begin, id.end,
-                              id.period, id.count, id.shown}) {
-    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  }
-  return h;
 }
 
 }  // namespace onnxmap::cli::viewer

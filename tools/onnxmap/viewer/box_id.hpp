@@ -30,11 +30,19 @@ struct BoxId {
   std::size_t count = 0;   // repeat: blocks
   std::size_t shown = 0;   // repeat: the block shown when unfolded
 
-  [[nodiscard]] static BoxId group(std::string prefix);
-  [[nodiscard]] static BoxId of_node(std::uint32_t id);
+  [[nodiscard]] static BoxId group(std::string prefix) {
+    return {BoxKind::group, std::move(prefix), 0, 0, 0, 0, 0, 0};
+  }
+  [[nodiscard]] static BoxId of_node(std::uint32_t id) {
+    return {BoxKind::node, {}, id, 0, 0, 0, 0, 0};
+  }
   [[nodiscard]] static BoxId repeat(std::string prefix, std::size_t begin, std::size_t period,
-                                    std::size_t count, std::size_t shown = 0);
-  [[nodiscard]] static BoxId range(std::string prefix, std::size_t begin, std::size_t end);
+                                    std::size_t count, std::size_t shown = 0) {
+    return {BoxKind::repeat, std::move(prefix), 0, begin, 0, period, count, shown};
+  }
+  [[nodiscard]] static BoxId range(std::string prefix, std::size_t begin, std::size_t end) {
+    return {BoxKind::range, std::move(prefix), 0, begin, end, 0, 0, 0};
+  }
 
   // The parsed id of `text`, or nullopt where it is not spelled as a box id (what is wrong:
   // parse_error).
@@ -51,7 +59,7 @@ struct BoxId {
 };
 
 struct BoxIdHash {
-  std::size_t operator()(const BoxId& id) const noexcept;
+  std::size_t operator()(const BoxId& id) const { return std::hash<std::string>{}(id.to_string()); }
 };
 
 }  // namespace onnxmap::cli::viewer

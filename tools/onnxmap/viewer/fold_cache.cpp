@@ -9,11 +9,8 @@
 namespace onnxmap::cli::viewer {
 
 std::size_t FoldKeyHash::operator()(const FoldKey& key) const noexcept {
-  std::size_t h = std::hash<std::string>{}(key.prefix);
-  for (const std::size_t v : {static_cast<std::size_t>(key.what), key.begin, key.end}) {
-    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  }
-  return h;
+  const std::size_t range = key.begin * 0x9e3779b97f4a7c15ULL ^ key.end;
+  return std::hash<std::string>{}(key.prefix) ^ (range * 2 + static_cast<std::size_t>(key.what));
 }
 
 std::shared_ptr<const void> FoldCache::find(const FoldKey& key) {

@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <numeric>
-#include <queue>
 #include <unordered_set>
 
 #include "fold_rules.hpp"
@@ -257,7 +255,7 @@ void FoldGraph::sort_paths() {
 // The drawn nodes' edges (successors) and their topological order (Kahn's, smallest id first).
 void FoldGraph::index_order() {
   const std::size_t n = size();
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
+  Edges edges;
   for (std::uint32_t id = 0; id < n; ++id) {
     if (!drawn(id)) continue;
     for_each_input(id, [&](std::uint32_t producer, std::string_view) {
@@ -267,37 +265,22 @@ void FoldGraph::index_order() {
   std::sort(edges.begin(), edges.end());
   edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
   successor_begin_.assign(n + 1, 0);
-  const bool in_order =
-      std::all_of(edges.begin(), edges.end(), [](const auto& e) { return e.first < e.second; });
-  std::vector<std::uint32_t> waiting(n, 0);  // unplaced predecessors
   for (const auto& [from, to] : edges) {
     ++successor_begin_[from + 1];
-    ++waiting[to];
     successors_.push_back(to);
   }
   for (std::size_t id = 0; id < n; ++id) successor_begin_[id + 1] += successor_begin_[id];
-  position_.resize(n);
-  if (in_order) {  // as ONNX asks: the graph's own order is topological, Kahn's would keep it
-    std::iota(position_.begin(), position_.end(), 0);
-    return;
-  }
-  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
-  for (std::uint32_t id = 0; id < n; ++id) {
-    if (waiting[id] == 0) ready.push(id);
-  }
-  std::vector<bool> placed(n, false);
+  position_.assign(n, kNone);
   std::uint32_t next = 0;
-  while (!ready.empty()) {
-    const std::uint32_t id = ready.top();
-    ready.pop();
-    placed[id] = true;
-    position_[id] = next++;
-    for (const std::uint32_t s : successors(id)) {
-      if (--waiting[s] == 0) ready.push(s);
+  // As ONNX asks, the graph's own order is topological (Kahn's would keep it); else Kahn's, and
+  // what a cycle holds back last, by id.
+  if (!std::all_of(edges.begin(), edges.end(), [](const auto& e) { return e.first < e.second; })) {
+    for (const std::uint32_t id : topological_order(n, edges, true, std::less<>())) {
+      position_[id] = next++;
     }
   }
-  for (std::uint32_t id = 0; id < n; ++id) {
-    if (!placed[id]) position_[id] = next++;
+  for (std::uint32_t& place : position_) {
+    if (place == kNone) place = next++;
   }
 }
 

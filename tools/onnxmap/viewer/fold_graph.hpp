@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <queue>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +22,35 @@
 #include "name_table.hpp"
 
 namespace onnxmap::cli::viewer {
+
+using Edges = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (from, to)
+
+// [0, n) in a topological order of `edges`, or of the edges reversed (`forward` false): among
+// those ready, the first by `before`. What a cycle holds back is left out.
+template <typename Before>
+[[nodiscard]] std::vector<std::uint32_t> topological_order(std::size_t n, const Edges& edges,
+                                                           bool forward, Before before) {
+  std::vector<std::vector<std::uint32_t>> next(n);
+  std::vector<std::uint32_t> waiting(n, 0);
+  for (const auto& [from, to] : edges) {
+    next[forward ? from : to].push_back(forward ? to : from);
+    ++waiting[forward ? to : from];
+  }
+  const auto later = [&](std::uint32_t a, std::uint32_t b) { return before(b, a); };
+  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, decltype(later)> ready(later);
+  for (std::uint32_t u = 0; u < n; ++u) {
+    if (waiting[u] == 0) ready.push(u);
+  }
+  std::vector<std::uint32_t> order;
+  while (!ready.empty()) {
+    order.push_back(ready.top());
+    ready.pop();
+    for (const std::uint32_t v : next[order.back()]) {
+      if (--waiting[v] == 0) ready.push(v);
+    }
+  }
+  return order;
+}
 
 class FoldGraph {
  public:
@@ -64,7 +94,6 @@ class FoldGraph {
   void order_summary(std::vector<std::pair<std::uint32_t, std::uint32_t>>& ops) const;
 
   // Values: every name the graph gives one, interned once (value ids index the tables below).
-  [[nodiscard]] std::size_t value_count() const noexcept { return values_.size(); }
   [[nodiscard]] std::string_view value_name(std::uint32_t v) const { return values_.name(v); }
   // kNone where the graph never names it.
   [[nodiscard]] std::uint32_t find_value(std::string_view name) const { return values_.find(name); }
@@ -114,15 +143,11 @@ class FoldGraph {
   }
 
   // The folding (after finish()). The node `id` is drawn as: itself, or the node it is drawn
-  // inside (fold_rules.hpp: place_hosts).
+  // inside; whether it is a weight's preparation, which makes no edge (for_each_input passes it
+  // over); what is drawn inside it (fold_rules.hpp: place_hosts, guests_of).
   [[nodiscard]] std::uint32_t host(std::uint32_t id) const { return host_[id]; }
   [[nodiscard]] bool drawn(std::uint32_t id) const { return host_[id] == id; }
-  // Whether `id` computes only from initializers and constants (a weight's preparation): it
-  // makes no edge (for_each_input passes it over).
   [[nodiscard]] bool parameter(std::uint32_t id) const { return parameter_[id]; }
-  // The nodes drawn inside `id`, in node order: those whose host() it is (itself excluded),
-  // and the shared weight preparation it reads, hosted by another reader (a parameter read by
-  // several nodes is shown inside each of them; counted, and navigated to, in its host only).
   [[nodiscard]] std::span<const std::uint32_t> guests(std::uint32_t id) const {
     return {guests_.data() + guest_begin_[id], guest_begin_[id + 1] - guest_begin_[id]};
   }
@@ -140,8 +165,8 @@ class FoldGraph {
     visit(id);
     for (const std::uint32_t guest : guests(id)) visit(guest);
   }
-  // The path `id` folds by (fold_rules.hpp: fold_paths): its scope, then its label as one
-  // segment; unique. The label: what a node's unit is called.
+  // The path `id` folds by, unique, and its label, what a node's unit is called (fold_rules.hpp:
+  // fold_paths).
   [[nodiscard]] std::string_view path(std::uint32_t id) const { return paths_[id]; }
   [[nodiscard]] std::string_view label(std::uint32_t id) const { return labels_[id]; }
   // Node ids sorted by path, and the positions [first, second) in it of paths starting with

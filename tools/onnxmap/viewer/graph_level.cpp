@@ -3,7 +3,6 @@
 #include "graph_level.hpp"
 
 #include <algorithm>
-#include <span>
 
 #include "graph_repeats.hpp"
 #include "stats_jobs.hpp"
@@ -22,28 +21,16 @@ std::shared_ptr<const UnitList> units_or_404(const Folding& folding, const std::
   return list;
 }
 
-void add_ops(std::vector<std::pair<std::uint32_t, std::uint32_t>>& into, const FoldGraph& graph,
-             const Unit& unit) {
-  const std::pair<std::uint32_t, std::uint32_t> one{unit.node ? graph.op(*unit.node) : 0, 1};
-  for (const auto& [op, count] : unit.node ? std::span(&one, 1) : std::span(unit.ops)) {
-    const auto found =
-        std::find_if(into.begin(), into.end(), [op = op](const auto& e) { return e.first == op; });
-    if (found == into.end()) {
-      into.emplace_back(op, count);
-    } else {
-      found->second += count;
-    }
-  }
-}
-
 // An item's names, node count and op counts, from its units.
 void describe(const FoldGraph& graph, const Level& level, Item& item) {
   const auto& units = level.units();
   item.first = units[item.begin].name;
   item.last = units[item.kind == ItemKind::repeat ? item.end - item.period : item.end - 1].name;
   for (std::size_t u = item.begin; u < item.end; ++u) {
-    item.nodes += units[u].nodes;
-    add_ops(item.ops, graph, units[u]);
+    const Unit& unit = units[u];
+    item.nodes += unit.nodes;
+    if (unit.node) count_op(item.ops, graph.op(*unit.node), 1);
+    for (const auto& [op, count] : unit.ops) count_op(item.ops, op, count);
   }
   graph.order_summary(item.ops);
 }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <queue>
 #include <span>
 
 #include "tensor_list.hpp"
@@ -38,30 +37,17 @@ void sources(const FoldGraph& graph, std::uint32_t id, std::span<const std::uint
 
 // The token of `unit`: its nodes in graph order, each by op type and where its inputs come
 // from (sources()); and, for a group, its op counts in summary order (FoldGraph::order_summary; a
-// node's are its op: Unit::ops stays empty, sparing a vector per node).
-void describe(const FoldGraph& graph, Unit& unit, std::vector<std::uint64_t>& from) {
-  if (unit.node) {
-    std::uint64_t token = mix(mix(0, 1), graph.op(*unit.node));
-    const std::uint32_t self[] = {*unit.node};
-    sources(graph, *unit.node, self, from);
-    for (const std::uint64_t f : from) token = mix(token, f);
-    unit.token = token;
-    return;
-  }
-  std::vector<std::uint32_t> ids;
+// node's are its op: Unit::ops stays empty, sparing a vector per node). `ids` and `from` are
+// the caller's, reused.
+void describe(const FoldGraph& graph, Unit& unit, std::vector<std::uint32_t>& ids,
+              std::vector<std::uint64_t>& from) {
+  ids.clear();
   for_each_node(graph, unit, [&](std::uint32_t id) { ids.push_back(id); });
   std::sort(ids.begin(), ids.end());
   std::uint64_t token = mix(0, ids.size());
   for (const std::uint32_t id : ids) {
-    const std::uint32_t op = graph.op(id);
-    const auto counted = std::find_if(unit.ops.begin(), unit.ops.end(),
-                                      [op](const auto& entry) { return entry.first == op; });
-    if (counted == unit.ops.end()) {
-      unit.ops.emplace_back(op, 1);
-    } else {
-      ++counted->second;
-    }
-    token = mix(token, op);
+    if (!unit.node) count_op(unit.ops, graph.op(id), 1);
+    token = mix(token, graph.op(id));
     sources(graph, id, ids, from);
     for (const std::uint64_t f : from) token = mix(token, f);
   }
@@ -124,6 +110,24 @@ void open_group(const FoldGraph& graph, const Unit& unit, const std::string& lev
     }
     into.push_back(std::move(child));
   }
+}
+
+// Opens each group u of `units` where open(u) (open_group); whether one was.
+template <typename F>
+bool open_groups(const FoldGraph& graph, const std::string& level, std::vector<Unit>& units,
+                 F&& open) {
+  std::vector<Unit> kept;
+  bool opened = false;
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    if (!units[u].node && open(u)) {
+      open_group(graph, units[u], level, kept);
+      opened = true;
+    } else {
+      kept.push_back(std::move(units[u]));
+    }
+  }
+  units = std::move(kept);
+  return opened;
 }
 
 // Whether the drawn nodes of a group are convex: a walk from their successors outside the
@@ -189,29 +193,9 @@ bool order_units(const FoldGraph& graph, std::vector<Unit>& units, std::vector<b
     return true;
   }
   const auto kahn = [&](bool forward) {
-    std::vector<std::vector<std::uint32_t>> next(m);
-    std::vector<std::uint32_t> waiting(m, 0);
-    for (const auto& [from, to] : edges) {
-      next[forward ? from : to].push_back(forward ? to : from);
-      ++waiting[forward ? to : from];
-    }
-    const auto later = [&](std::uint32_t a, std::uint32_t b) {
-      return units[a].first > units[b].first;
-    };
-    std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, decltype(later)> ready(later);
-    for (std::uint32_t u = 0; u < m; ++u) {
-      if (waiting[u] == 0) ready.push(u);
-    }
-    std::vector<std::uint32_t> order;
-    while (!ready.empty()) {
-      const std::uint32_t u = ready.top();
-      ready.pop();
-      order.push_back(u);
-      for (const std::uint32_t v : next[u]) {
-        if (--waiting[v] == 0) ready.push(v);
-      }
-    }
-    return order;
+    return topological_order(m, edges, forward, [&](std::uint32_t a, std::uint32_t b) {
+      return units[a].first < units[b].first;
+    });
   };
   std::vector<std::uint32_t> order = kahn(true);
   if (order.size() < m) {
@@ -235,35 +219,17 @@ bool order_units(const FoldGraph& graph, std::vector<Unit>& units, std::vector<b
   return std::none_of(on_cycle.begin(), on_cycle.end(), [](bool c) { return c; });
 }
 
+// Opens the groups that are not convex, then those that close a cycle between units, until
+// none is left to open.
 void settle(const FoldGraph& graph, const std::string& prefix, std::vector<Unit>& units) {
   ConvexCheck convex(graph);
   std::vector<bool> on_cycle;  // see order_units
   for (bool changed = true; changed;) {
     std::vector<bool> keep(units.size());
     for (std::size_t u = 0; u < units.size(); ++u) keep[u] = units[u].node || convex(units[u]);
-    changed = std::find(keep.begin(), keep.end(), false) != keep.end();
-    if (changed) {
-      std::vector<Unit> kept;
-      for (std::size_t u = 0; u < units.size(); ++u) {
-        if (keep[u]) {
-          kept.push_back(std::move(units[u]));
-        } else {
-          open_group(graph, units[u], prefix, kept);
-        }
-      }
-      units = std::move(kept);
-    }
+    changed = open_groups(graph, prefix, units, [&](std::size_t u) { return !keep[u]; });
     if (changed || order_units(graph, units, on_cycle)) continue;
-    std::vector<Unit> opened;  // convex groups that close a cycle between units: opened
-    for (std::size_t u = 0; u < units.size(); ++u) {
-      if (!on_cycle[u] || units[u].node) {
-        opened.push_back(std::move(units[u]));
-        continue;
-      }
-      open_group(graph, units[u], prefix, opened);
-      changed = true;
-    }
-    units = std::move(opened);
+    changed = open_groups(graph, prefix, units, [&](std::size_t u) { return on_cycle[u]; });
   }
 }
 
@@ -285,6 +251,17 @@ std::size_t wrapper_group(const std::vector<Unit>& units) {
 }
 
 }  // namespace
+
+void count_op(std::vector<std::pair<std::uint32_t, std::uint32_t>>& ops, std::uint32_t op,
+              std::uint32_t count) {
+  const auto found =
+      std::find_if(ops.begin(), ops.end(), [op](const auto& entry) { return entry.first == op; });
+  if (found == ops.end()) {
+    ops.emplace_back(op, count);
+  } else {
+    found->second += count;
+  }
+}
 
 const Unit* only_group(const std::vector<Unit>& units, std::size_t begin, std::size_t end,
                        const std::string& prefix) {
@@ -309,20 +286,13 @@ UnitList units_at(const FoldGraph& graph, std::string prefix) {
   // The first level's wrappers are opened: the first screen shows what they hold.
   for (std::size_t w = first_level ? wrapper_group(units) : units.size(); w < units.size();
        w = wrapper_group(units)) {
-    std::vector<Unit> opened;
-    for (std::size_t u = 0; u < units.size(); ++u) {
-      if (u == w) {
-        open_group(graph, units[u], prefix, opened);
-      } else {
-        opened.push_back(std::move(units[u]));
-      }
-    }
-    units = std::move(opened);
+    (void)open_groups(graph, prefix, units, [w](std::size_t u) { return u == w; });
     settle(graph, prefix, units);
     wrapped = true;
   }
+  std::vector<std::uint32_t> ids;
   std::vector<std::uint64_t> from;
-  for (Unit& unit : units) describe(graph, unit, from);
+  for (Unit& unit : units) describe(graph, unit, ids, from);
   // With a wrapper opened, the level is the first one's only: its ids name it by "", not by the
   // prefix passed through (whose own level opens no wrapper).
   return {wrapped ? std::string() : std::move(prefix), std::move(units)};

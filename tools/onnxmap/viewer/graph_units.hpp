@@ -39,6 +39,10 @@ struct UnitList {
 // About the memory `list` holds (Folding keeps it).
 [[nodiscard]] std::size_t memo_bytes(const UnitList& list);
 
+// Adds `count` of `op` to the op counts `ops` (Unit::ops, Item::ops).
+void count_op(std::vector<std::pair<std::uint32_t, std::uint32_t>>& ops, std::uint32_t op,
+              std::uint32_t count);
+
 // The one rule for passing through a level of one group, so that a chain of one-child levels
 // costs no clicks: where units [begin, end) of a level of `prefix` are one group other than the
 // prefix itself, that group (its own level is shown instead); else null.
