@@ -2,18 +2,11 @@
 
 #include "fold_cache.hpp"
 
-#include <functional>
-
 #include "onnxmap/guard_reads.hpp"
 
 namespace onnxmap::cli::viewer {
 
-std::size_t FoldKeyHash::operator()(const FoldKey& key) const noexcept {
-  const std::size_t range = key.begin * 0x9e3779b97f4a7c15ULL ^ key.end;
-  return std::hash<std::string>{}(key.prefix) ^ (range * 2 + static_cast<std::size_t>(key.what));
-}
-
-std::shared_ptr<const void> FoldCache::find(const FoldKey& key) {
+std::shared_ptr<const void> FoldCache::find(const BoxId& key) {
   const std::lock_guard lock(mutex_);
   const auto found = index_.find(key);
   if (found == index_.end()) return nullptr;
@@ -22,7 +15,7 @@ std::shared_ptr<const void> FoldCache::find(const FoldKey& key) {
 }
 
 // The newest is kept even alone past the budget: the request that made it uses it.
-void FoldCache::keep(const FoldKey& key, std::shared_ptr<const void> value, std::size_t bytes) {
+void FoldCache::keep(const BoxId& key, std::shared_ptr<const void> value, std::size_t bytes) {
   if (!reads_intact()) return;  // made from a cut file's zeros (guard_reads.hpp): not kept
   const std::lock_guard lock(mutex_);
   if (index_.contains(key)) return;  // another thread made it meanwhile

@@ -1,31 +1,19 @@
 #pragma once
 // The folding's computed values, kept (graph_level.hpp: Folding): the units of a prefix and the
 // boxes of a level, the most recently used first, at most kEntries of them and about kBytes by
-// the sizes their makers give. Keys are typed: what was computed, of which prefix and range.
+// the sizes their makers give. Keys are box ids: a group's for the units of its prefix, a
+// range's for the boxes of a level.
 
 #include <cstddef>
-#include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <unordered_map>
 #include <utility>
 
+#include "box_id.hpp"
+
 namespace onnxmap::cli::viewer {
-
-struct FoldKey {
-  enum class What : std::uint8_t { units, items };
-  What what = What::units;
-  std::string prefix;
-  std::size_t begin = 0, end = 0;  // items: the level's units
-
-  bool operator==(const FoldKey&) const = default;
-};
-
-struct FoldKeyHash {
-  std::size_t operator()(const FoldKey& key) const noexcept;
-};
 
 class FoldCache {
  public:
@@ -36,7 +24,7 @@ class FoldCache {
   // bytes_of(value) says). `make` runs outside the lock; two threads asking at once may both
   // make it, and one is kept.
   template <typename T, typename Make, typename Bytes>
-  [[nodiscard]] std::shared_ptr<const T> get(const FoldKey& key, Make&& make, Bytes&& bytes_of) {
+  [[nodiscard]] std::shared_ptr<const T> get(const BoxId& key, Make&& make, Bytes&& bytes_of) {
     if (auto found = find(key)) return std::static_pointer_cast<const T>(found);
     auto made = std::make_shared<const T>(make());
     keep(key, made, bytes_of(*made));
@@ -45,16 +33,16 @@ class FoldCache {
 
  private:
   struct Entry {
-    FoldKey key;
+    BoxId key;
     std::shared_ptr<const void> value;
     std::size_t bytes = 0;
   };
-  [[nodiscard]] std::shared_ptr<const void> find(const FoldKey& key);
-  void keep(const FoldKey& key, std::shared_ptr<const void> value, std::size_t bytes);
+  [[nodiscard]] std::shared_ptr<const void> find(const BoxId& key);
+  void keep(const BoxId& key, std::shared_ptr<const void> value, std::size_t bytes);
 
   std::mutex mutex_;
   std::list<Entry> entries_;  // the most recently used first
-  std::unordered_map<FoldKey, std::list<Entry>::iterator, FoldKeyHash> index_;
+  std::unordered_map<BoxId, std::list<Entry>::iterator, BoxIdHash> index_;
   std::size_t bytes_ = 0;
 };
 

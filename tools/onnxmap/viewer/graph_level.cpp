@@ -84,7 +84,7 @@ std::size_t unit_holding(const FoldGraph& graph, const UnitList& list, std::size
 
 std::shared_ptr<const UnitList> Folding::units(const std::string& prefix) const {
   return cache_.get<UnitList>(
-      {FoldKey::What::units, prefix}, [&] { return units_at(graph_, prefix); },
+      BoxId::group(prefix), [&] { return units_at(graph_, prefix); },
       [](const UnitList& list) { return memo_bytes(list); });
 }
 
@@ -100,9 +100,8 @@ std::shared_ptr<const std::vector<Item>> Folding::items(const Level& level) cons
     }
     return items;
   };
-  return cache_.get<std::vector<Item>>(
-      {FoldKey::What::items, level.prefix(), level.begin, level.end}, make,
-      [](const auto& items) { return memo_bytes(items); });
+  return cache_.get<std::vector<Item>>(BoxId::range(level.prefix(), level.begin, level.end), make,
+                                       [](const auto& items) { return memo_bytes(items); });
 }
 
 std::size_t memo_bytes(const std::vector<Item>& items) {
