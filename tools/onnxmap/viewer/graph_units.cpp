@@ -52,7 +52,7 @@ void describe(const FoldGraph& graph, Unit& unit, std::vector<std::uint32_t>& id
     for (const std::uint64_t f : from) token = mix(token, f);
   }
   unit.token = token;
-  graph.order_summary(unit.ops);
+  if (!unit.node) graph.order_summary(unit.ops);
 }
 
 // The units of `prefix` in path order: runs of paths with the same next segment.
@@ -116,18 +116,19 @@ void open_group(const FoldGraph& graph, const Unit& unit, const std::string& lev
 template <typename F>
 bool open_groups(const FoldGraph& graph, const std::string& level, std::vector<Unit>& units,
                  F&& open) {
+  std::vector<bool> opens(units.size());
+  for (std::size_t u = 0; u < units.size(); ++u) opens[u] = !units[u].node && open(u);
+  if (std::find(opens.begin(), opens.end(), true) == opens.end()) return false;
   std::vector<Unit> kept;
-  bool opened = false;
   for (std::size_t u = 0; u < units.size(); ++u) {
-    if (!units[u].node && open(u)) {
+    if (opens[u]) {
       open_group(graph, units[u], level, kept);
-      opened = true;
     } else {
       kept.push_back(std::move(units[u]));
     }
   }
   units = std::move(kept);
-  return opened;
+  return true;
 }
 
 // Whether the drawn nodes of a group are convex: a walk from their successors outside the
@@ -225,9 +226,7 @@ void settle(const FoldGraph& graph, const std::string& prefix, std::vector<Unit>
   ConvexCheck convex(graph);
   std::vector<bool> on_cycle;  // see order_units
   for (bool changed = true; changed;) {
-    std::vector<bool> keep(units.size());
-    for (std::size_t u = 0; u < units.size(); ++u) keep[u] = units[u].node || convex(units[u]);
-    changed = open_groups(graph, prefix, units, [&](std::size_t u) { return !keep[u]; });
+    changed = open_groups(graph, prefix, units, [&](std::size_t u) { return !convex(units[u]); });
     if (changed || order_units(graph, units, on_cycle)) continue;
     changed = open_groups(graph, prefix, units, [&](std::size_t u) { return on_cycle[u]; });
   }

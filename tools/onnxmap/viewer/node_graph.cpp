@@ -30,8 +30,9 @@ bool contains_folded(std::string_view haystack, const std::string& needle_lower)
 }
 
 // The values the graphs of `node`'s attributes read and do not make (nor declare as inputs or
-// initializers), nested graphs included, into `free` (`depth` bounds a hostile nesting).
-void free_values(const Node& node, std::vector<std::string_view>& free, int depth);
+// initializers), nested graphs included, into `free` (`depth` bounds a hostile nesting); whether
+// it has a graph attribute (one pass over the attributes, which most nodes have none of).
+bool free_values(const Node& node, std::vector<std::string_view>& free, int depth);
 
 void free_values(const Graph& graph, std::vector<std::string_view>& free, int depth) {
   std::unordered_set<std::string_view> made;
@@ -48,12 +49,20 @@ void free_values(const Graph& graph, std::vector<std::string_view>& free, int de
   }
 }
 
-void free_values(const Node& node, std::vector<std::string_view>& free, int depth) {
-  if (depth <= 0) return;
+bool free_values(const Node& node, std::vector<std::string_view>& free, int depth) {
+  if (depth <= 0) return false;
+  bool graphs = false;
   for (const Attribute a : node.attributes()) {
-    if (const auto g = a.g()) free_values(*g, free, depth - 1);
-    for (const Graph g : a.graphs()) free_values(g, free, depth - 1);
+    if (const auto g = a.g()) {
+      graphs = true;
+      free_values(*g, free, depth - 1);
+    }
+    for (const Graph g : a.graphs()) {
+      graphs = true;
+      free_values(g, free, depth - 1);
+    }
   }
+  return graphs;
 }
 
 // The module path torch's dynamo exporter records for `node` in its `namespace` metadata
@@ -67,12 +76,6 @@ std::string module_scope(const Node& node, std::string_view name, std::string_vi
     return module.empty() ? module : module + ".";
   }
   return {};
-}
-
-bool has_subgraphs(const Node& node) {
-  const auto attributes = node.attributes();
-  return std::any_of(attributes.begin(), attributes.end(),
-                     [](Attribute a) { return a.g().has_value() || !a.graphs().empty(); });
 }
 
 }  // namespace
@@ -117,9 +120,9 @@ void NodeGraph::index(bool nested) {
     free.clear();
     for (const std::string_view input : node.inputs()) inputs.push_back(input);
     for (const std::string_view output : node.outputs()) outputs.push_back(output);
-    free_values(node, free, 64);
-    fold_.add_node({op, node.domain(), name, module_scope(node, name, op), has_subgraphs(node)},
-                   inputs, outputs, free);
+    const bool subgraphs = free_values(node, free, 64);
+    fold_.add_node({op, node.domain(), name, module_scope(node, name, op), subgraphs}, inputs,
+                   outputs, free);
   }
   fold_.finish(nested);
 }
