@@ -1,12 +1,14 @@
-// The folding rules (fold_rules.hpp), and NodeGraph's two passes that apply them: which nodes
-// are drawn inside another (index_hosts) and the name path each node folds by (index_paths).
+// The folding rules (fold_rules.hpp), and the passes that apply them to a graph: which nodes
+// are drawn inside another (place_hosts, guests_of) and the name path each node folds by
+// (fold_paths).
 
 #include "fold_rules.hpp"
 
 #include <algorithm>
+#include <optional>
 
-#include "name_table.hpp"
-#include "node_graph.hpp"
+#include "fold_graph.hpp"
+#include "onnxmap/views.hpp"
 
 namespace onnxmap::cli::viewer {
 
@@ -28,24 +30,6 @@ std::size_t segment_start(std::string_view name, std::size_t end) {
   if (at > 0 && is_cut(name[at - 1])) --at;
   while (at > 0 && !is_cut(name[at - 1])) --at;
   return at;
-}
-
-// The module path torch's dynamo exporter records for `node` in its `namespace` metadata
-// (module_path), as a scope ("model.layers.0.mlp."); "" without that metadata, whatever the
-// name says (names are the rules above).
-std::string module_scope(const Node& node) {
-  for (const StringStringEntry& entry : node.metadata_props()) {
-    if (entry.key != "namespace") continue;
-    const std::string module = module_path(node);
-    return module.empty() ? module : module + ".";
-  }
-  return {};
-}
-
-bool has_subgraphs(const Node& node) {
-  const auto attributes = node.attributes();
-  return std::any_of(attributes.begin(), attributes.end(),
-                     [](Attribute a) { return a.g().has_value() || !a.graphs().empty(); });
 }
 
 }  // namespace
@@ -114,115 +98,161 @@ bool quantized_op(std::string_view domain, std::string_view op) {
          op.starts_with("QGemm") || op.starts_with("QAttention");
 }
 
-// Three rules, each target resolved through chains of them:
-//   - a parameter (a node that reads no graph input and no output of a node other than a
-//     parameter, so only initializers, constants and parameters' outputs: a Constant,
-//     a Reshape, Transpose, Cast or DequantizeLinear of a weight, a chain of them), not a graph
-//     output and without subgraphs, is drawn inside its first reader;
-//   - an Identity whose one output (not a graph output) feeds one node, inside that node;
-//   - then quantization plumbing of an activation (its other inputs parameters or initializers,
-//     no output a graph output) inside the node that makes the activation: a QDQ pair reads as
-//     the float op before it, with "quantized" on its box.
-// Parameters make no edges: a shared weight's readers are not wired to each other.
-void NodeGraph::index_hosts() {
-  const std::size_t n = nodes_.size();
-  std::vector<std::uint32_t> into(n, kNone);
-  parameter_.assign(n, false);
-  const auto made_by_parameter = [&](std::uint32_t v) {  // for the rare quantize ops
-    if (producer_of_[v] != kNone) return bool(parameter_[producer_of_[v]]);
-    // A subgraph's outer-scope values are drawn as its inputs (index_subgraph_reads).
-    return (value_flags_[v] & (kGraphInput | kOuter)) == 0 || initializer_of_[v] != kNone;
-  };
-  const auto any_graph_output = [&](std::uint32_t id) {
-    const auto outputs = outputs_of(id);
-    return std::any_of(outputs.begin(), outputs.end(), [&](std::uint32_t v) {
-      return v != kNone && (value_flags_[v] & kGraphOutput) != 0;
-    });
-  };
-  for (std::uint32_t id = 0; id < n; ++id) {
-    const auto producers = input_producers(id);
-    parameter_[id] = graph_input_reads_[id] == 0 &&
-                     std::all_of(producers.begin(), producers.end(),
-                                 [&](std::uint32_t p) { return bool(parameter_[p]); }) &&
-                     !any_graph_output(id) && !has_subgraphs(nodes_[id]);
-    const bool identity = !parameter_[id] && op_types_[op_of_[id]] == "Identity" &&
-                          is_default_domain(op_domains_[op_of_[id]]) &&
-                          outputs_of(id).size() == 1 && !any_graph_output(id);
-    if (!parameter_[id] && !identity) continue;
-    std::uint32_t first_reader = kNone, readers = 0, one_reader = kNone;
-    for (const std::uint32_t out : outputs_of(id)) {
-      if (out == kNone) continue;
-      for (const std::uint32_t r : readers_of(out)) {
-        first_reader = std::min(first_reader, r);
-        if (r != one_reader) ++readers;
-        one_reader = r;
-      }
-    }
-    into[id] = parameter_[id] ? first_reader : readers == 1 ? one_reader : kNone;
-  }
-  host_.resize(n);
-  const auto resolve = [&] {
-    for (std::uint32_t id = 0; id < n; ++id) {
-      std::uint32_t at = id;
-      // At most n steps: a malformed graph may loop.
-      for (std::size_t steps = 0; into[at] != kNone && steps < n && into[at] != id; ++steps) {
-        at = into[at];
-      }
-      host_[id] = at;
-    }
-  };
-  resolve();
-  for (std::uint32_t id = 0; id < n; ++id) {
-    const std::uint32_t op = op_of_[id];
-    if (host_[id] != id || !quantize_op(op_domains_[op], op_types_[op]) || any_graph_output(id)) {
-      continue;
-    }
-    const auto inputs = inputs_of(id);
-    const std::uint32_t p = inputs.empty() || inputs[0] == kNone ? kNone : producer_of_[inputs[0]];
-    if (p == kNone || host_[p] == id) continue;
-    if (!std::all_of(std::next(inputs.begin()), inputs.end(),
-                     [&](std::uint32_t v) { return v == kNone || made_by_parameter(v); })) {
-      continue;
-    }
-    into[id] = p;
-  }
-  resolve();  // what a node of the plumbing hosted follows it, and DequantizeLinear its Quantize
-  index_guests();
+namespace {
+
+constexpr std::uint32_t kNone = FoldGraph::kNone;
+
+bool any_graph_output(const FoldGraph& graph, std::uint32_t id) {
+  const auto outputs = graph.outputs_of(id);
+  return std::any_of(outputs.begin(), outputs.end(),
+                     [&](std::uint32_t v) { return v != kNone && graph.graph_output(v); });
 }
 
-// Each node's fold path: scope + leaf_segment(label). The scope is its name's where that tells
-// where it is (telling_scope); else the module path in its `namespace` metadata, where torch's
-// dynamo exporter, naming nodes flatly (node_MatMul_12), keeps it; else, for an unnamed
-// node (or, in a graph of module paths, one without: a node its optimizer made), the first of
-// these that tells where it is: its output values' (torch
-// writes the module path there when it leaves nodes unnamed), its readers' common scope (in
-// reverse graph order, so that a chain of unnamed nodes takes the scope of what it feeds) where
-// it reads another node's output (a node that reads only the graph's inputs and parameters,
-// such as an embedding, starts the graph: it is not put inside the layer it feeds); and so
-// for quantization plumbing whose name has no scope (the quantization of a graph input is part
-// of the layer that reads it). The label is the rest of its name where the scope is the name's,
-// else its key.
-void NodeGraph::index_paths() {
-  const std::size_t n = nodes_.size();
-  std::vector<std::string_view> scope(n);
-  std::vector<bool> from_name(n, false);
-  bool modules = false;  // whether some node has a module path in its metadata
+// Where parameter or Identity `id` is drawn by the first two rules: a parameter's first reader,
+// an Identity's one reader; kNone where neither.
+std::uint32_t drawn_into(const FoldGraph& graph, std::uint32_t id, bool parameter) {
+  std::uint32_t first_reader = kNone, readers = 0, one_reader = kNone;
+  for (const std::uint32_t out : graph.outputs_of(id)) {
+    if (out == kNone) continue;
+    for (const std::uint32_t r : graph.readers_of(out)) {
+      first_reader = std::min(first_reader, r);
+      if (r != one_reader) ++readers;
+      one_reader = r;
+    }
+  }
+  return parameter ? first_reader : readers == 1 ? one_reader : kNone;
+}
+
+// Each node's host: `into` followed to its end (at most n steps: a malformed graph may loop).
+void resolve(const std::vector<std::uint32_t>& into, std::vector<std::uint32_t>& host) {
+  const std::size_t n = into.size();
+  host.resize(n);
   for (std::uint32_t id = 0; id < n; ++id) {
-    const std::string_view name = names_[id];
-    const std::string_view op = op_types_[op_of_[id]];
+    std::uint32_t at = id;
+    for (std::size_t steps = 0; into[at] != kNone && steps < n && into[at] != id; ++steps) {
+      at = into[at];
+    }
+    host[id] = at;
+  }
+}
+
+// The third rule: the node quantization plumbing `id` is drawn inside (the maker of its first
+// input), or kNone.
+std::uint32_t quantized_into(const FoldGraph& graph, const Hosts& hosts, std::uint32_t id) {
+  const std::uint32_t op = graph.op(id);
+  if (hosts.host[id] != id || !quantize_op(graph.op_domain(op), graph.op_type(op)) ||
+      any_graph_output(graph, id)) {
+    return kNone;
+  }
+  const auto made_by_parameter = [&](std::uint32_t v) {
+    const std::uint32_t p = graph.producer_of(v);
+    if (p != kNone) return bool(hosts.parameter[p]);
+    // A subgraph's outer-scope values are drawn as its inputs (index_subgraph_reads).
+    return (!graph.graph_input(v) && !graph.outer(v)) || graph.initializer_of(v) != kNone;
+  };
+  const auto inputs = graph.inputs_of(id);
+  const std::uint32_t p =
+      inputs.empty() || inputs[0] == kNone ? kNone : graph.producer_of(inputs[0]);
+  if (p == kNone || hosts.host[p] == id) return kNone;
+  const bool others = std::all_of(std::next(inputs.begin()), inputs.end(), [&](std::uint32_t v) {
+    return v == kNone || made_by_parameter(v);
+  });
+  return others ? p : kNone;
+}
+
+}  // namespace
+
+Hosts place_hosts(const FoldGraph& graph) {
+  const std::size_t n = graph.size();
+  std::vector<std::uint32_t> into(n, kNone);
+  Hosts hosts;
+  hosts.parameter.assign(n, false);
+  for (std::uint32_t id = 0; id < n; ++id) {
+    const auto producers = graph.input_producers(id);
+    const bool parameter = graph.graph_input_reads(id) == 0 &&
+                           std::all_of(producers.begin(), producers.end(),
+                                       [&](std::uint32_t p) { return bool(hosts.parameter[p]); }) &&
+                           !any_graph_output(graph, id) && !graph.has_subgraphs(id);
+    hosts.parameter[id] = parameter;
+    const std::uint32_t op = graph.op(id);
+    const bool identity = !parameter && graph.op_type(op) == "Identity" &&
+                          is_default_domain(graph.op_domain(op)) &&
+                          graph.outputs_of(id).size() == 1 && !any_graph_output(graph, id);
+    if (parameter || identity) into[id] = drawn_into(graph, id, parameter);
+  }
+  resolve(into, hosts.host);
+  for (std::uint32_t id = 0; id < n; ++id) {
+    if (const std::uint32_t p = quantized_into(graph, hosts, id); p != kNone) into[id] = p;
+  }
+  resolve(into, hosts.host);  // what the plumbing hosted follows it, DequantizeLinear its Quantize
+  return hosts;
+}
+
+Guests guests_of(const FoldGraph& graph) {
+  const std::size_t n = graph.size();
+  std::vector<std::uint32_t> hosted_begin(n + 1, 0), hosted;
+  for (std::uint32_t id = 0; id < n; ++id) {
+    if (!graph.drawn(id)) ++hosted_begin[graph.host(id) + 1];
+  }
+  for (std::size_t id = 0; id < n; ++id) hosted_begin[id + 1] += hosted_begin[id];
+  hosted.resize(hosted_begin[n]);
+  std::vector<std::uint32_t> filled(hosted_begin.begin(), hosted_begin.end() - 1);
+  for (std::uint32_t id = 0; id < n; ++id) {
+    if (!graph.drawn(id)) hosted[filled[graph.host(id)]++] = id;
+  }
+  Guests out;
+  out.begin.assign(n + 1, 0);
+  out.guests.reserve(hosted.size());
+  std::vector<std::uint32_t> seen(n, kNone);  // seen[p] == id: p is inside id already
+  std::vector<std::uint32_t> inside;          // id, then its guests as they are found
+  for (std::uint32_t id = 0; id < n; ++id) {
+    const std::size_t first = out.guests.size();
+    if (graph.drawn(id)) {
+      inside.assign(1, id);
+      seen[id] = id;
+      for (std::uint32_t k = hosted_begin[id]; k < hosted_begin[id + 1]; ++k) {
+        inside.push_back(hosted[k]);
+        seen[hosted[k]] = id;
+      }
+      std::size_t shared = 0;
+      for (std::size_t k = 0; k < inside.size() && shared < kSharedGuests; ++k) {
+        for (const std::uint32_t p : graph.input_producers(inside[k])) {
+          if (!graph.parameter(p) || seen[p] == id || shared == kSharedGuests) continue;
+          seen[p] = id;
+          inside.push_back(p);  // not hosted by id (those are seen): shared
+          ++shared;
+        }
+      }
+      out.guests.insert(out.guests.end(), std::next(inside.begin()), inside.end());
+      std::sort(out.guests.begin() + static_cast<std::ptrdiff_t>(first), out.guests.end());
+    }
+    out.begin[id + 1] = static_cast<std::uint32_t>(out.guests.size());
+  }
+  return out;
+}
+
+namespace {
+
+// The scope of each node from its name, its module path, or (unnamed) its outputs' names,
+// where that tells where it is; `from_name`: the name's (telling or not).
+void own_scopes(const FoldGraph& graph, std::vector<std::string_view>& scope,
+                std::vector<bool>& from_name, bool& modules) {
+  for (std::uint32_t id = 0; id < graph.size(); ++id) {
+    const std::string_view name = graph.name(id);
+    const std::string_view op = graph.op_type(graph.op(id));
     scope[id] = name.substr(0, scope_length(name, op));
     from_name[id] = true;
     if (telling_scope(scope[id])) continue;
-    if (const std::string module = module_scope(nodes_[id]); !module.empty()) {
-      scope[id] = made_paths_.emplace_back(module);
+    if (!graph.module(id).empty()) {
+      scope[id] = graph.module(id);
       from_name[id] = false;
       modules = true;
       continue;
     }
     if (!name.empty()) continue;
-    for (const std::uint32_t v : outputs_of(id)) {
+    for (const std::uint32_t v : graph.outputs_of(id)) {
       if (v == kNone) continue;
-      const std::string_view out = values_.name(v);
+      const std::string_view out = graph.value_name(v);
       const std::string_view s = out.substr(0, scope_length(out, op));
       if (!telling_scope(s)) continue;
       scope[id] = s;
@@ -230,21 +260,28 @@ void NodeGraph::index_paths() {
       break;
     }
   }
-  for (std::uint32_t id = static_cast<std::uint32_t>(n); id-- > 0;) {
+}
+
+// The scope of nodes still without one that read another node's output, or are quantization
+// plumbing: their readers' common scope, in reverse graph order.
+void readers_scopes(const FoldGraph& graph, bool modules, std::vector<std::string_view>& scope,
+                    std::vector<bool>& from_name) {
+  for (auto id = static_cast<std::uint32_t>(graph.size()); id-- > 0;) {
     if (!from_name[id] || !scope[id].empty()) continue;
-    const auto producers = input_producers(id);
+    const auto producers = graph.input_producers(id);
     // Where nodes carry module paths, one without (an optimizer's Split) is as if unnamed.
-    const bool unnamed_inner = (names_[id].empty() || modules) &&
+    const bool unnamed_inner = (graph.name(id).empty() || modules) &&
                                std::any_of(producers.begin(), producers.end(),
-                                           [&](std::uint32_t p) { return !parameter_[p]; });
-    const std::uint32_t op = op_of_[id];
-    if (!unnamed_inner && !quantize_op(op_domains_[op], op_types_[op])) continue;
+                                           [&](std::uint32_t p) { return !graph.parameter(p); });
+    const std::uint32_t op = graph.op(id);
+    if (!unnamed_inner && !quantize_op(graph.op_domain(op), graph.op_type(op))) continue;
     std::optional<std::string_view> common;
-    for (const std::uint32_t out : outputs_of(id)) {
+    for (const std::uint32_t out : graph.outputs_of(id)) {
       if (out == kNone) continue;
-      for (const std::uint32_t r : readers_of(out)) {
-        if (host_[r] == host_[id]) continue;
-        common = common ? common_scope(*common, scope[host_[r]]) : scope[host_[r]];
+      for (const std::uint32_t r : graph.readers_of(out)) {
+        const std::uint32_t host = graph.host(r);
+        if (host == graph.host(id)) continue;
+        common = common ? common_scope(*common, scope[host]) : scope[host];
       }
     }
     if (common && telling_scope(*common)) {
@@ -252,34 +289,42 @@ void NodeGraph::index_paths() {
       from_name[id] = false;
     }
   }
-  paths_.resize(n);
-  labels_.resize(n);
-  for (std::uint32_t id = 0; id < n; ++id) {
-    const std::string_view key = keys_[id];
-    const bool named = from_name[id] && key == names_[id];
-    labels_[id] = named ? key.substr(scope[id].size()) : key;
-    if (named && labels_[id].find_first_of("./") == std::string_view::npos) {
-      paths_[id] = key;  // the name itself: nothing to make
-    } else {
-      paths_[id] = made_paths_.emplace_back(std::string(scope[id]) + leaf_segment(labels_[id]));
-    }
-  }
-  sort_paths();
 }
 
-// by_path_; a path taken by another node (rare: a name that reads as another's scope and
-// label) gets "'" until it is unique, the first node in graph order keeping it.
-void NodeGraph::sort_paths() {
-  for (bool unique = false; !unique;) {
-    by_path_ = sorted_by_name(paths_);
-    unique = true;
-    for (std::size_t k = 1; k < by_path_.size(); ++k) {
-      const std::uint32_t id = by_path_[k];
-      if (paths_[by_path_[k - 1]] != paths_[id]) continue;
-      paths_[id] = made_paths_.emplace_back(std::string(paths_[id]) + "'");
-      unique = false;
+}  // namespace
+
+// Each node's fold path: scope + leaf_segment(label). The scope is its name's where that tells
+// where it is (telling_scope); else the module path in its `namespace` metadata, where torch's
+// dynamo exporter, naming nodes flatly (node_MatMul_12), keeps it; else, for an unnamed
+// node (or, in a graph of module paths, one without: a node its optimizer made), the first of
+// these that tells where it is: its output values' (torch writes the module path there when it
+// leaves nodes unnamed), its readers' common scope (in reverse graph order, so that a chain of
+// unnamed nodes takes the scope of what it feeds) where it reads another node's output (a node
+// that reads only the graph's inputs and parameters, such as an embedding, starts the graph: it
+// is not put inside the layer it feeds); and so for quantization plumbing whose name has no
+// scope (the quantization of a graph input is part of the layer that reads it). The label is
+// the rest of its name where the scope is the name's, else its key.
+FoldPaths fold_paths(const FoldGraph& graph, std::deque<std::string>& made) {
+  const std::size_t n = graph.size();
+  std::vector<std::string_view> scope(n);
+  std::vector<bool> from_name(n, false);
+  bool modules = false;  // whether some node has a module path in its metadata
+  own_scopes(graph, scope, from_name, modules);
+  readers_scopes(graph, modules, scope, from_name);
+  FoldPaths out;
+  out.paths.resize(n);
+  out.labels.resize(n);
+  for (std::uint32_t id = 0; id < n; ++id) {
+    const std::string_view key = graph.key(id);
+    const bool named = from_name[id] && key == graph.name(id);
+    out.labels[id] = named ? key.substr(scope[id].size()) : key;
+    if (named && out.labels[id].find_first_of("./") == std::string_view::npos) {
+      out.paths[id] = key;  // the name itself: nothing to make
+    } else {
+      out.paths[id] = made.emplace_back(std::string(scope[id]) + leaf_segment(out.labels[id]));
     }
   }
+  return out;
 }
 
 }  // namespace onnxmap::cli::viewer

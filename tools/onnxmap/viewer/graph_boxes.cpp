@@ -23,7 +23,7 @@ constexpr double kPadding = 12;
 nlohmann::json ops_json(const NodeGraph& graph, const Item& item) {
   nlohmann::json ops = nlohmann::json::array();
   for (std::size_t k = 0; k < item.ops.size() && k < kOpsShown; ++k) {
-    ops.push_back({{"op", graph.op_name(item.ops[k].first)}, {"count", item.ops[k].second}});
+    ops.push_back({{"op", graph.fold().op_name(item.ops[k].first)}, {"count", item.ops[k].second}});
   }
   return ops;
 }
@@ -60,7 +60,7 @@ nlohmann::json node_content(const NodeGraph& graph, const std::string& graph_pat
   nlohmann::json constants = nlohmann::json::array();
   std::size_t more_constants = 0;
   bool quantized = quantized_op(node.domain(), node.op_type());
-  for (const std::uint32_t guest : graph.guests(id)) {
+  for (const std::uint32_t guest : graph.fold().guests(id)) {
     const Node& g = graph.node_at(guest);
     add_weights(g);
     quantized = quantized || quantized_op(g.domain(), g.op_type());
@@ -75,7 +75,7 @@ nlohmann::json node_content(const NodeGraph& graph, const std::string& graph_pat
                          {"name", std::string(output)},
                          {"type", type.empty() ? graph.value_type(output) : type},
                          {"node", guest},
-                         {"shared", graph.host(guest) != id}});
+                         {"shared", graph.fold().host(guest) != id}});
   }
   nlohmann::json subgraphs = nlohmann::json::array();
   for (const Attribute a : node.attributes()) {
@@ -94,7 +94,7 @@ nlohmann::json node_content(const NodeGraph& graph, const std::string& graph_pat
           (subgraphs.empty() ? 0 : 1);
   return {{"kind", "node"},
           {"node", id},
-          {"op", graph.op_name(graph.op(id))},
+          {"op", graph.fold().op_name(graph.fold().op(id))},
           {"name", std::string(node.name())},
           {"quantized", quantized},
           {"weights", weights},
@@ -111,7 +111,7 @@ nlohmann::json item_content(const NodeGraph& graph, const SceneBox& box) {
   switch (item.kind) {
     case ItemKind::group:
       out["kind"] = "group";
-      out["prefix"] = item.id.substr(2);
+      out["prefix"] = item.id.prefix;
       break;
     case ItemKind::repeat:
       out["kind"] = "repeat";
@@ -164,7 +164,8 @@ void describe_boxes(const NodeGraph& graph, const std::string& graph_path,
     } else {
       box.content = item_content(graph, box);
     }
-    box.content["id"] = box.level ? box.item.id : (box.graph_input ? "i:" : "o:") + box.value;
+    box.content["id"] =
+        box.level ? box.item.id.to_string() : (box.graph_input ? "i:" : "o:") + box.value;
     box.width = box.level ? kWidth : kIoWidth;
     box.height = kPadding + kLine * static_cast<double>(lines);
   }

@@ -10,6 +10,7 @@
 
 #include "graph_layout.hpp"
 #include "graph_level.hpp"
+#include "node_graph.hpp"
 
 namespace onnxmap::cli::viewer {
 

@@ -18,24 +18,13 @@ namespace {
 constexpr std::size_t kMaxGraphIo = 32;  // graph inputs (and outputs) drawn as boxes
 constexpr std::size_t kMaxEdges = 4000;
 
-// A repeat's id without the block it shows: unfolding the run shows whichever block is asked.
-// (A malformed id is its own key: unfolding it answers 400.)
-std::string run_key(const std::string& id) {
-  if (!id.starts_with("r:")) return id;
-  std::size_t at = 2;
-  for (int field = 0; field < 3 && at != 0; ++field) at = id.find(':', at) + 1;  // npos + 1 == 0
-  const std::size_t end = at == 0 ? std::string::npos : id.find(':', at);
-  if (end == std::string::npos) return id;
-  return id.substr(0, at) + "0" + id.substr(end);
-}
-
 struct Scene {
-  const NodeGraph& graph;
-  std::unordered_map<std::string, std::string> open;  // run_key -> the id asked for
+  const Folding& folding;
+  std::unordered_map<BoxId, BoxId, BoxIdHash> open;  // BoxId::run() -> the id asked for
   std::vector<SceneBox> boxes;
   std::vector<SceneCluster> clusters;
   std::vector<std::string> opened, refused;
-  std::vector<std::string> runs;  // the runs of blocks unfolded
+  std::vector<BoxId> runs;  // the runs of blocks unfolded
 
   void add_box(Item item, const std::shared_ptr<const Level>& level, int cluster) {
     SceneBox box;
@@ -46,32 +35,31 @@ struct Scene {
   }
 
   // Adds the boxes of `id`'s level into `cluster`, unfolding those asked for.
-  void add_level(const std::string& id, int cluster, int depth) {
-    auto level = std::make_shared<const Level>(unfold(graph, id));
-    std::vector<Item> items = *items_of(graph, *level);
+  void add_level(const BoxId& id, int cluster, int depth) {
+    auto level = std::make_shared<const Level>(unfold(folding, id));
+    std::vector<Item> items = *folding.items(*level);
     std::size_t remaining = items.size();
     for (Item& item : items) {
       --remaining;
-      const auto asked = open.find(run_key(item.id));
-      if (asked == open.end() || !unfolds(item.id) || depth > 64) {
+      const auto asked = open.find(item.id.run());
+      if (asked == open.end() || !item.id.unfolds() || depth > 64) {
         add_box(std::move(item), level, cluster);
         continue;
       }
       // Room for this level's other boxes, and the unfolded box's own (a level has at most
       // kMaxBoxes, more where a run of one group stands for it).
       if (boxes.size() + remaining + kMaxBoxes + 1 > kMaxSceneBoxes) {
-        refused.push_back(asked->second);
+        refused.push_back(asked->second.to_string());
         add_box(std::move(item), level, cluster);
         continue;
       }
-      const std::string shown = asked->second;
-      opened.push_back(shown);
-      SceneCluster unfolded{std::move(item), shown, cluster, 0, {}};
+      const BoxId shown = asked->second;
+      opened.push_back(shown.to_string());
+      SceneCluster unfolded{std::move(item), shown.to_string(), cluster, 0, {}};
       if (unfolded.item.kind == ItemKind::repeat) {
         runs.push_back(shown);
-        const Run run = parse_run(graph, shown);
-        unfolded.shown = run.shown;
-        unfolded.blocks = block_names(run);
+        unfolded.shown = shown.shown;
+        unfolded.blocks = block_names(folding, shown);
       }
       clusters.push_back(std::move(unfolded));
       add_level(shown, static_cast<int>(clusters.size()) - 1, depth + 1);
@@ -105,18 +93,21 @@ struct NodePlaces {
   }
 };
 
-std::vector<std::uint32_t> block_nodes(const NodeGraph& graph, const Run& run, std::size_t b) {
+// The drawn nodes of block `b` of run `run` (of `units`), sorted.
+std::vector<std::uint32_t> block_nodes(const FoldGraph& graph, const std::vector<Unit>& units,
+                                       const BoxId& run, std::size_t b) {
   std::vector<std::uint32_t> ids;
   for (std::size_t u = run.begin + b * run.period; u < run.begin + (b + 1) * run.period; ++u) {
-    for_each_node(graph, run.list->units[u], [&](std::uint32_t id) { ids.push_back(id); });
+    for_each_node(graph, units[u], [&](std::uint32_t id) { ids.push_back(id); });
   }
   std::sort(ids.begin(), ids.end());
   return ids;
 }
 
 // `runs` in the order they were unfolded: a run before those unfolded inside it.
-NodePlaces place_nodes(const NodeGraph& graph, const std::vector<SceneBox>& boxes,
-                       const std::vector<std::string>& runs) {
+NodePlaces place_nodes(const Folding& folding, const std::vector<SceneBox>& boxes,
+                       const std::vector<BoxId>& runs) {
+  const FoldGraph& graph = folding.graph();
   NodePlaces at;
   at.box.assign(graph.size(), -1);
   at.run.assign(graph.size(), -1);
@@ -130,8 +121,11 @@ NodePlaces place_nodes(const NodeGraph& graph, const std::vector<SceneBox>& boxe
   }
   std::vector<std::vector<std::vector<std::uint32_t>>> blocks(runs.size());
   for (std::size_t r = 0; r < runs.size(); ++r) {  // outer first: the innermost run is kept
-    const Run run = parse_run(graph, runs[r]);
-    for (std::size_t b = 0; b < run.count; ++b) blocks[r].push_back(block_nodes(graph, run, b));
+    const BoxId& run = runs[r];
+    const Level block = resolve(folding, run);
+    for (std::size_t b = 0; b < run.count; ++b) {
+      blocks[r].push_back(block_nodes(graph, block.units(), run, b));
+    }
     const std::uint32_t first = blocks[r][0].empty() ? 0 : blocks[r][0][0];
     at.parent.push_back(blocks[r][0].empty() ? -1 : at.run[first]);
     at.parent_block.push_back(at.block[first]);
@@ -167,9 +161,10 @@ struct EdgeKeyHash {
 
 // The edges between boxes, each pair once with its values; graph inputs and outputs added as
 // boxes where a box reads or makes them.
-std::vector<SceneEdge> connect(const NodeGraph& graph, std::vector<SceneBox>& boxes,
-                               const std::vector<std::string>& runs) {
-  const NodePlaces at = place_nodes(graph, boxes, runs);
+std::vector<SceneEdge> connect(const Folding& folding, std::vector<SceneBox>& boxes,
+                               const std::vector<BoxId>& runs) {
+  const FoldGraph& graph = folding.graph();
+  const NodePlaces at = place_nodes(folding, boxes, runs);
   const std::vector<std::int32_t>& box_of = at.box;
   const std::size_t leaves = boxes.size();
   std::unordered_map<EdgeKey, std::size_t, EdgeKeyHash> index;
@@ -244,32 +239,33 @@ LayoutInput layout_input(const std::vector<SceneBox>& boxes,
 
 nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request,
                            const LayoutOptions& layout_options) {
-  Scene scene{graph, {}, {}, {}, {}, {}, {}};
+  const Folding& folding = graph.folding();
+  Scene scene{folding, {}, {}, {}, {}, {}, {}};
   std::string found;
   if (request.node) {
     if (*request.node >= graph.size()) {
       throw ApiError{404, "no node " + std::to_string(*request.node) + " in this graph"};
     }
-    std::vector<std::string> path = path_to_node(graph, request.level, *request.node);
-    found = path.back();
+    std::vector<BoxId> path = path_to_node(folding, request.level, *request.node);
+    found = path.back().to_string();
     path.pop_back();
-    for (const std::string& id : path) scene.open[run_key(id)] = id;
+    for (const BoxId& id : path) scene.open[id.run()] = id;
   }
-  for (const std::string& id : request.open) scene.open[run_key(id)] = id;
+  for (const BoxId& id : request.open) scene.open[id.run()] = id;
   if (!request.open_given && !request.node) {
-    const std::vector<Item>& top = *items_of(graph, unfold(graph, request.level));
+    const std::vector<Item>& top = *folding.items(unfold(folding, request.level));
     if (!top.empty() && top.front().kind == ItemKind::range) {
       scene.open[top.front().id] = top.front().id;
     }
   }
   scene.add_level(request.level, -1, 0);
-  const std::vector<SceneEdge> edges = connect(graph, scene.boxes, scene.runs);
+  const std::vector<SceneEdge> edges = connect(folding, scene.boxes, scene.runs);
   describe_boxes(graph, request.graph, scene.boxes);
   const LayoutResult layout =
       layout_graph(layout_input(scene.boxes, scene.clusters, edges), layout_options);
   return scene_json(graph, scene.boxes, scene.clusters, edges, layout,
                     {{"graph", request.graph},
-                     {"level", request.level},
+                     {"level", request.level.to_string()},
                      {"layout", layout.way},
                      {"layout_note", layout.note},
                      {"open", scene.opened},

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "box_id.hpp"
 #include "graph_layout.hpp"
 #include "node_graph.hpp"
 
@@ -20,8 +21,8 @@ inline constexpr std::size_t kMaxSceneBoxes = 600;
 
 struct SceneRequest {
   std::string graph;                  // the graph's path ("" main; see api.md), for links
-  std::string level = "g:";           // the box whose level is drawn
-  std::vector<std::string> open;      // boxes unfolded in place
+  BoxId level;                        // the box whose level is drawn (default: the whole graph)
+  std::vector<BoxId> open;            // boxes unfolded in place
   bool open_given = false;            // false: the first of a level cut into ranges is unfolded
   std::optional<std::uint32_t> node;  // unfold what holds this node, and say which box it is
 };

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <queue>
 #include <span>
 
 #include "tensor_list.hpp"
@@ -22,7 +21,7 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t value) {
 // (another unit, or a graph input), else 1 + the producer's place in `ids` (sorted node ids).
 // Sorted, so that a layer reading the graph input reads as one reading the layer before it.
 // `from` is the caller's, reused: a level of 300,000 units makes no vector per unit.
-void sources(const NodeGraph& graph, std::uint32_t id, std::span<const std::uint32_t> ids,
+void sources(const FoldGraph& graph, std::uint32_t id, std::span<const std::uint32_t> ids,
              std::vector<std::uint64_t>& from) {
   from.clear();
   graph.for_each_input(id, [&](std::uint32_t producer, std::string_view) {
@@ -37,40 +36,27 @@ void sources(const NodeGraph& graph, std::uint32_t id, std::span<const std::uint
 }
 
 // The token of `unit`: its nodes in graph order, each by op type and where its inputs come
-// from (sources()); and, for a group, its op counts in summary order (NodeGraph::order_summary; a
-// node's are its op: Unit::ops stays empty, sparing a vector per node).
-void describe(const NodeGraph& graph, Unit& unit, std::vector<std::uint64_t>& from) {
-  if (unit.node) {
-    std::uint64_t token = mix(mix(0, 1), graph.op(*unit.node));
-    const std::uint32_t self[] = {*unit.node};
-    sources(graph, *unit.node, self, from);
-    for (const std::uint64_t f : from) token = mix(token, f);
-    unit.token = token;
-    return;
-  }
-  std::vector<std::uint32_t> ids;
+// from (sources()); and, for a group, its op counts in summary order (FoldGraph::order_summary; a
+// node's are its op: Unit::ops stays empty, sparing a vector per node). `ids` and `from` are
+// the caller's, reused.
+void describe(const FoldGraph& graph, Unit& unit, std::vector<std::uint32_t>& ids,
+              std::vector<std::uint64_t>& from) {
+  ids.clear();
   for_each_node(graph, unit, [&](std::uint32_t id) { ids.push_back(id); });
   std::sort(ids.begin(), ids.end());
   std::uint64_t token = mix(0, ids.size());
   for (const std::uint32_t id : ids) {
-    const std::uint32_t op = graph.op(id);
-    const auto counted = std::find_if(unit.ops.begin(), unit.ops.end(),
-                                      [op](const auto& entry) { return entry.first == op; });
-    if (counted == unit.ops.end()) {
-      unit.ops.emplace_back(op, 1);
-    } else {
-      ++counted->second;
-    }
-    token = mix(token, op);
+    if (!unit.node) count_op(unit.ops, graph.op(id), 1);
+    token = mix(token, graph.op(id));
     sources(graph, id, ids, from);
     for (const std::uint64_t f : from) token = mix(token, f);
   }
   unit.token = token;
-  graph.order_summary(unit.ops);
+  if (!unit.node) graph.order_summary(unit.ops);
 }
 
 // The units of `prefix` in path order: runs of paths with the same next segment.
-std::vector<Unit> group_by_segment(const NodeGraph& graph, const std::string& prefix) {
+std::vector<Unit> group_by_segment(const FoldGraph& graph, const std::string& prefix) {
   const auto [lo, hi] = graph.path_range(prefix);
   std::vector<Unit> units;
   for (std::size_t k = lo; k < hi;) {
@@ -104,10 +90,10 @@ std::vector<Unit> group_by_segment(const NodeGraph& graph, const std::string& pr
 }
 
 // The children of `prefix`, passed through levels of a single group.
-std::vector<Unit> children(const NodeGraph& graph, std::string& prefix) {
+std::vector<Unit> children(const FoldGraph& graph, std::string& prefix) {
   std::vector<Unit> units = group_by_segment(graph, prefix);
-  while (units.size() == 1 && !units.front().node && units.front().prefix != prefix) {
-    prefix = units.front().prefix;
+  for (const Unit* group; (group = only_group(units, 0, units.size(), prefix));) {
+    prefix = group->prefix;
     units = group_by_segment(graph, prefix);
   }
   return units;
@@ -115,7 +101,7 @@ std::vector<Unit> children(const NodeGraph& graph, std::string& prefix) {
 
 // Appends the children of group `unit` to `into`, each named by its path after `level` (the
 // prefix of the level they are units of).
-void open_group(const NodeGraph& graph, const Unit& unit, const std::string& level,
+void open_group(const FoldGraph& graph, const Unit& unit, const std::string& level,
                 std::vector<Unit>& into) {
   std::string inner = unit.prefix;
   for (Unit& child : children(graph, inner)) {
@@ -126,12 +112,31 @@ void open_group(const NodeGraph& graph, const Unit& unit, const std::string& lev
   }
 }
 
+// Opens each group u of `units` where open(u) (open_group); whether one was.
+template <typename F>
+bool open_groups(const FoldGraph& graph, const std::string& level, std::vector<Unit>& units,
+                 F&& open) {
+  std::vector<bool> opens(units.size());
+  for (std::size_t u = 0; u < units.size(); ++u) opens[u] = !units[u].node && open(u);
+  if (std::find(opens.begin(), opens.end(), true) == opens.end()) return false;
+  std::vector<Unit> kept;
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    if (opens[u]) {
+      open_group(graph, units[u], level, kept);
+    } else {
+      kept.push_back(std::move(units[u]));
+    }
+  }
+  units = std::move(kept);
+  return true;
+}
+
 // Whether the drawn nodes of a group are convex: a walk from their successors outside the
 // group, over nodes placed before the group's last, never comes back into it. `stamp` marks
 // the group's members (member[id] == stamp) and the nodes walked (seen[id] == stamp).
 class ConvexCheck {
  public:
-  explicit ConvexCheck(const NodeGraph& graph)
+  explicit ConvexCheck(const FoldGraph& graph)
       : graph_(graph), member_(graph.size(), 0), seen_(graph.size(), 0) {}
 
   bool operator()(const Unit& unit) {
@@ -162,7 +167,7 @@ class ConvexCheck {
   }
 
  private:
-  const NodeGraph& graph_;
+  const FoldGraph& graph_;
   std::vector<std::uint32_t> member_, seen_;
   std::uint32_t stamp_ = 0;
 };
@@ -170,7 +175,7 @@ class ConvexCheck {
 // `units` in a topological order of the edges between them (Kahn's, the smallest first node
 // first among those ready), and whether they make a DAG; where they do not, `on_cycle` marks
 // the units that both reach and are reached from a cycle (the others placed before them).
-bool order_units(const NodeGraph& graph, std::vector<Unit>& units, std::vector<bool>& on_cycle) {
+bool order_units(const FoldGraph& graph, std::vector<Unit>& units, std::vector<bool>& on_cycle) {
   const std::size_t m = units.size();
   // By first node; where that order is topological already it is Kahn's (the smallest order
   // by first node of all the topological ones), and the common case costs one pass.
@@ -189,29 +194,9 @@ bool order_units(const NodeGraph& graph, std::vector<Unit>& units, std::vector<b
     return true;
   }
   const auto kahn = [&](bool forward) {
-    std::vector<std::vector<std::uint32_t>> next(m);
-    std::vector<std::uint32_t> waiting(m, 0);
-    for (const auto& [from, to] : edges) {
-      next[forward ? from : to].push_back(forward ? to : from);
-      ++waiting[forward ? to : from];
-    }
-    const auto later = [&](std::uint32_t a, std::uint32_t b) {
-      return units[a].first > units[b].first;
-    };
-    std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, decltype(later)> ready(later);
-    for (std::uint32_t u = 0; u < m; ++u) {
-      if (waiting[u] == 0) ready.push(u);
-    }
-    std::vector<std::uint32_t> order;
-    while (!ready.empty()) {
-      const std::uint32_t u = ready.top();
-      ready.pop();
-      order.push_back(u);
-      for (const std::uint32_t v : next[u]) {
-        if (--waiting[v] == 0) ready.push(v);
-      }
-    }
-    return order;
+    return topological_order(m, edges, forward, [&](std::uint32_t a, std::uint32_t b) {
+      return units[a].first < units[b].first;
+    });
   };
   std::vector<std::uint32_t> order = kahn(true);
   if (order.size() < m) {
@@ -235,35 +220,15 @@ bool order_units(const NodeGraph& graph, std::vector<Unit>& units, std::vector<b
   return std::none_of(on_cycle.begin(), on_cycle.end(), [](bool c) { return c; });
 }
 
-void settle(const NodeGraph& graph, const std::string& prefix, std::vector<Unit>& units) {
+// Opens the groups that are not convex, then those that close a cycle between units, until
+// none is left to open.
+void settle(const FoldGraph& graph, const std::string& prefix, std::vector<Unit>& units) {
   ConvexCheck convex(graph);
   std::vector<bool> on_cycle;  // see order_units
   for (bool changed = true; changed;) {
-    std::vector<bool> keep(units.size());
-    for (std::size_t u = 0; u < units.size(); ++u) keep[u] = units[u].node || convex(units[u]);
-    changed = std::find(keep.begin(), keep.end(), false) != keep.end();
-    if (changed) {
-      std::vector<Unit> kept;
-      for (std::size_t u = 0; u < units.size(); ++u) {
-        if (keep[u]) {
-          kept.push_back(std::move(units[u]));
-        } else {
-          open_group(graph, units[u], prefix, kept);
-        }
-      }
-      units = std::move(kept);
-    }
+    changed = open_groups(graph, prefix, units, [&](std::size_t u) { return !convex(units[u]); });
     if (changed || order_units(graph, units, on_cycle)) continue;
-    std::vector<Unit> opened;  // convex groups that close a cycle between units: opened
-    for (std::size_t u = 0; u < units.size(); ++u) {
-      if (!on_cycle[u] || units[u].node) {
-        opened.push_back(std::move(units[u]));
-        continue;
-      }
-      open_group(graph, units[u], prefix, opened);
-      changed = true;
-    }
-    units = std::move(opened);
+    changed = open_groups(graph, prefix, units, [&](std::size_t u) { return on_cycle[u]; });
   }
 }
 
@@ -286,6 +251,23 @@ std::size_t wrapper_group(const std::vector<Unit>& units) {
 
 }  // namespace
 
+void count_op(std::vector<std::pair<std::uint32_t, std::uint32_t>>& ops, std::uint32_t op,
+              std::uint32_t count) {
+  const auto found =
+      std::find_if(ops.begin(), ops.end(), [op](const auto& entry) { return entry.first == op; });
+  if (found == ops.end()) {
+    ops.emplace_back(op, count);
+  } else {
+    found->second += count;
+  }
+}
+
+const Unit* only_group(const std::vector<Unit>& units, std::size_t begin, std::size_t end,
+                       const std::string& prefix) {
+  const bool one = end - begin == 1 && !units[begin].node && units[begin].prefix != prefix;
+  return one ? &units[begin] : nullptr;
+}
+
 std::size_t memo_bytes(const UnitList& list) {
   std::size_t bytes = sizeof(UnitList) + list.prefix.size();
   for (const Unit& unit : list.units) {
@@ -295,7 +277,7 @@ std::size_t memo_bytes(const UnitList& list) {
   return bytes;
 }
 
-UnitList units_at(const NodeGraph& graph, std::string prefix) {
+UnitList units_at(const FoldGraph& graph, std::string prefix) {
   const bool first_level = prefix.empty();
   std::vector<Unit> units = children(graph, prefix);
   settle(graph, prefix, units);
@@ -303,26 +285,19 @@ UnitList units_at(const NodeGraph& graph, std::string prefix) {
   // The first level's wrappers are opened: the first screen shows what they hold.
   for (std::size_t w = first_level ? wrapper_group(units) : units.size(); w < units.size();
        w = wrapper_group(units)) {
-    std::vector<Unit> opened;
-    for (std::size_t u = 0; u < units.size(); ++u) {
-      if (u == w) {
-        open_group(graph, units[u], prefix, opened);
-      } else {
-        opened.push_back(std::move(units[u]));
-      }
-    }
-    units = std::move(opened);
+    (void)open_groups(graph, prefix, units, [w](std::size_t u) { return u == w; });
     settle(graph, prefix, units);
     wrapped = true;
   }
+  std::vector<std::uint32_t> ids;
   std::vector<std::uint64_t> from;
-  for (Unit& unit : units) describe(graph, unit, from);
+  for (Unit& unit : units) describe(graph, unit, ids, from);
   // With a wrapper opened, the level is the first one's only: its ids name it by "", not by the
   // prefix passed through (whose own level opens no wrapper).
   return {wrapped ? std::string() : std::move(prefix), std::move(units)};
 }
 
-std::vector<std::pair<std::uint32_t, std::uint32_t>> unit_edges(const NodeGraph& graph,
+std::vector<std::pair<std::uint32_t, std::uint32_t>> unit_edges(const FoldGraph& graph,
                                                                 const UnitList& list,
                                                                 std::size_t begin,
                                                                 std::size_t end) {

@@ -10,6 +10,7 @@ namespace onnxmap::cli::viewer {
 
 namespace {
 
+constexpr std::uint32_t kNone = FoldGraph::kNone;
 constexpr std::size_t kNeighbourhoodNodes = 200;
 constexpr int kHops = 2;
 constexpr std::size_t kSubgraphOpsShown = 200;
@@ -52,11 +53,11 @@ nlohmann::json NodeGraph::node(std::uint32_t id) const {
   out_node["doc_string"] = std::string(n.doc_string());
   out_node["inputs"] = names_json(n.inputs());
   nlohmann::json branch_reads = nlohmann::json::array();
-  const auto first =
-      std::lower_bound(subgraph_reads_.begin(), subgraph_reads_.end(), id,
-                       [](const auto& read, std::uint32_t at) { return read.second < at; });
-  for (auto at = first; at != subgraph_reads_.end() && at->second == id; ++at) {
-    branch_reads.push_back(std::string(values_.name(at->first)));
+  const auto& reads = fold_.subgraph_reads();
+  const auto first = std::lower_bound(reads.begin(), reads.end(), id,
+                                      [](const auto& read, auto at) { return read.second < at; });
+  for (auto at = first; at != reads.end() && at->second == id; ++at) {
+    branch_reads.push_back(std::string(fold_.value_name(at->first)));
   }
   out_node["branch_reads"] = std::move(branch_reads);
   out_node["outputs"] = names_json(n.outputs());
@@ -64,16 +65,15 @@ nlohmann::json NodeGraph::node(std::uint32_t id) const {
   out_node["subgraphs"] = std::move(subgraphs);
   nlohmann::json tensors = nlohmann::json::array();
   nlohmann::json graph_inputs = nlohmann::json::array();
-  for (const std::uint32_t v : inputs_of(id)) {
+  for (const std::uint32_t v : fold_.inputs_of(id)) {
     if (v == kNone) continue;
-    if (initializer_of_[v] != kNone) tensors.push_back(std::string(values_.name(v)));
-    if ((value_flags_[v] & kGraphInput) != 0) graph_inputs.push_back(std::string(values_.name(v)));
+    if (fold_.initializer_of(v) != kNone) tensors.push_back(std::string(fold_.value_name(v)));
+    if (fold_.graph_input(v)) graph_inputs.push_back(std::string(fold_.value_name(v)));
   }
   nlohmann::json graph_outputs = nlohmann::json::array();
-  for (const std::uint32_t v : outputs_of(id)) {
-    if (v != kNone && (value_flags_[v] & kGraphOutput) != 0) {
-      graph_outputs.push_back(std::string(values_.name(v)));
-    }
+  for (const std::uint32_t v : fold_.outputs_of(id)) {
+    if (v != kNone && fold_.graph_output(v))
+      graph_outputs.push_back(std::string(fold_.value_name(v)));
   }
   return {{"node", std::move(out_node)},
           {"drawing", drawing(id)},
@@ -87,20 +87,20 @@ nlohmann::json NodeGraph::node(std::uint32_t id) const {
 // own), which other nodes show it (a weight preparation several nodes read), and what is drawn
 // inside it, each guest marked "shared" where another node hosts it.
 nlohmann::json NodeGraph::drawing(std::uint32_t id) const {
-  nlohmann::json in = drawn(id) ? nlohmann::json() : node_ref(host_[id]);
+  nlohmann::json in = fold_.drawn(id) ? nlohmann::json() : node_ref(fold_.host(id));
   nlohmann::json also = nlohmann::json::array();
-  if (parameter_[id] && !drawn(id)) {
+  if (fold_.parameter(id) && !fold_.drawn(id)) {
     for (std::uint32_t reader = 0; reader < nodes_.size(); ++reader) {
-      const auto inside = guests(reader);
-      if (reader != host_[id] && std::binary_search(inside.begin(), inside.end(), id)) {
+      const auto inside = fold_.guests(reader);
+      if (reader != fold_.host(id) && std::binary_search(inside.begin(), inside.end(), id)) {
         also.push_back(node_ref(reader));
       }
     }
   }
   nlohmann::json guests_json = nlohmann::json::array();
-  for (const std::uint32_t guest : guests(id)) {
+  for (const std::uint32_t guest : fold_.guests(id)) {
     nlohmann::json ref = node_ref(guest);
-    ref["shared"] = host_[guest] != id;
+    ref["shared"] = fold_.host(guest) != id;
     guests_json.push_back(std::move(ref));
   }
   return {{"in", std::move(in)}, {"also_in", std::move(also)}, {"inside", std::move(guests_json)}};
@@ -121,14 +121,14 @@ nlohmann::json NodeGraph::neighbourhood(std::uint32_t id) const {
       }
     };
     if (d <= 0 && d > -kHops) {
-      for (const std::uint32_t v : inputs_of(at)) {
-        if (v != kNone && producer_of_[v] != kNone) visit(producer_of_[v], d - 1);
+      for (const std::uint32_t v : fold_.inputs_of(at)) {
+        if (v != kNone && fold_.producer_of(v) != kNone) visit(fold_.producer_of(v), d - 1);
       }
     }
     if (d >= 0 && d < kHops) {
-      for (const std::uint32_t v : outputs_of(at)) {
+      for (const std::uint32_t v : fold_.outputs_of(at)) {
         if (v == kNone) continue;
-        for (const std::uint32_t reader : readers_of(v)) visit(reader, d + 1);
+        for (const std::uint32_t reader : fold_.readers_of(v)) visit(reader, d + 1);
       }
     }
   }
@@ -141,10 +141,11 @@ nlohmann::json NodeGraph::neighbourhood(std::uint32_t id) const {
     nlohmann::json ref = node_ref(node_id);
     ref["distance"] = distance[node_id];
     nodes.push_back(std::move(ref));
-    for (const std::uint32_t v : inputs_of(node_id)) {
-      const std::uint32_t p = v == kNone ? kNone : producer_of_[v];
+    for (const std::uint32_t v : fold_.inputs_of(node_id)) {
+      const std::uint32_t p = v == kNone ? kNone : fold_.producer_of(v);
       if (p != kNone && distance.contains(p)) {
-        edges.push_back({{"from", p}, {"to", node_id}, {"tensor", std::string(values_.name(v))}});
+        edges.push_back(
+            {{"from", p}, {"to", node_id}, {"tensor", std::string(fold_.value_name(v))}});
       }
     }
   }

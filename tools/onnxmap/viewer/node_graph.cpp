@@ -1,13 +1,12 @@
-// The viewer's index of one graph (node_graph.hpp).
+// The viewer's graph (node_graph.hpp): its index pass (each node's fields read once from the
+// model into the graph the folding reads, with what its subgraphs read), its search, its
+// values' initializers and types.
 
 #include "node_graph.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <functional>
-#include <numeric>
-#include <optional>
-#include <queue>
+#include <unordered_set>
 
 #include "fold_rules.hpp"
 #include "onnxmap/guard_reads.hpp"
@@ -30,6 +29,55 @@ bool contains_folded(std::string_view haystack, const std::string& needle_lower)
                      }) != haystack.end();
 }
 
+// The values the graphs of `node`'s attributes read and do not make (nor declare as inputs or
+// initializers), nested graphs included, into `free` (`depth` bounds a hostile nesting); whether
+// it has a graph attribute (one pass over the attributes, which most nodes have none of).
+bool free_values(const Node& node, std::vector<std::string_view>& free, int depth);
+
+void free_values(const Graph& graph, std::vector<std::string_view>& free, int depth) {
+  std::unordered_set<std::string_view> made;
+  for (const ValueInfo v : graph.inputs()) made.insert(v.name());
+  for (const Tensor& t : graph.initializers()) made.insert(t.name());
+  std::vector<std::string_view> read;
+  for (const Node node : graph.nodes()) {
+    for (const std::string_view input : node.inputs()) read.push_back(input);
+    free_values(node, read, depth);
+    for (const std::string_view output : node.outputs()) made.insert(output);
+  }
+  for (const std::string_view v : read) {
+    if (!v.empty() && !made.contains(v)) free.push_back(v);
+  }
+}
+
+bool free_values(const Node& node, std::vector<std::string_view>& free, int depth) {
+  if (depth <= 0) return false;
+  bool graphs = false;
+  for (const Attribute a : node.attributes()) {
+    if (const auto g = a.g()) {
+      graphs = true;
+      free_values(*g, free, depth - 1);
+    }
+    for (const Graph g : a.graphs()) {
+      graphs = true;
+      free_values(g, free, depth - 1);
+    }
+  }
+  return graphs;
+}
+
+// The module path torch's dynamo exporter records for `node` in its `namespace` metadata
+// (module_path), as a scope ("model.layers.0.mlp."); "" without that metadata. Read only where
+// the name's scope does not tell (fold_rules.hpp: fold_paths reads it only there).
+std::string module_scope(const Node& node, std::string_view name, std::string_view op) {
+  if (telling_scope(name.substr(0, scope_length(name, op)))) return {};
+  for (const StringStringEntry& entry : node.metadata_props()) {
+    if (entry.key != "namespace") continue;
+    const std::string module = module_path(node);
+    return module.empty() ? module : module + ".";
+  }
+  return {};
+}
+
 }  // namespace
 
 nlohmann::json names_json(const Names& names) {
@@ -40,173 +88,54 @@ nlohmann::json names_json(const Names& names) {
 
 NodeGraph::NodeGraph(Model model, std::optional<Graph> graph, bool nested)
     : model_(std::move(model)), graph_(std::move(graph)) {
-  if (!graph_) return;
-  const auto all = graph_->nodes();
-  nodes_.reserve(all.size());
-  for (const Node node : all) nodes_.push_back(node);
-  index_values();
-  index_nodes();
-  subgraph_reads_ = index_subgraph_reads(nested);
-  index_readers(subgraph_reads_);
-  index_producers(subgraph_reads_);
-  index_hosts();
-  index_paths();
-  index_order();
-}
-
-// guests(i): the nodes hosted by drawn node i (host_), and the shared weight preparation it
-// reads: the parameters that it or what it hosts reads, and those they read, hosted by another
-// node (at most kSharedGuests of them a node: a hostile chain read by every node stays linear);
-// in node order, in one array.
-void NodeGraph::index_guests() {
-  const std::size_t n = nodes_.size();
-  std::vector<std::uint32_t> hosted_begin(n + 1, 0), hosted;
-  for (std::uint32_t id = 0; id < n; ++id) {
-    if (host_[id] != id) ++hosted_begin[host_[id] + 1];
-  }
-  for (std::size_t id = 0; id < n; ++id) hosted_begin[id + 1] += hosted_begin[id];
-  hosted.resize(hosted_begin[n]);
-  std::vector<std::uint32_t> filled(hosted_begin.begin(), hosted_begin.end() - 1);
-  for (std::uint32_t id = 0; id < n; ++id) {
-    if (host_[id] != id) hosted[filled[host_[id]]++] = id;
-  }
-  guest_begin_.assign(n + 1, 0);
-  guests_.clear();
-  guests_.reserve(hosted.size());
-  std::vector<std::uint32_t> seen(n, kNone);  // seen[p] == id: p is inside id already
-  std::vector<std::uint32_t> inside;          // id, then its guests as they are found
-  for (std::uint32_t id = 0; id < n; ++id) {
-    const std::size_t first = guests_.size();
-    if (host_[id] == id) {
-      inside.assign(1, id);
-      seen[id] = id;
-      for (std::uint32_t k = hosted_begin[id]; k < hosted_begin[id + 1]; ++k) {
-        inside.push_back(hosted[k]);
-        seen[hosted[k]] = id;
-      }
-      std::size_t shared = 0;
-      for (std::size_t k = 0; k < inside.size() && shared < kSharedGuests; ++k) {
-        for (const std::uint32_t p : input_producers(inside[k])) {
-          if (!parameter_[p] || seen[p] == id || shared == kSharedGuests) continue;
-          seen[p] = id;
-          inside.push_back(p);  // not hosted by id (those are seen): shared
-          ++shared;
-        }
-      }
-      guests_.insert(guests_.end(), std::next(inside.begin()), inside.end());
-      std::sort(guests_.begin() + static_cast<std::ptrdiff_t>(first), guests_.end());
-    }
-    guest_begin_[id + 1] = static_cast<std::uint32_t>(guests_.size());
+  if (graph_) {
+    const auto all = graph_->nodes();
+    nodes_.reserve(all.size());
+    for (const Node node : all) nodes_.push_back(node);
+    index(nested);
+  } else {
+    fold_.finish(nested);
   }
 }
 
-// The drawn nodes' edges (successors) and their topological order (Kahn's, smallest id first).
-void NodeGraph::index_order() {
-  const std::size_t n = nodes_.size();
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
-  for (std::uint32_t id = 0; id < n; ++id) {
-    if (!drawn(id)) continue;
-    for_each_input(id, [&](std::uint32_t producer, std::string_view) {
-      if (host_[producer] != id) edges.emplace_back(host_[producer], id);
-    });
+void NodeGraph::index(bool nested) {
+  initializer_list_ = graph_->initializers();
+  // Most nodes make one value: about one value per node and initializer.
+  fold_.reserve(nodes_.size(), nodes_.size() + initializer_list_.size() + 16);
+  for (const Tensor& t : initializer_list_) fold_.add_initializer(t.name());
+  for (const ValueInfo info : graph_->inputs()) {
+    fold_.add_graph_input(info.name());
+    declared_types_.emplace(info.name(), info.type());
   }
-  std::sort(edges.begin(), edges.end());
-  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
-  successor_begin_.assign(n + 1, 0);
-  const bool in_order =
-      std::all_of(edges.begin(), edges.end(), [](const auto& e) { return e.first < e.second; });
-  std::vector<std::uint32_t> waiting(n, 0);  // unplaced predecessors
-  for (const auto& [from, to] : edges) {
-    ++successor_begin_[from + 1];
-    ++waiting[to];
-    successors_.push_back(to);
+  for (const ValueInfo info : graph_->outputs()) {
+    fold_.add_graph_output(info.name());
+    declared_types_.emplace(info.name(), info.type());
   }
-  for (std::size_t id = 0; id < n; ++id) successor_begin_[id + 1] += successor_begin_[id];
-  position_.resize(n);
-  if (in_order) {  // as ONNX asks: the graph's own order is topological, Kahn's would keep it
-    std::iota(position_.begin(), position_.end(), 0);
-    return;
+  for (const ValueInfo v : graph_->value_infos()) declared_types_.emplace(v.name(), v.type());
+  std::vector<std::string_view> inputs, outputs, free;
+  for (const Node& node : nodes_) {
+    const std::string_view name = node.name(), op = node.op_type();
+    inputs.clear();
+    outputs.clear();
+    free.clear();
+    for (const std::string_view input : node.inputs()) inputs.push_back(input);
+    for (const std::string_view output : node.outputs()) outputs.push_back(output);
+    const bool subgraphs = free_values(node, free, 64);
+    fold_.add_node({op, node.domain(), name, module_scope(node, name, op), subgraphs}, inputs,
+                   outputs, free);
   }
-  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
-  for (std::uint32_t id = 0; id < n; ++id) {
-    if (waiting[id] == 0) ready.push(id);
-  }
-  std::vector<bool> placed(n, false);
-  std::uint32_t next = 0;
-  while (!ready.empty()) {
-    const std::uint32_t id = ready.top();
-    ready.pop();
-    placed[id] = true;
-    position_[id] = next++;
-    for (const std::uint32_t s : successors(id)) {
-      if (--waiting[s] == 0) ready.push(s);
-    }
-  }
-  for (std::uint32_t id = 0; id < n; ++id) {
-    if (!placed[id]) position_[id] = next++;
-  }
-}
-
-namespace {
-constexpr std::size_t kMemoEntries = 32;
-constexpr std::size_t kMemoBytes = std::size_t{256} << 20;
-}  // namespace
-
-std::shared_ptr<const void> NodeGraph::memo_find(const std::string& key) const {
-  const std::lock_guard lock(memo_mutex_);
-  for (auto at = memo_.begin(); at != memo_.end(); ++at) {
-    if (at->key != key) continue;
-    MemoEntry entry = std::move(*at);
-    memo_.erase(at);
-    memo_.push_back(std::move(entry));
-    return memo_.back().value;
-  }
-  return nullptr;
-}
-
-// The newest is kept even alone past the budget: the request that made it uses it.
-void NodeGraph::memo_keep(const std::string& key, std::shared_ptr<const void> value,
-                          std::size_t bytes) const {
-  if (!reads_intact()) return;  // made from a cut file's zeros (guard_reads.hpp): not kept
-  const std::lock_guard lock(memo_mutex_);
-  memo_.push_back({key, std::move(value), bytes});
-  memo_bytes_ += bytes;
-  while (memo_.size() > 1 && (memo_.size() > kMemoEntries || memo_bytes_ > kMemoBytes)) {
-    memo_bytes_ -= memo_.front().bytes;
-    memo_.pop_front();
-  }
-}
-
-std::optional<std::uint32_t> NodeGraph::producer(std::string_view value) const {
-  const std::uint32_t v = find_value(value);
-  if (v == kNone || producer_of_[v] == kNone) return std::nullopt;
-  return producer_of_[v];
-}
-
-std::span<const std::uint32_t> NodeGraph::readers(std::string_view value) const {
-  const std::uint32_t v = find_value(value);
-  return v == kNone ? std::span<const std::uint32_t>{} : readers_of(v);
-}
-
-void NodeGraph::order_summary(std::vector<std::pair<std::uint32_t, std::uint32_t>>& ops) const {
-  const auto rank = [this](std::uint32_t op) {
-    return summary_rank(op_domains_[op], op_types_[op]);
-  };
-  std::stable_sort(ops.begin(), ops.end(), [&](const auto& a, const auto& b) {
-    const int ra = rank(a.first), rb = rank(b.first);
-    return ra != rb ? ra < rb : a.second > b.second;
-  });
+  fold_.finish(nested);
 }
 
 bool NodeGraph::outer_scope(std::string_view value) const {
-  const std::uint32_t v = find_value(value);
-  return v != kNone && (value_flags_[v] & kOuter) != 0;
+  const std::uint32_t v = fold_.find_value(value);
+  return v != FoldGraph::kNone && fold_.outer(v);
 }
 
 std::optional<Tensor> NodeGraph::initializer(std::string_view value) const {
-  const std::uint32_t v = find_value(value);
-  if (v == kNone || initializer_of_[v] == kNone) return std::nullopt;
-  return initializer_list_[initializer_of_[v]];
+  const std::uint32_t v = fold_.find_value(value);
+  if (v == FoldGraph::kNone || fold_.initializer_of(v) == FoldGraph::kNone) return std::nullopt;
+  return initializer_list_[fold_.initializer_of(v)];
 }
 
 std::string NodeGraph::value_type(std::string_view value) const {
@@ -217,16 +146,6 @@ std::string NodeGraph::value_type(std::string_view value) const {
     return std::string(to_string(t->data_type())) + dims_text(t->dims());
   }
   return "";
-}
-
-std::pair<std::size_t, std::size_t> NodeGraph::path_range(const std::string& prefix) const {
-  const auto lo =
-      std::lower_bound(by_path_.begin(), by_path_.end(), prefix,
-                       [&](std::uint32_t id, const std::string& p) { return paths_[id] < p; });
-  const auto hi = std::partition_point(
-      lo, by_path_.end(), [&](std::uint32_t id) { return paths_[id].starts_with(prefix); });
-  return {static_cast<std::size_t>(lo - by_path_.begin()),
-          static_cast<std::size_t>(hi - by_path_.begin())};
 }
 
 nlohmann::json NodeGraph::search(const std::string& text, std::uint64_t offset,
@@ -241,7 +160,7 @@ nlohmann::json NodeGraph::search(const std::string& text, std::uint64_t offset,
     auto found = std::make_shared<std::vector<std::uint32_t>>();
     for (std::uint32_t id = 0; id < nodes_.size(); ++id) {
       const Node& n = nodes_[id];
-      bool hit = needle.empty() || contains_folded(keys_[id], needle) ||
+      bool hit = needle.empty() || contains_folded(fold_.key(id), needle) ||
                  contains_folded(n.op_type(), needle);
       for (const std::string_view v : n.inputs()) hit = hit || contains_folded(v, needle);
       for (const std::string_view v : n.outputs()) hit = hit || contains_folded(v, needle);
@@ -270,12 +189,13 @@ nlohmann::json NodeGraph::search(const std::string& text, std::uint64_t offset,
 }
 
 nlohmann::json NodeGraph::node_ref(std::uint32_t id) const {
-  return {{"id", id}, {"name", std::string(names_[id])}, {"op_type", op_names_[op_of_[id]]}};
+  return {
+      {"id", id}, {"name", std::string(fold_.name(id))}, {"op_type", fold_.op_name(fold_.op(id))}};
 }
 
 nlohmann::json NodeGraph::consumers(std::string_view value, std::size_t limit) const {
   nlohmann::json out = nlohmann::json::array();
-  const std::span<const std::uint32_t> found = readers(value);
+  const std::span<const std::uint32_t> found = fold_.readers(value);
   const std::size_t total = found.size();
   for (std::size_t k = 0; k < total && k < limit; ++k) out.push_back(node_ref(found[k]));
   return {{"consumers", std::move(out)}, {"total", total}};

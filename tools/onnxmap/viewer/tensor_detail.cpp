@@ -95,7 +95,7 @@ nlohmann::json tensor_detail(const Tensor& t, const NodeGraph& graph) {
   out["consumers"] = readers["consumers"];
   out["consumers_total"] = readers["total"];
   // The module and logical form its first reader says (a folded transpose's `val_772`).
-  const auto first = graph.readers(t.lookup_name());
+  const auto first = graph.fold().readers(t.lookup_name());
   if (!first.empty()) {
     const Node& reader = graph.node_at(first.front());
     std::uint32_t k = 0;

@@ -161,22 +161,22 @@ std::shared_ptr<const NodeGraph> ViewApi::subgraph(const std::string& path) {
 nlohmann::json ViewApi::graph_drawing(const HttpRequest& r) {
   SceneRequest request;
   request.graph = text_param(r, "graph");
-  request.level = r.query.contains("level") ? text_param(r, "level") : "g:";
+  if (r.query.contains("level")) request.level = box_id_or_400(text_param(r, "level"));
   request.open_given = r.query.contains("open");
   const std::string open = text_param(r, "open");
   for (std::size_t at = 0; at < open.size();) {
     const std::size_t end = std::min(open.find('\n', at), open.size());
-    if (end > at) request.open.push_back(open.substr(at, end - at));
+    if (end > at && request.open.size() == kMaxOpen) {
+      throw ApiError{400, "open: more than 256 boxes"};
+    }
+    if (end > at) request.open.push_back(box_id_or_400(open.substr(at, end - at)));
     at = end + 1;
   }
-  if (request.open.size() > kMaxOpen) throw ApiError{400, "open: more than 256 boxes"};
-  check_id(request.level);
-  for (const std::string& id : request.open) check_id(id);
   if (r.query.contains("node")) {
     request.node = static_cast<std::uint32_t>(number_param(r, "node", 0, UINT32_MAX));
   }
   const bool first =
-      request.graph.empty() && request.level == "g:" && !request.open_given && !request.node;
+      request.graph.empty() && request.level == BoxId() && !request.open_given && !request.node;
   if (first) return first_drawing();
   const std::shared_ptr<const NodeGraph> sub =
       request.graph.empty() ? nullptr : subgraph(request.graph);
