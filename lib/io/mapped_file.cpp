@@ -16,9 +16,9 @@
 #include <system_error>
 #include <vector>
 
-#include "common/fault_guard.hpp"
 #include "io/file_reader.hpp"
 #include "io/file_version.hpp"
+#include "io/mapped_files.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap {
@@ -161,7 +161,7 @@ MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
           detail::unregister_mapping(p);  // before the address can be mapped again
           ::munmap(const_cast<std::byte*>(p), size);
         });
-    // So that a fault in these bytes under a guard (common/fault_guard.hpp) names this file.
+    // So that a fault in these bytes under a guard (io/fault_guard.hpp) names this file.
     detail::register_mapping(file.bytes_, path, reader->fd());
     file.mapped_ = true;
     // Opened on the first read_ahead, not here: most mapped files (a model's many external data

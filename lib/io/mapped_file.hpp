@@ -1,9 +1,9 @@
 #pragma once
 // A file's bytes, read-only: memory-mapped by default (nothing is read until touched), or copied
 // into memory (LoadMode::read, LoadMode::direct) for files that should not be mapped (a mapped
-// file truncated after open raises SIGBUS on the next touch, which only onnxmap's guarded copies
-// turn into errors: common/fault_guard.hpp, where each map is registered) or cannot be (pipes,
-// stdin).
+// file truncated after open raises SIGBUS on the next touch, which only onnxmap's guarded kernels
+// turn into errors: io/fault_guard.hpp; each map is registered in io/mapped_files.hpp) or cannot
+// be (pipes, stdin).
 
 #include <atomic>
 #include <cstddef>

@@ -16,12 +16,16 @@
 // - It trusts nothing else and checks nothing about meaning: whether a wire type is the one the
 //   schema expects, what a value means, whether a payload is itself well formed is the caller's.
 //   The typed getters read the value as the wire type has it; ask type() first.
+// - Inside a FrontEndScope (io/read_check.hpp) it checks the pages it is about to read first, so
+//   that a page lost by a cut file is an onnxmap::Error (io) before any caller decodes it; outside
+//   one that costs a test of a pointer per field.
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "common/span.hpp"
+#include "io/read_check.hpp"
 #include "wire/wire.hpp"
 
 namespace onnxmap::wire {
@@ -160,17 +164,24 @@ class Cursor {
   // The message `bytes`, whose first byte is at absolute offset `base` (errors and offset()
   // report absolute offsets).
   explicit Cursor(Bytes bytes, std::uint64_t base = 0) noexcept
-      : begin_(bytes.data()), pos_(begin_), end_(begin_ + bytes.size()), base_(base) {}
+      : begin_(bytes.data()),
+        pos_(begin_),
+        end_(begin_ + bytes.size()),
+        checked_end_(detail::unchecked_from(begin_, end_)),
+        base_(base) {}
   // The message at `span` of the buffer that starts at `origin` (a whole mapped file).
   Cursor(const std::byte* origin, ByteRange span) noexcept
       : begin_(origin + span.offset),
         pos_(begin_),
         end_(begin_ + span.length),
+        checked_end_(detail::unchecked_from(begin_, end_)),
         base_(span.offset) {}
 
   // Moves to the next field; false at the message's end.
   [[nodiscard]] bool next() {
     if (pos_ == end_) return false;
+    if (pos_ >= checked_end_) [[unlikely]]
+      checked_end_ = detail::check_ahead(pos_, end_);
     take_any();
     return true;
   }
@@ -179,6 +190,8 @@ class Cursor {
     // Most fields a view looks through are short strings: taken or stepped over without a Field.
     const std::byte* pos = pos_;
     while (pos != end_) {
+      if (pos >= checked_end_) [[unlikely]]
+        checked_end_ = detail::check_ahead(pos, end_);
       unsigned short_number = 0;
       if (const std::byte* after = cursor_detail::short_len(pos, end_, short_number)) {
         if (short_number == number) {
@@ -207,6 +220,8 @@ class Cursor {
   [[nodiscard]] bool next_wanted(Wanted&& wanted) {
     const std::byte* pos = pos_;
     while (pos != end_) {
+      if (pos >= checked_end_) [[unlikely]]
+        checked_end_ = detail::check_ahead(pos, end_);
       unsigned number = 0;
       if (const std::byte* after = cursor_detail::short_len(pos, end_, number)) {
         if (!wanted(number, WireType::len)) {
@@ -234,6 +249,9 @@ class Cursor {
     // Numbers 1 to 15 have one-byte tags; a run of short LEN fields among them whose bits are
     // clear is the cheapest loop of the pass per field: a plain node is one such run.
     const std::uint32_t skip = ~static_cast<std::uint32_t>(mask) & 0xFFFEU;
+    // In a front-end scope, only a message whose pages are all readable (the walk that throws
+    // reports one that is not).
+    if (checked_end_ < end_ && !detail::pages_readable(pos_, end_)) return false;
     const std::byte* pos = pos_;
     while (true) {
       pos = skip_short_run(pos, skip);
@@ -295,6 +313,7 @@ class Cursor {
   const std::byte* begin_;
   const std::byte* pos_;
   const std::byte* end_;
+  const std::byte* checked_end_;  // bytes before it were checked (or need none): read_check.hpp
   std::uint64_t base_;
   Field field_{};
 };

@@ -10,7 +10,6 @@
 #include <queue>
 
 #include "fold_rules.hpp"
-#include "onnxmap/guard_reads.hpp"
 #include "shared/value_text.hpp"
 
 namespace onnxmap::cli::viewer {
@@ -167,7 +166,6 @@ std::shared_ptr<const void> NodeGraph::memo_find(const std::string& key) const {
 // The newest is kept even alone past the budget: the request that made it uses it.
 void NodeGraph::memo_keep(const std::string& key, std::shared_ptr<const void> value,
                           std::size_t bytes) const {
-  if (!reads_intact()) return;  // made from a cut file's zeros (guard_reads.hpp): not kept
   const std::lock_guard lock(memo_mutex_);
   memo_.push_back({key, std::move(value), bytes});
   memo_bytes_ += bytes;
@@ -249,10 +247,8 @@ nlohmann::json NodeGraph::search(const std::string& text, std::uint64_t offset,
     }
     matches = found;
     const std::lock_guard lock(search_mutex_);
-    if (reads_intact()) {  // none read from a cut file's zeros
-      last_search_ = needle;
-      last_matches_ = found;
-    }
+    last_search_ = needle;
+    last_matches_ = found;
   }
   nlohmann::json rows = nlohmann::json::array();
   for (std::size_t k = offset; k < matches->size() && rows.size() < limit; ++k) {
