@@ -114,7 +114,7 @@ TEST_F(FrontEndChecks, AnOpenThatMeetsTheCutIsAnError) {
       [&] {
         in_scope([&] {
           (void)detail::build_index(std::move(file), copy.string(), copy.parent_path(),
-                                    MessageKind::ModelProto, OpenOptions{},
+                                    schema::MessageKind::ModelProto, OpenOptions{},
                                     detail::IndexScope::full);
         });
       },
