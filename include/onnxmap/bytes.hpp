@@ -25,8 +25,9 @@ ONNXMAP_API void copy_bytes(std::span<const std::byte> from, std::span<std::byte
 [[nodiscard]] ONNXMAP_API bool equal_bytes(std::span<const std::byte> a,
                                            std::span<const std::byte> b);
 
-// Reads one byte in every 4096 of `bytes`, which brings each page of a mapped file into this
-// process, and returns their XOR (so the reads cannot be left out); faults as copy_bytes.
+// Reads the first byte of `bytes` and the first of every 4096-byte page after it, which brings
+// each page of a mapped file into this process, and returns their XOR (so the reads cannot be left
+// out); faults as copy_bytes.
 [[nodiscard]] ONNXMAP_API std::byte touch_pages(std::span<const std::byte> bytes);
 
 }  // namespace onnxmap

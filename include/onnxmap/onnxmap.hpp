@@ -14,7 +14,7 @@
 #include "onnxmap/dump.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/file_version.hpp"
-#include "onnxmap/guard_reads.hpp"
+#include "onnxmap/front_end_scope.hpp"
 #include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/options.hpp"

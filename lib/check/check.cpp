@@ -4,7 +4,7 @@
 #include "onnxmap/check.hpp"
 
 #include "check/checks.hpp"
-#include "common/fault_guard.hpp"
+#include "onnxmap/front_end_scope.hpp"
 
 namespace onnxmap {
 
@@ -44,12 +44,11 @@ CheckReport check(const Model& model, const CheckOptions& options) {
   report.opened = true;
   // The checks read names, nodes and attributes through the map: a model file that shrank
   // while open is an Error (io), as a lost payload is, never SIGBUS.
-  detail::guard_reads([&] {
-    detail::check_payloads(model, report);
-    detail::check_scopes(model, report);
-    detail::check_ir_version(model, report);
-    if (options.read_data) detail::check_data(model, options, report);
-  });
+  const FrontEndScope checked;
+  detail::check_payloads(model, report);
+  detail::check_scopes(model, report);
+  detail::check_ir_version(model, report);
+  if (options.read_data) detail::check_data(model, options, report);
   return report;
 }
 

@@ -9,7 +9,7 @@
 
 #include "check/checks.hpp"
 #include "check/sha1.hpp"
-#include "common/fault_guard.hpp"
+#include "io/fault_guard.hpp"
 #include "io/mapped_file.hpp"
 #include "onnxmap/bytes.hpp"
 #include "view/view_access.hpp"

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "common/fault_guard.hpp"
+#include "io/fault_guard.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::detail {

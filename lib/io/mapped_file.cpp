@@ -6,19 +6,19 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/interprocess/mapped_region.hpp>
 #include <boost/iostreams/device/file_descriptor.hpp>
 #include <boost/iostreams/read.hpp>
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
-#include "common/fault_guard.hpp"
 #include "io/file_reader.hpp"
 #include "io/file_version.hpp"
+#include "io/mapped_files.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap {
@@ -57,6 +57,52 @@ std::vector<std::byte> read_stream(boost::iostreams::file_descriptor_source& sou
     chunk = std::min(chunk * 2, kMaxChunk);
   }
 }
+
+namespace ipc = boost::interprocess;
+
+// An open file as Boost.Interprocess maps it (its MemoryMappable concept): the descriptor of the
+// FileReader that serves the positioned reads and fstat. Written here because Boost's own
+// file_mapping opens a path again, which may name another file by then.
+class OpenFile {
+ public:
+  explicit OpenFile(int fd) noexcept : fd_(fd) {}
+  [[nodiscard]] ipc::mapping_handle_t get_mapping_handle() const noexcept {
+    return ipc::ipcdetail::mapping_handle_from_file_handle(fd_);
+  }
+  [[nodiscard]] static ipc::mode_t get_mode() noexcept { return ipc::read_only; }
+
+ private:
+  int fd_;
+};
+
+// A whole file mapped read-only, with the open file behind it (kept open while mapped: a fault's
+// error fstats it), in the table of maps (mapped_files.hpp) from making to unmapping.
+class WholeMap {
+ public:
+  WholeMap(std::shared_ptr<const io::FileReader> file, std::uint64_t size)
+      : file_(std::move(file)), region_(OpenFile(file_->fd()), ipc::read_only, 0, size) {
+    // Random access: without this the kernel reads ahead into tensor payloads nobody asked for.
+    (void)region_.advise(ipc::mapped_region::advice_random);
+    // No huge mappings (Boost has no advice for it): a fault in a 2 MiB page-cache folio would
+    // map all of it with one entry, and unmapping part of such an entry (index/payload_trim.hpp)
+    // unmaps all of it, the metadata beside the payload too, whose next touch maps it all again.
+    (void)::madvise(region_.get_address(), region_.get_size(), MADV_NOHUGEPAGE);
+    detail::register_mapping(bytes(), file_->path(), file_->fd());
+  }
+  WholeMap(const WholeMap&) = delete;
+  WholeMap& operator=(const WholeMap&) = delete;
+  WholeMap(WholeMap&&) = delete;
+  WholeMap& operator=(WholeMap&&) = delete;
+  ~WholeMap() { detail::unregister_mapping(bytes().data()); }  // before the region unmaps
+
+  [[nodiscard]] std::span<const std::byte> bytes() const noexcept {
+    return {static_cast<const std::byte*>(region_.get_address()), region_.get_size()};
+  }
+
+ private:
+  std::shared_ptr<const io::FileReader> file_;
+  ipc::mapped_region region_;
+};
 
 // Keeps `holder` alive for as long as the returned bytes are used.
 template <class Holder>
@@ -146,23 +192,9 @@ MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
       return file;
     }
     if (size == 0) return file;  // nothing to map
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, reader->fd(), 0);
-    if (map == MAP_FAILED) throw io_error(path, std::string("cannot map: ") + std::strerror(errno));
-    // Random access: without this the kernel reads ahead into tensor payloads nobody asked for.
-    (void)::madvise(map, size, MADV_RANDOM);
-    // No huge mappings: a fault in a 2 MiB page-cache folio would map all of it with one entry,
-    // and unmapping part of such an entry (index/payload_trim.hpp) unmaps all of it, the
-    // metadata beside the payload too, whose next touch maps it all again.
-    (void)::madvise(map, size, MADV_NOHUGEPAGE);
-    file.bytes_ = {static_cast<const std::byte*>(map), static_cast<std::size_t>(size)};
-    // The deleter keeps the file open while it is mapped: a fault's error (fstat) names its size.
-    file.storage_ = std::shared_ptr<const std::byte>(
-        file.bytes_.data(), [size, open_file = reader](const std::byte* p) {
-          detail::unregister_mapping(p);  // before the address can be mapped again
-          ::munmap(const_cast<std::byte*>(p), size);
-        });
-    // So that a fault in these bytes under a guard (common/fault_guard.hpp) names this file.
-    detail::register_mapping(file.bytes_, path, reader->fd());
+    auto map = std::make_shared<const WholeMap>(reader, size);
+    file.bytes_ = map->bytes();
+    file.storage_ = own(std::move(map), file.bytes_.data());
     file.mapped_ = true;
     // Opened on the first read_ahead, not here: most mapped files (a model's many external data
     // files) are never read ahead, and each would hold a second descriptor for nothing.
@@ -175,6 +207,8 @@ MappedFile MappedFile::open(const std::filesystem::path& path, LoadMode mode) {
     if (flags == nullptr) throw std::bad_alloc();
     file.advised_ = std::shared_ptr<std::uint8_t[]>(flags, [](std::uint8_t* p) { std::free(p); });
     return file;
+  } catch (const ipc::interprocess_exception& e) {
+    throw io_error(path, std::string("cannot map: ") + e.what());
   } catch (const std::ios_base::failure& e) {
     throw io_error(path, std::string("cannot read: ") + e.what());
   } catch (const std::filesystem::filesystem_error& e) {

@@ -1,9 +1,10 @@
 #pragma once
-// A file's bytes, read-only: memory-mapped by default (nothing is read until touched), or copied
-// into memory (LoadMode::read, LoadMode::direct) for files that should not be mapped (a mapped
-// file truncated after open raises SIGBUS on the next touch, which only onnxmap's guarded copies
-// turn into errors: common/fault_guard.hpp, where each map is registered) or cannot be (pipes,
-// stdin).
+// A file's bytes, read-only: memory-mapped by default (Boost.Interprocess's mapped_region over
+// the descriptor that also serves positioned reads and fstat; nothing is read until touched), or
+// copied into memory (LoadMode::read, LoadMode::direct) for files that should not be mapped (a
+// mapped file truncated after open raises SIGBUS on the next touch, which only onnxmap's guarded
+// kernels turn into errors: io/fault_guard.hpp; each map is registered in io/mapped_files.hpp) or
+// cannot be (pipes, stdin).
 
 #include <atomic>
 #include <cstddef>

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/fault_guard.hpp"
+#include "io/fault_guard.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap {

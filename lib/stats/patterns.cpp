@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "common/fault_guard.hpp"
+#include "io/fault_guard.hpp"
 #include "stats/values.hpp"
 
 namespace onnxmap::detail {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/fault_guard.hpp"
+#include "io/fault_guard.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/stats.hpp"
 #include "stats/patterns.hpp"

@@ -1,6 +1,6 @@
 #include "tooling.hpp"
 
-#include "common/fault_guard.hpp"
+#include "io/fault_guard.hpp"
 #include "schema/descriptors.hpp"
 #include "schema/fields.hpp"
 #include "stats/values.hpp"

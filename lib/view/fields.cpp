@@ -2,6 +2,7 @@
 
 #include "view/fields.hpp"
 
+#include "io/read_check.hpp"
 #include "wire/cursor.hpp"
 
 namespace onnxmap::detail {
@@ -21,6 +22,7 @@ const std::byte* find_len_field(const std::byte* pos, const std::byte* end, std:
   while (cursor.next(number)) {
     if (cursor.field().is_len()) {
       payload = cursor.field().text();
+      check_for_front_end(payload);  // the caller reads it: the cursor checked only its start
       return pos + cursor.position();
     }
   }
@@ -34,7 +36,9 @@ void for_each_string(const ModelIndex* index, const SpanList& spans, std::uint32
   for (const ByteRange& span : spans) {
     wire::Cursor cursor(file_of(index), span);
     while (cursor.next(number)) {
-      if (cursor.field().is_len()) fn(cursor.field().text());
+      if (!cursor.field().is_len()) continue;
+      check_for_front_end(cursor.field().text());  // the caller reads it: see find_len_field
+      fn(cursor.field().text());
     }
   }
 }
@@ -107,6 +111,7 @@ std::vector<std::string_view> Fields::strings_field(std::uint32_t number) const 
 std::vector<std::int64_t> Fields::int64s_field(std::uint32_t number) const {
   std::vector<std::int64_t> values;
   for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, ByteRange payload) {
+    check_for_front_end(f.bytes());  // a packed list is decoded past what the cursor checked
     (void)wire::for_each_varint(f, payload.offset,
                                 [&](std::uint64_t v) { values.push_back(wire::as_int64(v)); });
   });
@@ -116,6 +121,7 @@ std::vector<std::int64_t> Fields::int64s_field(std::uint32_t number) const {
 std::vector<float> Fields::floats_field(std::uint32_t number) const {
   std::vector<float> values;
   for_each_occurrence(index_, spans_, number, [&](const wire::Field& f, ByteRange payload) {
+    check_for_front_end(f.bytes());
     (void)wire::for_each_fixed32(f, payload.offset,
                                  [&](std::uint32_t v) { values.push_back(wire::as_float(v)); });
   });

@@ -9,6 +9,7 @@
 
 #include "index/tensor_table.hpp"
 #include "io/payload_fetcher.hpp"
+#include "io/read_check.hpp"
 #include "view/leaf.hpp"
 #include "view/tensor_decode.hpp"
 #include "view/tensor_payload.hpp"
@@ -99,7 +100,9 @@ std::string_view Tensor::name() const {
   return fields_of(index_, tensor_).string_field(TP::kName);
 }
 std::string_view Tensor::lookup_name() const {
-  return record_of(index_, tensor_).name;
+  const std::string_view name = record_of(index_, tensor_).name;
+  detail::check_for_front_end(name);  // read by the caller, not by a cursor here
+  return name;
 }
 std::string Tensor::path() const {
   return index_->path(record_of(index_, tensor_).message);

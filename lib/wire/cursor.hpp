@@ -16,12 +16,16 @@
 // - It trusts nothing else and checks nothing about meaning: whether a wire type is the one the
 //   schema expects, what a value means, whether a payload is itself well formed is the caller's.
 //   The typed getters read the value as the wire type has it; ask type() first.
+// - Inside a FrontEndScope (io/read_check.hpp) it checks the pages it is about to read first, so
+//   that a page lost by a cut file is an onnxmap::Error (io) before any caller decodes it; outside
+//   one that costs a test of a counter per cursor.
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "common/span.hpp"
+#include "io/read_check.hpp"
 #include "wire/wire.hpp"
 
 namespace onnxmap::wire {
@@ -160,17 +164,25 @@ class Cursor {
   // The message `bytes`, whose first byte is at absolute offset `base` (errors and offset()
   // report absolute offsets).
   explicit Cursor(Bytes bytes, std::uint64_t base = 0) noexcept
-      : begin_(bytes.data()), pos_(begin_), end_(begin_ + bytes.size()), base_(base) {}
+      : begin_(bytes.data()),
+        pos_(begin_),
+        end_(begin_ + bytes.size()),
+        stop_(detail::unchecked_from(begin_, end_)),
+        base_(base) {}
   // The message at `span` of the buffer that starts at `origin` (a whole mapped file).
   Cursor(const std::byte* origin, ByteRange span) noexcept
       : begin_(origin + span.offset),
         pos_(begin_),
         end_(begin_ + span.length),
+        stop_(detail::unchecked_from(begin_, end_)),
         base_(span.offset) {}
 
   // Moves to the next field; false at the message's end.
   [[nodiscard]] bool next() {
-    if (pos_ == end_) return false;
+    if (pos_ >= stop_) [[unlikely]] {
+      if (pos_ == end_) return false;
+      stop_ = detail::check_ahead(pos_, end_);
+    }
     take_any();
     return true;
   }
@@ -178,23 +190,26 @@ class Cursor {
   [[nodiscard]] bool next(std::uint32_t number) {
     // Most fields a view looks through are short strings: taken or stepped over without a Field.
     const std::byte* pos = pos_;
-    while (pos != end_) {
-      unsigned short_number = 0;
-      if (const std::byte* after = cursor_detail::short_len(pos, end_, short_number)) {
-        if (short_number == number) {
-          field_ = {number, WireType::len, pos, pos + 2,
-                    static_cast<std::uint64_t>(after - pos - 2)};
-          pos_ = after;
+    for (;; stop_ = detail::check_ahead(pos, end_)) {
+      while (pos < stop_) {
+        unsigned short_number = 0;
+        if (const std::byte* after = cursor_detail::short_len(pos, end_, short_number)) {
+          if (short_number == number) {
+            field_ = {number, WireType::len, pos, pos + 2,
+                      static_cast<std::uint64_t>(after - pos - 2)};
+            pos_ = after;
+            return true;
+          }
+          pos = after;
+          continue;
+        }
+        pos = take_at(pos, field_);
+        if (field_.number == number) {
+          pos_ = pos;
           return true;
         }
-        pos = after;
-        continue;
       }
-      pos = take_at(pos, field_);
-      if (field_.number == number) {
-        pos_ = pos;
-        return true;
-      }
+      if (pos == end_) break;  // else past the checked bytes of a FrontEndScope: check on
     }
     pos_ = pos;
     return false;
@@ -206,21 +221,24 @@ class Cursor {
   template <class Wanted>
   [[nodiscard]] bool next_wanted(Wanted&& wanted) {
     const std::byte* pos = pos_;
-    while (pos != end_) {
-      unsigned number = 0;
-      if (const std::byte* after = cursor_detail::short_len(pos, end_, number)) {
-        if (!wanted(number, WireType::len)) {
-          pos = after;
-          continue;
+    for (;; stop_ = detail::check_ahead(pos, end_)) {
+      while (pos < stop_) {
+        unsigned number = 0;
+        if (const std::byte* after = cursor_detail::short_len(pos, end_, number)) {
+          if (!wanted(number, WireType::len)) {
+            pos = after;
+            continue;
+          }
+        }
+        Field field;
+        pos = take_at(pos, field);
+        if (wanted(field.number, field.type)) {
+          field_ = field;
+          pos_ = pos;
+          return true;
         }
       }
-      Field field;
-      pos = take_at(pos, field);
-      if (wanted(field.number, field.type)) {
-        field_ = field;
-        pos_ = pos;
-        return true;
-      }
+      if (pos == end_) break;  // else past the checked bytes of a FrontEndScope: check on
     }
     pos_ = pos;
     return false;
@@ -234,6 +252,9 @@ class Cursor {
     // Numbers 1 to 15 have one-byte tags; a run of short LEN fields among them whose bits are
     // clear is the cheapest loop of the pass per field: a plain node is one such run.
     const std::uint32_t skip = ~static_cast<std::uint32_t>(mask) & 0xFFFEU;
+    // In a front-end scope, only a message whose pages are all readable (the walk that throws
+    // reports one that is not).
+    if (stop_ < end_ && !detail::pages_readable(pos_, end_)) return false;
     const std::byte* pos = pos_;
     while (true) {
       pos = skip_short_run(pos, skip);
@@ -295,6 +316,10 @@ class Cursor {
   const std::byte* begin_;
   const std::byte* pos_;
   const std::byte* end_;
+  // The loops' bound: end_, or inside a FrontEndScope the end of the bytes checked so far
+  // (read_check.hpp), where a loop stops to check more. Outside a scope the loops cost what they
+  // would without the checks.
+  const std::byte* stop_;
   std::uint64_t base_;
   Field field_{};
 };

@@ -10,7 +10,6 @@
 #include <string>
 #include <system_error>
 
-#include "common/fault_guard.hpp"
 #include "io/system_calls.hpp"
 #include "onnxmap/error.hpp"
 
@@ -53,13 +52,6 @@ void remove_old_model(const fs::path& model, bool durable) {
 }  // namespace
 
 void commit_model(std::vector<io::NewFile>& data_files, io::NewFile& model, bool durable) {
-  // Under guard_reads (a command, a request), a read of a file that shrank while mapped read
-  // zeros and the guard reports it when its work ends: what was written from those zeros must
-  // not replace the destination first. The new files are removed as for any failed write.
-  if (!reads_intact()) {
-    throw Error(ErrorKind::io, "not saved: a mapped file it was copied from shrank while open",
-                Error::kNoOffset, {}, model.final_path().string());
-  }
   const bool replaces_data =
       std::any_of(data_files.begin(), data_files.end(),
                   [](const io::NewFile& f) { return name_taken(f.final_path()); });

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/read_check.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::detail {
@@ -149,6 +150,9 @@ std::pair<std::uint64_t, std::uint64_t> OutputFile::next_data(std::uint64_t at, 
 void OutputFile::copy(const SourceFile& source, std::uint64_t offset, std::uint64_t length) {
   const int fd = length < kKernelCopyMin ? -1 : source_fd(source);
   if (fd < 0) {
+    // Bytes of a map copied by the stream's memcpy: in a FrontEndScope, a lost page is an Error
+    // here rather than SIGBUS there.
+    detail::check_for_front_end(source.bytes().subspan(offset, length));
     write(source.bytes().subspan(offset, length));
     return;
   }

@@ -12,7 +12,6 @@
 
 #include <filesystem>
 #include <memory>
-#include <onnxmap/guard_reads.hpp>
 #include <onnxmap/onnxmap.hpp>
 #include <optional>
 #include <string>
@@ -35,20 +34,15 @@ struct Held {
   View view;
 };
 
-// `f` (a lambda or a function) run in onnxmap::guard_reads: a model file that shrank while open
-// is an onnxmap.Error where f reads names, attributes or other metadata through the map, never
-// SIGBUS. The signature is f's, so the stubs stay true; f must return a value that holds no
-// view of the map (a std::string, a Python object), since its conversion runs after the guard.
+// `f` (a lambda or a function) run in an onnxmap::FrontEndScope: a model file that shrank while
+// open is an onnxmap.Error where f reads names, attributes or other metadata through the map,
+// never SIGBUS. The signature is f's, so the stubs stay true; f must return a value that holds
+// no view of the map (a std::string, a Python object), since its conversion runs after the scope.
 template <class F, class R, class C, class... Args>
 auto guarded_reads(F f, R (C::*)(Args...) const) {
   return [f = std::move(f)](Args... args) -> R {
-    if constexpr (std::is_void_v<R>) {
-      guard_reads([&] { f(std::forward<Args>(args)...); });
-    } else {
-      std::optional<R> result;
-      guard_reads([&] { result.emplace(f(std::forward<Args>(args)...)); });
-      return std::move(*result);
-    }
+    const FrontEndScope checked;
+    return f(std::forward<Args>(args)...);
   };
 }
 template <class F>

@@ -22,7 +22,7 @@ class ViewSequence {
   [[nodiscard]] py::ssize_t size() const { return length_; }
   // Element i, 0 <= i < size().
   [[nodiscard]] py::object at(py::ssize_t i) const { return source_->at(source_index(i)); }
-  // Element i's name, read through the map (inside guard_reads).
+  // Element i's name, read through the map (inside a FrontEndScope).
   [[nodiscard]] std::optional<std::string_view> name(py::ssize_t i) const {
     return source_->name(source_index(i));
   }

@@ -27,7 +27,7 @@ class SequenceSource {
   [[nodiscard]] virtual std::size_t size() const = 0;
   // Element i (i < size()) as a new Python object. Reads nothing through the map.
   [[nodiscard]] virtual py::object at(std::size_t i) const = 0;
-  // Element i's name, read through the map (call it inside guard_reads); std::nullopt for
+  // Element i's name, read through the map (call it inside a FrontEndScope); std::nullopt for
   // elements that have no name (training information).
   [[nodiscard]] virtual std::optional<std::string_view> name(std::size_t i) const = 0;
 };

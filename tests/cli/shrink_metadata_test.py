@@ -122,8 +122,8 @@ def test_the_viewer_answers_errors_for_lost_metadata_and_goes_on(onnxmap, tmp_pa
     with Viewer(onnxmap, model) as viewer:
         summary = viewer.get("/api/summary")
         # What the viewer warms up at start, asked for (and so waited for) before the cut: no
-        # thread of its own still reads the model when the cut comes (while one meets lost
-        # bytes, every guard that ends reports the cut, since it may have read the zeros).
+        # thread of its own still reads the model when the cut comes, so the pages asked for
+        # below are the only ones that meet it.
         viewer.get("/api/graph")
         for sort in ("name", "bytes"):
             viewer.get("/api/tensors", sort=sort, limit=1)

@@ -1,4 +1,4 @@
-// Faults in mapped bytes become errors on onnxmap's own copies (common/fault_guard.hpp): a model
+// Faults in mapped bytes become errors on onnxmap's own copies (io/fault_guard.hpp): a model
 // truncated after open, then every guarded path (statistics, decoding, copies, the loaders in
 // map and read modes, the device loader's host path, check), a thread that faults while another
 // goes on, and the handlers that were there before onnxmap's: an application's gets the faults
@@ -15,9 +15,9 @@
 #include <numeric>
 #include <thread>
 
-#include "common/fault_guard.hpp"
 #include "device/device_load.hpp"
 #include "device/host_engine.hpp"
+#include "io/fault_guard.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "test_support.hpp"
@@ -265,6 +265,37 @@ TEST_F(FaultGuard, AFaultGoesToTheInnermostGuardCoveringIt) {
   EXPECT_TRUE(detail::run_guarded(n.lost, {}, inner_over_lost, &n, &fault));
   EXPECT_FALSE(n.inner_returned);
   EXPECT_EQ(n.inner_fault, n.lost.data() + 8);
+}
+
+// Guards nested deeper than one block of the guards' table (64 slots): the table grows, and a
+// fault in the innermost still jumps to it.
+struct Deep {
+  std::span<const std::byte> lost;
+  int left = 0;
+  int faults = 0;  // guards that returned false: the innermost only
+};
+void nest_deeper(void* p) {
+  auto* d = static_cast<Deep*>(p);
+  if (d->left-- == 0) {
+    volatile std::byte lost = d->lost[8];  // the jump leaves this guard here
+    (void)lost;
+    return;
+  }
+  const void* fault = nullptr;
+  if (!detail::run_guarded(d->lost, {}, nest_deeper, d, &fault)) ++d->faults;
+}
+
+TEST_F(FaultGuard, GuardsNestWithoutALimit) {
+  cut();
+  Nested n{head().bytes(), w().bytes()};
+  Deep d{n.lost, 300};
+  const void* fault = nullptr;
+  EXPECT_TRUE(detail::run_guarded(d.lost, {}, nest_deeper, &d, &fault));
+  EXPECT_EQ(d.faults, 1);
+  // Every slot was given back: a thousand guards at once on this thread still find slots.
+  for (int round = 0; round < 1000; ++round) {
+    ASSERT_FALSE(detail::run_guarded(n.lost, {}, inner_over_kept, &n, &fault));
+  }
 }
 
 TEST_F(FaultGuard, AFaultNoOpenModelHoldsIsStillAnError) {

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "format.hpp"
-#include "onnxmap/guard_reads.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
 #include "shared/tensor_order.hpp"
@@ -259,16 +258,14 @@ int run_diff(const DiffArgs& args) {
     OpenOptions options;
     options.remote = args.remote;
     Differences out;
-    // Opened and compared in a guard (the metadata is read through the maps), printed after it:
-    // a model that shrank while open is an error, never a list of differences read from zeros.
-    guard_reads([&] {
-      const Model a = Model::open(args.a, options);
-      const Model b = Model::open(args.b, options);
-      add_texts(out, "", metadata(a), metadata(b));
-      add_texts(out, "", edges(a), edges(b));
-      add_nodes(out, a, b);
-      add_tensors(out, a, b, args.tolerance);
-    });
+    // Compared before anything is printed: a model that shrank while open is an error (the
+    // dispatcher's FrontEndScope), never a partial list of differences.
+    const Model a = Model::open(args.a, options);
+    const Model b = Model::open(args.b, options);
+    add_texts(out, "", metadata(a), metadata(b));
+    add_texts(out, "", edges(a), edges(b));
+    add_nodes(out, a, b);
+    add_tensors(out, a, b, args.tolerance);
     if (args.json) {
       print_json(std::cout, {{"equal", out.list().empty()}, {"differences", out.list()}});
     } else {

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "onnxmap/guard_reads.hpp"
+#include "onnxmap/front_end_scope.hpp"
 
 namespace onnxmap::cli {
 
@@ -68,9 +68,8 @@ int run_selected(const CLI::App& app) {
     if (!verb.subcommand->parsed()) continue;
     // Every verb reads names, attributes and the rest of a model's metadata through the map: a
     // model file that shrank while open is then an onnxmap::Error (exit 1), never SIGBUS.
-    int code = kExitInternal;
-    guard_reads([&] { code = verb.run(); });
-    return code;
+    const FrontEndScope checked;
+    return verb.run();
   }
   (void)app;
   return kExitUsage;

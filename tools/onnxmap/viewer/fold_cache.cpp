@@ -2,8 +2,6 @@
 
 #include "fold_cache.hpp"
 
-#include "onnxmap/guard_reads.hpp"
-
 namespace onnxmap::cli::viewer {
 
 std::shared_ptr<const void> FoldCache::find(const BoxId& key) {
@@ -16,7 +14,6 @@ std::shared_ptr<const void> FoldCache::find(const BoxId& key) {
 
 // The newest is kept even alone past the budget: the request that made it uses it.
 void FoldCache::keep(const BoxId& key, std::shared_ptr<const void> value, std::size_t bytes) {
-  if (!reads_intact()) return;  // made from a cut file's zeros (guard_reads.hpp): not kept
   const std::lock_guard lock(mutex_);
   if (index_.contains(key)) return;  // another thread made it meanwhile
   entries_.push_front({key, std::move(value), bytes});

@@ -8,9 +8,17 @@
 #include <span>
 #include <tuple>
 
+#include "onnxmap/bytes.hpp"
+
 namespace onnxmap::cli::viewer {
 
 namespace {
+
+// `name` after a touch of each of its pages (bytes.hpp: a lost one is an onnxmap::Error).
+std::string_view checked_name(std::string_view name) {
+  (void)touch_pages({reinterpret_cast<const std::byte*>(name.data()), name.size()});
+  return name;
+}
 
 std::uint32_t tag_of(std::string_view name) {
   return static_cast<std::uint32_t>(std::hash<std::string_view>{}(name) >> 32);
@@ -74,22 +82,25 @@ void NameTable::reserve(std::size_t n) {
   if (2 * n > slots_.size()) rehash(std::bit_ceil(2 * n));
 }
 
-std::size_t NameTable::probe(std::string_view name, std::uint32_t tag) const {
+std::string_view NameTable::name(std::uint32_t id) const {
+  return checked_name(names_[id]);
+}
+
+std::size_t NameTable::probe(std::string_view name, std::uint32_t tag, bool checked) const {
   const std::size_t mask = slots_.size() - 1;
   for (std::size_t at = tag & mask;; at = (at + 1) & mask) {
     const std::uint64_t slot = slots_[at];
     if (slot == 0) return at;
-    if (static_cast<std::uint32_t>(slot >> 32) == tag &&
-        names_[static_cast<std::uint32_t>(slot) - 1] == name) {
-      return at;
-    }
+    if (static_cast<std::uint32_t>(slot >> 32) != tag) continue;
+    const std::string_view held = names_[static_cast<std::uint32_t>(slot) - 1];
+    if ((checked ? checked_name(held) : held) == name) return at;
   }
 }
 
 std::pair<std::uint32_t, bool> NameTable::intern(std::string_view name) {
   if (2 * (names_.size() + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
   const std::uint32_t tag = tag_of(name);
-  std::uint64_t& slot = slots_[probe(name, tag)];
+  std::uint64_t& slot = slots_[probe(name, tag, false)];
   if (slot != 0) return {static_cast<std::uint32_t>(slot) - 1, false};
   const auto id = static_cast<std::uint32_t>(names_.size());
   names_.push_back(name);
@@ -99,7 +110,7 @@ std::pair<std::uint32_t, bool> NameTable::intern(std::string_view name) {
 
 std::uint32_t NameTable::find(std::string_view name) const {
   if (slots_.empty()) return kNone;
-  const std::uint64_t slot = slots_[probe(name, tag_of(name))];
+  const std::uint64_t slot = slots_[probe(name, tag_of(name), true)];
   return slot == 0 ? kNone : static_cast<std::uint32_t>(slot) - 1;
 }
 

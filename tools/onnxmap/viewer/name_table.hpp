@@ -24,12 +24,16 @@ class NameTable {
   [[nodiscard]] std::uint32_t find(std::string_view name) const;
   [[nodiscard]] bool contains(std::string_view name) const { return find(name) != kNone; }
   [[nodiscard]] std::size_t size() const noexcept { return names_.size(); }
-  [[nodiscard]] std::string_view name(std::uint32_t id) const { return names_[id]; }
+  // The name, its pages checked first (touch_pages): the names are views of the model's map, and
+  // a page lost by a cut file is then an onnxmap::Error for the request, not SIGBUS.
+  [[nodiscard]] std::string_view name(std::uint32_t id) const;
   [[nodiscard]] const std::vector<std::string_view>& names() const noexcept { return names_; }
 
  private:
-  // The slot holding `name` (hashed to `tag`), or the empty slot where it would go.
-  [[nodiscard]] std::size_t probe(std::string_view name, std::uint32_t tag) const;
+  // The slot holding `name` (hashed to `tag`), or the empty slot where it would go. `checked`:
+  // the names compared are checked first, as name() does (not while interning: the graph index
+  // interns names it has just read).
+  [[nodiscard]] std::size_t probe(std::string_view name, std::uint32_t tag, bool checked) const;
   void rehash(std::size_t capacity);
 
   // Empty (0), or the name's hash's top 32 bits (its tag, which also picks its first slot)

@@ -9,7 +9,6 @@
 #include <unordered_set>
 
 #include "fold_rules.hpp"
-#include "onnxmap/guard_reads.hpp"
 #include "shared/value_text.hpp"
 
 namespace onnxmap::cli::viewer {
@@ -168,10 +167,8 @@ nlohmann::json NodeGraph::search(const std::string& text, std::uint64_t offset,
     }
     matches = found;
     const std::lock_guard lock(search_mutex_);
-    if (reads_intact()) {  // none read from a cut file's zeros
-      last_search_ = needle;
-      last_matches_ = found;
-    }
+    last_search_ = needle;
+    last_matches_ = found;
   }
   nlohmann::json rows = nlohmann::json::array();
   for (std::size_t k = offset; k < matches->size() && rows.size() < limit; ++k) {

@@ -5,7 +5,6 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "onnxmap/guard_reads.hpp"
 #include "shared/model_json.hpp"
 #include "shared/tensor_order.hpp"
 
@@ -85,7 +84,7 @@ std::shared_ptr<const TensorList::Indices> TensorList::order(const std::string& 
     throw std::invalid_argument("sort: " + sort +
                                 " not in {index, name, bytes, dtype, offset, module}");
   }
-  if (reads_intact()) orders_[sort] = out;  // none read from a cut file's zeros
+  orders_[sort] = out;
   return out;
 }
 
@@ -99,7 +98,6 @@ std::shared_ptr<const std::vector<std::uint8_t>> TensorList::matches(const std::
     while (!(model_.tensor_at(i) == item.tensor)) ++i;
     (*out)[i++] = 1;
   }
-  if (!reads_intact()) return out;  // read from a cut file's zeros: not kept
   if (filters_.size() >= kFiltersKept) filters_.clear();
   filters_[filter] = out;
   return out;

@@ -6,7 +6,7 @@
 #include "assets.hpp"
 #include "graph_level.hpp"
 #include "graph_scene.hpp"
-#include "onnxmap/guard_reads.hpp"
+#include "onnxmap/front_end_scope.hpp"
 #include "tensor_detail.hpp"
 
 namespace onnxmap::cli::viewer {
@@ -81,14 +81,13 @@ ViewApi::ViewApi(Model model, std::string source, LayoutOptions layout)
       layout_(std::move(layout)) {
   warm_up_ = std::thread([this] {
     try {
-      // Guarded as a request is: a model file cut short meanwhile fails the warm-up, not the
-      // process (the caches keep nothing read from the zeros: reads_intact).
-      guard_reads([this] {
-        (void)summary();
-        (void)first_drawing();
-        for (const char* sort : {"name", "bytes"}) tensors_.sort_ahead(sort);
-        (void)warnings();
-      });
+      // Checked as a request is: a model file cut short meanwhile fails the warm-up, not the
+      // process (a cache whose making throws keeps nothing).
+      const FrontEndScope checked;
+      (void)summary();
+      (void)first_drawing();
+      for (const char* sort : {"name", "bytes"}) tensors_.sort_ahead(sort);
+      (void)warnings();
     } catch (const std::exception&) {
       // The request that needs it fails the same way again, and says why.
     } catch (const ApiError&) {
@@ -102,11 +101,10 @@ ViewApi::~ViewApi() {
 }
 
 const NodeGraph& ViewApi::graph() {
-  // Each cache below is made in a guard of its own: a fault throws out of call_once, which then
-  // makes it again on the next call, rather than keep what was read from the zeros.
-  std::call_once(graph_once_, [this] {
-    guard_reads([this] { graph_ = std::make_unique<NodeGraph>(model_, model_.graph()); });
-  });
+  // A fault (the request's FrontEndScope) throws out of call_once, which then makes it again on
+  // the next call; so do the other caches below.
+  std::call_once(graph_once_,
+                 [this] { graph_ = std::make_unique<NodeGraph>(model_, model_.graph()); });
   return *graph_;
 }
 
@@ -150,7 +148,6 @@ std::shared_ptr<const NodeGraph> ViewApi::subgraph(const std::string& path) {
   if (!found)
     throw ApiError{404, "graph: node " + std::to_string(id) + " has no graph " + attribute};
   auto made = std::make_shared<const NodeGraph>(model_, found, true);
-  if (!reads_intact()) return made;  // read from zeros: the request fails, nothing is kept
   const std::lock_guard lock(subgraphs_mutex_);
   if (subgraphs_.size() >= kMaxSubgraphs) subgraphs_.clear();
   subgraphs_.emplace(path, made);
@@ -187,21 +184,19 @@ nlohmann::json ViewApi::first_drawing() {
   const std::lock_guard lock(first_drawing_mutex_);
   if (!first_drawing_.is_null()) return first_drawing_;
   nlohmann::json drawing = graph_scene(graph(), SceneRequest{}, layout_);
-  if (drawing["layout_note"].get_ref<const std::string&>().empty() && reads_intact()) {
+  if (drawing["layout_note"].get_ref<const std::string&>().empty()) {
     first_drawing_ = drawing;
   }
   return drawing;
 }
 
 const nlohmann::json& ViewApi::warnings() {
-  std::call_once(warnings_once_,
-                 [this] { guard_reads([this] { warnings_ = view_warnings(model_); }); });
+  std::call_once(warnings_once_, [this] { warnings_ = view_warnings(model_); });
   return warnings_;
 }
 
 const nlohmann::json& ViewApi::summary() {
-  std::call_once(summary_once_,
-                 [this] { guard_reads([this] { summary_ = view_summary(model_, source_); }); });
+  std::call_once(summary_once_, [this] { summary_ = view_summary(model_, source_); });
   return summary_;
 }
 
@@ -232,9 +227,8 @@ HttpResponse ViewApi::handle(const HttpRequest& request) {
   try {
     // A page reads the model's metadata through the map: a fault there (the file shrank) is an
     // error page, and the server goes on.
-    nlohmann::json answer;
-    guard_reads([&] { answer = api(request); });
-    return json_response(200, answer);
+    const FrontEndScope checked;
+    return json_response(200, api(request));
   } catch (const ApiError& e) {
     return json_response(e.status, {{"error", e.message}});
   } catch (const std::invalid_argument& e) {

@@ -1,11 +1,11 @@
 // Guarded copies, comparisons and touches of a caller's bytes (onnxmap/bytes.hpp).
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 
-#include "common/fault_guard.hpp"
+#include "io/fault_guard.hpp"
 #include "onnxmap/bytes.hpp"
-#include "onnxmap/guard_reads.hpp"
 
 namespace onnxmap {
 
@@ -27,20 +27,16 @@ bool equal_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
   return equal;
 }
 
-void guard_reads(const std::function<void()>& body) {
-  detail::guard_reads(body);
-}
-
-bool reads_intact() noexcept {
-  return detail::reads_intact();
-}
-
 std::byte touch_pages(std::span<const std::byte> bytes) {
-  constexpr std::size_t kPage = 4096;
+  constexpr std::uintptr_t kPage = 4096;
   std::byte sum{};
   detail::guard_faults(bytes, [&]() noexcept {
+    // The first byte, then the first of every page after it: each page the bytes touch, once.
+    const auto first = reinterpret_cast<std::uintptr_t>(bytes.data());
     std::byte local{};
-    for (std::size_t at = 0; at < bytes.size(); at += kPage) local ^= bytes[at];
+    for (std::uintptr_t at = first; at < first + bytes.size(); at = (at & ~(kPage - 1)) + kPage) {
+      local ^= *reinterpret_cast<const std::byte*>(at);
+    }
     sum = local;
   });
   return sum;
