@@ -6,7 +6,6 @@
 #include "index/level_scan.hpp"
 #include "index/model_index.hpp"
 #include "index/name_table.hpp"
-#include "index/tensor_slice.hpp"
 #include "index/tensor_table.hpp"
 
 namespace onnxmap::detail {
@@ -43,16 +42,7 @@ PodTable<std::uint32_t> scan_levels(ModelIndex& index, MessageKind root, IndexSc
   std::uint32_t begin = 0;
   std::uint32_t end = 1;
   for (int depth = 0; begin < end; ++depth) {
-    const std::unique_ptr<TensorSlice> slice =
-        TensorSlice::start(index, ctx, name_hashes, begin, end, scanner.take_tensors_added());
     for (std::uint32_t id = begin; id < end; ++id) {
-      if (slice != nullptr && id >= slice->first_record()) {
-        if (id == slice->first_record()) slice->join(index, name_hashes);
-        if (slice->indexed(id)) {
-          index.messages[id].first_child = static_cast<std::uint32_t>(index.messages.size());
-          continue;
-        }
-      }
       // Most records of a large graph were stepped over when added (LevelScanner::try_plain):
       // they only learn where their (no) children begin, without a call per record.
       MessageRecord& record = index.messages[id];

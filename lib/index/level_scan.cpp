@@ -105,7 +105,6 @@ void LevelScanner::child(const wire::Field& field, const FieldAction& action, in
   }
   const bool plain = action.repeated && action.message != MessageKind::TensorProto &&
                      try_plain(action.message, span);
-  if (action.message == MessageKind::TensorProto) ++tensors_added_;
   const bool is_long = span.length >= MessageRecord::kLongLength;
   if (is_long) index_.long_lengths.emplace_back(id, span.length);
   // Built in registers and stored once: every child of every record passes here, and setting a

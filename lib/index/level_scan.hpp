@@ -24,13 +24,6 @@ class LevelScanner {
   // over when it was added) is not scanned: its caller clears the mark and sets first_child.
   void scan(std::uint32_t id, int depth);
 
-  // How many TensorProto records the scans since the last call appended: the next level's.
-  [[nodiscard]] std::uint32_t take_tensors_added() noexcept {
-    const std::uint32_t added = tensors_added_;
-    tensors_added_ = 0;
-    return added;
-  }
-
   // walk_fields' handler for structural messages.
   [[nodiscard]] static std::uint64_t own_fields() noexcept { return 0; }
   void field(const wire::Field& /*field*/) {}
@@ -57,7 +50,6 @@ class LevelScanner {
   std::uint32_t first_child_ = 0;
   std::uint32_t last_number_ = 0;  // the field number of the record's last child so far
   bool sorted_ = true;
-  std::uint32_t tensors_added_ = 0;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> singles_;
   std::vector<Merge> merges_;
   // Per message kind, how many more failed try_plain steps it is worth.

@@ -37,11 +37,6 @@ class PayloadTrimmer {
       pending_dirty_ = payload.offset < reach_;
     }
   }
-  // Whether passed() does nothing for `payload` read where `known_mapped`: a payload too small
-  // to unmap, whatever is pending. Such reads may then happen on any thread.
-  [[nodiscard]] static constexpr bool ignores_known_mapped(const ByteRange& payload) noexcept {
-    return payload.length < kMinLength;
-  }
   void finish() noexcept {
     if (file_ != nullptr) release_pending();
   }

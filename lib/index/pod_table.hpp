@@ -102,9 +102,6 @@ class PodTable {
   void reserve(std::size_t count) {
     if (count > capacity_) resize_storage(grown(count));
   }
-  // Counts in the `count` elements past the end that were written in place through data(),
-  // within the capacity (reserve() first).
-  void take_written(std::size_t count) noexcept { size_ += count; }
   // Drops the elements from `count` on (keeping the storage).
   void truncate(std::size_t count) noexcept {
     if (count < size_) size_ = count;

@@ -62,6 +62,8 @@ void index_tensor(ModelIndex& index, PassContext& ctx, std::uint32_t id, int dep
   tensor.dims_begin = static_cast<std::uint32_t>(index.dims.size());
   TensorCollector collector = collect_fields(index, ctx, id, depth, index.dims);
   tensor.dims_count = static_cast<std::uint32_t>(index.dims.size() - tensor.dims_begin);
+  tensor.data_type = collector.fields.data_type;
+  tensor.typed_field = collector.fields.typed_field;
   std::optional<Error> problem = std::move(collector.problem);
   if (!problem) {
     const std::span<const std::int64_t> dims(index.dims.data() + tensor.dims_begin,
@@ -79,9 +81,15 @@ void index_tensor(ModelIndex& index, PassContext& ctx, std::uint32_t id, int dep
       if (!ctx.options.collect_payload_errors) throw *error;
       problem = std::move(*error);
     } else {
-      fill_tensor_record(collector.fields, std::get<Payload>(located), tensor);
+      const Payload& payload = std::get<Payload>(located);
+      tensor.storage = payload.storage;
+      tensor.data_file = payload.data_file;
+      tensor.payload_offset = payload.offset;
+      tensor.payload_length = payload.length;
     }
   }
+  tensor.name = collector.fields.name;
+  tensor.name_hash = static_cast<std::uint32_t>(name_hash(tensor.name));
   if (tensor_id >= ctx.options.max_tensors) {
     throw Error(ErrorKind::limit_exceeded,
                 "more than max_tensors (" + std::to_string(ctx.options.max_tensors) + ") tensors",
@@ -89,7 +97,10 @@ void index_tensor(ModelIndex& index, PassContext& ctx, std::uint32_t id, int dep
   }
   if (problem) {
     // The tensor stays listed (name, type, dims) but has no bytes to hand out.
-    fill_tensor_record(collector.fields, Payload{.storage = TensorStorage::invalid}, tensor);
+    tensor.storage = TensorStorage::invalid;
+    tensor.data_file = kNone;
+    tensor.payload_offset = 0;
+    tensor.payload_length = 0;
     const std::uint64_t at = problem->offset() != Error::kNoOffset ? problem->offset() : offset;
     const Error located(problem->kind(), problem->detail(), at, problem->field_path());
     index.payload_errors.push_back(
@@ -97,17 +108,6 @@ void index_tensor(ModelIndex& index, PassContext& ctx, std::uint32_t id, int dep
   }
   name_hashes.push_back(tensor.name_hash);
   index.tensors.push_back(tensor);
-}
-
-void fill_tensor_record(const TensorFields& fields, const Payload& payload, TensorRecord& tensor) {
-  tensor.data_type = fields.data_type;
-  tensor.typed_field = fields.typed_field;
-  tensor.storage = payload.storage;
-  tensor.data_file = payload.data_file;
-  tensor.payload_offset = payload.offset;
-  tensor.payload_length = payload.length;
-  tensor.name = fields.name;
-  tensor.name_hash = static_cast<std::uint32_t>(name_hash(fields.name));
 }
 
 void name_constants(ModelIndex& index, PodTable<std::uint32_t>& name_hashes) {

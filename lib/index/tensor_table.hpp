@@ -24,10 +24,6 @@ namespace onnxmap::detail {
 void index_tensor(ModelIndex& index, PassContext& ctx, std::uint32_t id, int depth,
                   PodTable<std::uint32_t>& name_hashes);
 
-// Sets what `tensor` learns from its fields and its located payload (all but its message and
-// dims), its name hash included.
-void fill_tensor_record(const TensorFields& fields, const Payload& payload, TensorRecord& tensor);
-
 // Gives each unnamed tensor held by a Constant node's attribute the node's first output as its
 // lookup name (and `name_hashes` its hash): the name a graph uses for it. Once the pass is over,
 // when every record knows its parent.
