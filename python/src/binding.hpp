@@ -15,7 +15,6 @@
 #include <onnxmap/onnxmap.hpp>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -34,24 +33,40 @@ struct Held {
   View view;
 };
 
-// `f` (a lambda or a function) run in an onnxmap::FrontEndScope: a model file that shrank while
-// open is an onnxmap.Error where f reads names, attributes or other metadata through the map,
-// never SIGBUS. The signature is f's, so the stubs stay true; f must return a value that holds
-// no view of the map (a std::string, a Python object), since its conversion runs after the scope.
-template <class F, class R, class C, class... Args>
-auto guarded_reads(F f, R (C::*)(Args...) const) {
-  return [f = std::move(f)](Args... args) -> R {
-    const FrontEndScope checked;
-    return f(std::forward<Args>(args)...);
-  };
+// Every function, method and read-only property of the binding runs in an onnxmap::FrontEndScope,
+// applied here alone: a file that shrank while open is an onnxmap.Error, never SIGBUS, where a call
+// reads the map (a getter's cpp_function carries it: pybind11 guards no property by itself). The
+// scope ends before the result is converted: results hold no view of the map (a str, an object).
+using InScope = py::call_guard<FrontEndScope>;
+template <class T>
+class ScopedClass {
+ public:
+  template <class... Extra>
+  ScopedClass(py::handle m, const char* name, const Extra&... doc) : class_(m, name, doc...) {}
+  template <class F, class... Extra>
+  ScopedClass& def(const char* name, F&& f, const Extra&... extra) {
+    class_.def(name, std::forward<F>(f), extra..., InScope());
+    return *this;
+  }
+  template <class F, class... Extra>
+  ScopedClass& def_property_readonly(const char* name, F&& f, const Extra&... extra) {
+    class_.def_property_readonly(name, py::cpp_function(std::forward<F>(f), InScope()), extra...);
+    return *this;
+  }
+  [[nodiscard]] py::class_<T>& unscoped() { return class_; }  // for what reads no model
+
+ private:
+  py::class_<T> class_;
+};
+// A method of a class bound elsewhere (Model's load, prefetch and _device_plan).
+template <class F, class... Extra>
+void def_method(const py::object& c, const char* name, F&& f, const Extra&... extra) {
+  c.attr(name) =
+      py::cpp_function(std::forward<F>(f), py::name(name), py::is_method(c), extra..., InScope());
 }
-template <class F>
-auto reads(F f) {
-  return guarded_reads(std::move(f), &F::operator());
-}
-template <class R, class... Args>
-auto reads(R (*f)(Args...)) {
-  return reads([f](Args... args) -> R { return f(std::forward<Args>(args)...); });
+template <class F, class... Extra>
+void def_function(py::module_& m, const char* name, F&& f, const Extra&... extra) {
+  m.def(name, std::forward<F>(f), extra..., InScope());
 }
 
 // The open options from keyword arguments (mode="map"|"read"|"direct", max_depth, max_tensors,

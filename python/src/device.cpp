@@ -121,9 +121,9 @@ void check_device(const std::string& device) {
 }  // namespace
 
 void bind_device(py::module_& m) {
-  py::class_<DevicePlan>(m, "_DevicePlan",
-                         "Model._device_plan(): tensors chosen as Model.load chooses them, to "
-                         "be copied into memory the caller allocated (load_to_device)")
+  ScopedClass<DevicePlan>(m, "_DevicePlan",
+                          "Model._device_plan(): tensors chosen as Model.load chooses them, to "
+                          "be copied into memory the caller allocated (load_to_device)")
       .def_property_readonly("items", &DevicePlan::items,
                              "(name, ONNX type, shape, bytes) of each item, in plan order")
       .def("load", &DevicePlan::load, py::arg("pointers"),
@@ -131,12 +131,10 @@ void bind_device(py::module_& m) {
            "threads=None, max_in_flight_bytes=None, progress=None): copies item i to the "
            "address pointers[i] on `device` (\"host\": host memory) with the GIL released; "
            "returns the stats as a dict");
-  py::object model = m.attr("Model");
-  model.attr("_device_plan") = py::cpp_function(
-      &device_plan, py::name("_device_plan"), py::is_method(model),
-      py::doc("_device_plan(*, filter=None, names=None, shard=None) -> _DevicePlan"));
-  m.def("_check_device", &check_device, py::arg("device"),
-        "Raises onnxmap.Error when `device` is not a device name or not on this machine");
+  def_method(m.attr("Model"), "_device_plan", &device_plan,
+             py::doc("_device_plan(*, filter=None, names=None, shard=None) -> _DevicePlan"));
+  def_function(m, "_check_device", &check_device, py::arg("device"),
+               "Raises onnxmap.Error when `device` is not a device name or not on this machine");
 }
 
 }  // namespace onnxmap::python

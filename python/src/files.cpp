@@ -120,7 +120,7 @@ PySummary peek_model(const fs::path& path, py::kwargs kwargs) {
 }
 
 void bind_summary(py::module_& m) {
-  py::class_<PySummary>(
+  ScopedClass<PySummary>(
       m, "ModelSummary",
       "What peek() reads: the model's own fields and the main graph's inputs and outputs.")
       .def_property_readonly("ir_version",
@@ -159,10 +159,10 @@ void bind_summary(py::module_& m) {
 
 void bind_files(py::module_& m) {
   bind_summary(m);
-  m.def("_peek", &peek_model, py::arg("path"));
-  m.def("_check", &check_model, py::arg("path"));
-  m.def("_save", &save_model, py::arg("model"), py::arg("path"));
-  m.def("_convert", &convert_model, py::arg("src"), py::arg("dst"));
+  def_function(m, "_peek", &peek_model, py::arg("path"));
+  def_function(m, "_check", &check_model, py::arg("path"));
+  def_function(m, "_save", &save_model, py::arg("model"), py::arg("path"));
+  def_function(m, "_convert", &convert_model, py::arg("src"), py::arg("dst"));
 }
 
 }  // namespace onnxmap::python

@@ -18,63 +18,60 @@ py::object optional_graph(const Owner& owner, const std::optional<Graph>& g) {
 }
 
 void bind_function(py::module_& m) {
-  py::class_<PyFunction>(m, "Function", "A model-local function (FunctionProto).")
-      .def_property_readonly("name",
-                             reads([](const PyFunction& s) { return std::string(s.view.name()); }))
+  ScopedClass<PyFunction>(m, "Function", "A model-local function (FunctionProto).")
+      .def_property_readonly("name", [](const PyFunction& s) { return std::string(s.view.name()); })
+      .def_property_readonly("domain",
+                             [](const PyFunction& s) { return std::string(s.view.domain()); })
+      .def_property_readonly("overload",
+                             [](const PyFunction& s) { return std::string(s.view.overload()); })
+      .def_property_readonly("doc_string",
+                             [](const PyFunction& s) { return std::string(s.view.doc_string()); })
+      .def_property_readonly("inputs",
+                             [](const PyFunction& s) { return strings_list(s.view.inputs()); })
+      .def_property_readonly("outputs",
+                             [](const PyFunction& s) { return strings_list(s.view.outputs()); })
       .def_property_readonly(
-          "domain", reads([](const PyFunction& s) { return std::string(s.view.domain()); }))
-      .def_property_readonly(
-          "overload", reads([](const PyFunction& s) { return std::string(s.view.overload()); }))
-      .def_property_readonly(
-          "doc_string", reads([](const PyFunction& s) { return std::string(s.view.doc_string()); }))
-      .def_property_readonly(
-          "inputs", reads([](const PyFunction& s) { return strings_list(s.view.inputs()); }))
-      .def_property_readonly(
-          "outputs", reads([](const PyFunction& s) { return strings_list(s.view.outputs()); }))
-      .def_property_readonly(
-          "attributes",
-          reads([](const PyFunction& s) { return strings_list(s.view.attribute_names()); }),
+          "attributes", [](const PyFunction& s) { return strings_list(s.view.attribute_names()); },
           "The names of the attributes without a default (FunctionProto.attribute).")
-      .def_property_readonly("attribute_defaults", reads([](const PyFunction& s) {
-                               return attribute_dict(s.owner, s.view.attribute_defaults());
-                             }),
-                             "The attributes with a default, name to value "
-                             "(FunctionProto.attribute_proto), in file order.")
       .def_property_readonly(
-          "nodes", reads([](const PyFunction& s) { return wrap_nodes(s.owner, s.view.nodes()); }))
-      .def_property_readonly("opset_imports", reads([](const PyFunction& s) {
-                               return opset_dict(s.view.opset_imports());
-                             }))
-      .def_property_readonly("value_infos", reads([](const PyFunction& s) {
-                               return wrap_value_infos(s.owner, s.view.value_infos());
-                             }))
-      .def_property_readonly("metadata_props", reads([](const PyFunction& s) {
-                               return string_dict(s.view.metadata_props());
-                             }))
-      .def("__repr__", reads([](const PyFunction& s) {
-             return "<onnxmap.Function " + std::string(s.view.domain()) + "." +
-                    std::string(s.view.name()) + ">";
-           }));
+          "attribute_defaults",
+          [](const PyFunction& s) { return attribute_dict(s.owner, s.view.attribute_defaults()); },
+          "The attributes with a default, name to value "
+          "(FunctionProto.attribute_proto), in file order.")
+      .def_property_readonly(
+          "nodes", [](const PyFunction& s) { return wrap_nodes(s.owner, s.view.nodes()); })
+      .def_property_readonly("opset_imports",
+                             [](const PyFunction& s) { return opset_dict(s.view.opset_imports()); })
+      .def_property_readonly(
+          "value_infos",
+          [](const PyFunction& s) { return wrap_value_infos(s.owner, s.view.value_infos()); })
+      .def_property_readonly(
+          "metadata_props",
+          [](const PyFunction& s) { return string_dict(s.view.metadata_props()); })
+      .def("__repr__", [](const PyFunction& s) {
+        return "<onnxmap.Function " + std::string(s.view.domain()) + "." +
+               std::string(s.view.name()) + ">";
+      });
 }
 
 void bind_training_info(py::module_& m) {
-  py::class_<PyTrainingInfo>(m, "TrainingInfo", "Training information (TrainingInfoProto).")
-      .def_property_readonly("initialization", reads([](const PyTrainingInfo& s) {
-                               return optional_graph(s.owner, s.view.initialization());
-                             }),
-                             "The initialization graph, or None.")
-      .def_property_readonly("algorithm", reads([](const PyTrainingInfo& s) {
-                               return optional_graph(s.owner, s.view.algorithm());
-                             }),
-                             "The training algorithm's graph, or None.")
-      .def_property_readonly("initialization_binding", reads([](const PyTrainingInfo& s) {
-                               return string_dict(s.view.initialization_binding());
-                             }),
-                             "Initializer name to the initialization graph output that sets it.")
-      .def_property_readonly("update_binding", reads([](const PyTrainingInfo& s) {
-                               return string_dict(s.view.update_binding());
-                             }),
-                             "Initializer name to the algorithm graph output that updates it.")
+  ScopedClass<PyTrainingInfo>(m, "TrainingInfo", "Training information (TrainingInfoProto).")
+      .def_property_readonly(
+          "initialization",
+          [](const PyTrainingInfo& s) { return optional_graph(s.owner, s.view.initialization()); },
+          "The initialization graph, or None.")
+      .def_property_readonly(
+          "algorithm",
+          [](const PyTrainingInfo& s) { return optional_graph(s.owner, s.view.algorithm()); },
+          "The training algorithm's graph, or None.")
+      .def_property_readonly(
+          "initialization_binding",
+          [](const PyTrainingInfo& s) { return string_dict(s.view.initialization_binding()); },
+          "Initializer name to the initialization graph output that sets it.")
+      .def_property_readonly(
+          "update_binding",
+          [](const PyTrainingInfo& s) { return string_dict(s.view.update_binding()); },
+          "Initializer name to the algorithm graph output that updates it.")
       .def("__repr__", [](const PyTrainingInfo&) { return std::string("<onnxmap.TrainingInfo>"); });
 }
 

@@ -66,63 +66,58 @@ py::dict readers_dict(const PyGraph& self) {
 }
 
 void bind_value_info(py::module_& m) {
-  py::class_<PyValueInfo>(m, "ValueInfo", "A graph input, output or value_info entry.")
+  ScopedClass<PyValueInfo>(m, "ValueInfo", "A graph input, output or value_info entry.")
       .def_property_readonly("name",
-                             reads([](const PyValueInfo& s) { return std::string(s.view.name()); }))
-      .def_property_readonly("type",
-                             reads([](const PyValueInfo& s) { return s.view.type().to_string(); }),
-                             "The type as text: \"FLOAT[batch,128]\".")
-      .def_property_readonly("elem_type", reads(&elem_type),
+                             [](const PyValueInfo& s) { return std::string(s.view.name()); })
+      .def_property_readonly(
+          "type", [](const PyValueInfo& s) { return s.view.type().to_string(); },
+          "The type as text: \"FLOAT[batch,128]\".")
+      .def_property_readonly("elem_type", &elem_type,
                              "Tensor types: the element type's ONNX name, else None.")
-      .def_property_readonly("shape", reads(&value_info_shape),
+      .def_property_readonly("shape", &value_info_shape,
                              "Tensor types: dimensions (int, symbolic str, None if unknown); None "
                              "for an unknown rank.")
-      .def_property_readonly("doc_string", reads([](const PyValueInfo& s) {
-                               return std::string(s.view.doc_string());
-                             }))
-      .def("__repr__", reads([](const PyValueInfo& s) {
-             return "<onnxmap.ValueInfo " + std::string(s.view.name()) + ": " +
-                    s.view.type().to_string() + ">";
-           }));
+      .def_property_readonly("doc_string",
+                             [](const PyValueInfo& s) { return std::string(s.view.doc_string()); })
+      .def("__repr__", [](const PyValueInfo& s) {
+        return "<onnxmap.ValueInfo " + std::string(s.view.name()) + ": " +
+               s.view.type().to_string() + ">";
+      });
 }
 
 void bind_node(py::module_& m) {
-  py::class_<PyNode>(m, "Node")
+  ScopedClass<PyNode>(m, "Node")
       .def_property_readonly("op_type",
-                             reads([](const PyNode& s) { return std::string(s.view.op_type()); }))
-      .def_property_readonly("domain",
-                             reads([](const PyNode& s) { return std::string(s.view.domain()); }))
-      .def_property_readonly("name",
-                             reads([](const PyNode& s) { return std::string(s.view.name()); }))
+                             [](const PyNode& s) { return std::string(s.view.op_type()); })
+      .def_property_readonly("domain", [](const PyNode& s) { return std::string(s.view.domain()); })
+      .def_property_readonly("name", [](const PyNode& s) { return std::string(s.view.name()); })
       .def_property_readonly("overload",
-                             reads([](const PyNode& s) { return std::string(s.view.overload()); }))
+                             [](const PyNode& s) { return std::string(s.view.overload()); })
+      .def_property_readonly("doc_string",
+                             [](const PyNode& s) { return std::string(s.view.doc_string()); })
       .def_property_readonly(
-          "doc_string", reads([](const PyNode& s) { return std::string(s.view.doc_string()); }))
-      .def_property_readonly(
-          "module", reads([](const PyNode& s) { return module_path(s.view); }),
+          "module", [](const PyNode& s) { return module_path(s.view); },
           "The module path the node belongs to (its namespace metadata or its name's scope), "
           "'' where it has none.")
       .def_property_readonly("inputs",
-                             reads([](const PyNode& s) { return strings_list(s.view.inputs()); }))
+                             [](const PyNode& s) { return strings_list(s.view.inputs()); })
       .def_property_readonly("outputs",
-                             reads([](const PyNode& s) { return strings_list(s.view.outputs()); }))
-      .def_property_readonly("attributes", reads([](const PyNode& s) {
-                               return attribute_dict(s.owner, s.view.attributes());
-                             }),
-                             "A dict of attribute name to value, in file order.")
-      .def("__repr__", reads([](const PyNode& s) {
-             return "<onnxmap.Node " + std::string(s.view.op_type()) + " " +
-                    std::string(s.view.name()) + ">";
-           }));
-  py::class_<PySparse>(m, "SparseTensor")
-      .def_property_readonly("values", reads([](const PySparse& s) {
-                               return optional_tensor(s.owner, s.view.values());
-                             }))
-      .def_property_readonly("indices", reads([](const PySparse& s) {
-                               return optional_tensor(s.owner, s.view.indices());
-                             }))
+                             [](const PyNode& s) { return strings_list(s.view.outputs()); })
       .def_property_readonly(
-          "dims", reads([](const PySparse& s) { return py::tuple(py::cast(s.view.dims())); }));
+          "attributes",
+          [](const PyNode& s) { return attribute_dict(s.owner, s.view.attributes()); },
+          "A dict of attribute name to value, in file order.")
+      .def("__repr__", [](const PyNode& s) {
+        return "<onnxmap.Node " + std::string(s.view.op_type()) + " " + std::string(s.view.name()) +
+               ">";
+      });
+  ScopedClass<PySparse>(m, "SparseTensor")
+      .def_property_readonly(
+          "values", [](const PySparse& s) { return optional_tensor(s.owner, s.view.values()); })
+      .def_property_readonly(
+          "indices", [](const PySparse& s) { return optional_tensor(s.owner, s.view.indices()); })
+      .def_property_readonly("dims",
+                             [](const PySparse& s) { return py::tuple(py::cast(s.view.dims())); });
 }
 
 }  // namespace
@@ -216,34 +211,29 @@ void bind_graph(py::module_& m) {
     };
     return view_sequence(s.owner, s.view.sparse_initializers(), wrap, name);
   };
-  py::class_<PyGraph>(m, "Graph")
-      .def_property_readonly("name",
-                             reads([](const PyGraph& s) { return std::string(s.view.name()); }))
+  ScopedClass<PyGraph>(m, "Graph")
+      .def_property_readonly("name", [](const PyGraph& s) { return std::string(s.view.name()); })
+      .def_property_readonly("doc_string",
+                             [](const PyGraph& s) { return std::string(s.view.doc_string()); })
+      .def_property_readonly("nodes",
+                             [](const PyGraph& s) { return wrap_nodes(s.owner, s.view.nodes()); })
       .def_property_readonly(
-          "doc_string", reads([](const PyGraph& s) { return std::string(s.view.doc_string()); }))
+          "inputs", [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.inputs()); })
       .def_property_readonly(
-          "nodes", reads([](const PyGraph& s) { return wrap_nodes(s.owner, s.view.nodes()); }))
-      .def_property_readonly("inputs", reads([](const PyGraph& s) {
-                               return wrap_value_infos(s.owner, s.view.inputs());
-                             }))
-      .def_property_readonly("outputs", reads([](const PyGraph& s) {
-                               return wrap_value_infos(s.owner, s.view.outputs());
-                             }))
-      .def_property_readonly("value_infos", reads([](const PyGraph& s) {
-                               return wrap_value_infos(s.owner, s.view.value_infos());
-                             }))
-      .def_property_readonly("initializers", reads(tensors))
-      .def_property_readonly("sparse_initializers", reads(sparse_tensors))
-      .def_property_readonly("metadata_props", reads([](const PyGraph& s) {
-                               return string_dict(s.view.metadata_props());
-                             }))
-      .def("initializer_readers", reads(&readers_dict),
+          "outputs", [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.outputs()); })
+      .def_property_readonly(
+          "value_infos",
+          [](const PyGraph& s) { return wrap_value_infos(s.owner, s.view.value_infos()); })
+      .def_property_readonly("initializers", tensors)
+      .def_property_readonly("sparse_initializers", sparse_tensors)
+      .def_property_readonly("metadata_props",
+                             [](const PyGraph& s) { return string_dict(s.view.metadata_props()); })
+      .def("initializer_readers", &readers_dict,
            "{initializer name: (node, input, module)}: the first node reading each initializer "
            "(its index in nodes, the input's index) and that node's module path; an initializer "
            "no node of this graph reads is absent.")
-      .def("__repr__", reads([](const PyGraph& s) {
-             return "<onnxmap.Graph " + std::string(s.view.name()) + ">";
-           }));
+      .def("__repr__",
+           [](const PyGraph& s) { return "<onnxmap.Graph " + std::string(s.view.name()) + ">"; });
 }
 
 }  // namespace onnxmap::python

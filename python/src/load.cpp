@@ -292,12 +292,9 @@ constexpr const char* kPrefetchDoc =
     "GIL is released.";
 
 void bind_load(py::module_& m) {
-  py::object model = m.attr("Model");
-  model.attr("load") = py::cpp_function(&load_tensors, py::name("load"), py::is_method(model),
-                                        py::arg("callback"), py::doc(kLoadDoc));
-  model.attr("prefetch") =
-      py::cpp_function(&prefetch_tensors, py::name("prefetch"), py::is_method(model),
-                       py::arg("filter") = py::none(), py::doc(kPrefetchDoc));
+  def_method(m.attr("Model"), "load", &load_tensors, py::arg("callback"), py::doc(kLoadDoc));
+  def_method(m.attr("Model"), "prefetch", &prefetch_tensors, py::arg("filter") = py::none(),
+             py::doc(kPrefetchDoc));
 }
 
 }  // namespace onnxmap::python

@@ -107,40 +107,34 @@ py::dict read_tensors(PyModel& self, const std::optional<std::vector<std::string
   return out;
 }
 
-void bind_metadata(py::class_<PyModel>& c) {
-  c.def_property_readonly("ir_version",
-                          reads([](const PyModel& s) { return s.get()->ir_version(); }))
-      .def_property_readonly("producer_name", reads([](const PyModel& s) {
-                               return std::string(s.get()->producer_name());
-                             }))
-      .def_property_readonly("producer_version", reads([](const PyModel& s) {
-                               return std::string(s.get()->producer_version());
-                             }))
-      .def_property_readonly("domain",
-                             reads([](const PyModel& s) { return std::string(s.get()->domain()); }))
-      .def_property_readonly("model_version",
-                             reads([](const PyModel& s) { return s.get()->model_version().raw; }))
+void bind_metadata(ScopedClass<PyModel>& c) {
+  c.def_property_readonly("ir_version", [](const PyModel& s) { return s.get()->ir_version(); })
+      .def_property_readonly("producer_name",
+                             [](const PyModel& s) { return std::string(s.get()->producer_name()); })
       .def_property_readonly(
-          "doc_string", reads([](const PyModel& s) { return std::string(s.get()->doc_string()); }))
-      .def_property_readonly("opset_imports", reads([](const PyModel& s) {
-                               return opset_dict(s.get()->opset_imports());
-                             }))
-      .def_property_readonly("metadata_props", reads([](const PyModel& s) {
-                               return string_dict(s.get()->metadata_props());
-                             }))
-      .def_property_readonly("graph", reads([](const PyModel& s) -> py::object {
-                               const ModelPtr model = s.get();
-                               const auto graph = model->graph();
-                               return graph ? wrap_graph(model, *graph) : py::none();
-                             }))
-      .def_property_readonly("functions", reads([](const PyModel& s) {
-                               const ModelPtr model = s.get();
-                               return wrap_functions(model, model->functions());
-                             }))
-      .def_property_readonly("training_info", reads([](const PyModel& s) {
-                               const ModelPtr model = s.get();
-                               return wrap_training_info(model, model->training_info());
-                             }))
+          "producer_version",
+          [](const PyModel& s) { return std::string(s.get()->producer_version()); })
+      .def_property_readonly("domain",
+                             [](const PyModel& s) { return std::string(s.get()->domain()); })
+      .def_property_readonly("model_version",
+                             [](const PyModel& s) { return s.get()->model_version().raw; })
+      .def_property_readonly("doc_string",
+                             [](const PyModel& s) { return std::string(s.get()->doc_string()); })
+      .def_property_readonly("opset_imports",
+                             [](const PyModel& s) { return opset_dict(s.get()->opset_imports()); })
+      .def_property_readonly(
+          "metadata_props", [](const PyModel& s) { return string_dict(s.get()->metadata_props()); })
+      .def_property_readonly("graph",
+                             [](const PyModel& s) -> py::object {
+                               const auto graph = s.get()->graph();
+                               return graph ? wrap_graph(s.get(), *graph) : py::none();
+                             })
+      .def_property_readonly(
+          "functions",
+          [](const PyModel& s) { return wrap_functions(s.get(), s.get()->functions()); })
+      .def_property_readonly(
+          "training_info",
+          [](const PyModel& s) { return wrap_training_info(s.get(), s.get()->training_info()); })
       .def_property_readonly("path", [](const PyModel& s) { return s.get()->path(); })
       .def_property_readonly("file_size", [](const PyModel& s) { return s.get()->file_size(); })
       .def(
@@ -148,55 +142,63 @@ void bind_metadata(py::class_<PyModel>& c) {
           "The files behind the model (the model file, then its data files) that on disk are no "
           "longer the version opened: replaced, written or removed since. The model keeps "
           "reading the version it opened.")
-      .def_property_readonly("fetch_stats", reads([](const PyModel& s) -> py::object {
-                               const auto fetched = s.get()->fetch_stats();
-                               if (!fetched) return py::none();
-                               py::dict out;
-                               out["requests"] = fetched->requests;
-                               out["retries"] = fetched->retries;
-                               out["retry_wait_ms"] = fetched->retry_wait_ms;
-                               return out;
-                             }),
-                             "By URL: the requests and retries so far (a dict); None for a file.");
+      .def_property_readonly(
+          "fetch_stats",
+          [](const PyModel& s) -> py::object {
+            const auto fetched = s.get()->fetch_stats();
+            if (!fetched) return py::none();
+            return py::dict(py::arg("requests") = fetched->requests,
+                            py::arg("retries") = fetched->retries,
+                            py::arg("retry_wait_ms") = fetched->retry_wait_ms);
+          },
+          "By URL: the requests and retries so far (a dict); None for a file.");
 }
 
-void bind_tensors(py::class_<PyModel>& c) {
-  c.def("keys", reads(&keys), "Tensor names in model order, each once.")
-      .def("__len__", reads([](PyModel& s) { return s.names().size(); }))
-      .def("__iter__", reads([](PyModel& s) { return keys(s).attr("__iter__")(); }))
-      .def("__contains__", reads([](const PyModel& s, const std::string& name) {
+void bind_tensors(ScopedClass<PyModel>& c) {
+  c.def("keys", &keys, "Tensor names in model order, each once.")
+      .def("__len__", [](PyModel& s) { return s.names().size(); })
+      .def("__iter__", [](PyModel& s) { return keys(s).attr("__iter__")(); })
+      .def("__contains__",
+           [](const PyModel& s, const std::string& name) {
              return s.get()->find_tensor(name).has_value();
-           }))
-      .def("__getitem__", reads(&item), "The tensor named `name`; KeyError if there is none.")
-      .def("tensor", reads([](const PyModel& s, const std::string& name) {
-             const ModelPtr model = s.get();
-             return wrap_tensor(model, model->tensor(name));
-           }),
-           py::arg("name"),
-           "The tensor named `name`; onnxmap.Error (kind not_found) if there is none.")
-      .def("tensor_at_path", reads([](const PyModel& s, const std::string& path) -> py::object {
-             const ModelPtr model = s.get();
-             const auto found = model->tensor_at_path(path);
-             return found ? wrap_tensor(model, *found) : py::none();
-           }),
-           py::arg("path"))
-      .def("tensors", reads([](const PyModel& s, const std::string& name) {
-             const ModelPtr model = s.get();
-             py::list out;
-             for (const Tensor& t : model->tensors(name)) out.append(wrap_tensor(model, t));
-             return out;
-           }),
-           py::arg("name"), "Every tensor whose lookup name is `name`, in model order.")
+           })
+      .def("__getitem__", &item, "The tensor named `name`; KeyError if there is none.")
+      .def(
+          "tensor",
+          [](const PyModel& s, const std::string& name) {
+            return wrap_tensor(s.get(), s.get()->tensor(name));
+          },
+          py::arg("name"),
+          "The tensor named `name`; onnxmap.Error (kind not_found) if there is none.")
+      .def(
+          "tensor_at_path",
+          [](const PyModel& s, const std::string& path) -> py::object {
+            const ModelPtr model = s.get();
+            const auto found = model->tensor_at_path(path);
+            return found ? wrap_tensor(model, *found) : py::none();
+          },
+          py::arg("path"))
+      .def(
+          "tensors",
+          [](const PyModel& s, const std::string& name) {
+            const ModelPtr model = s.get();
+            py::list out;
+            for (const Tensor& t : model->tensors(name)) out.append(wrap_tensor(model, t));
+            return out;
+          },
+          py::arg("name"), "Every tensor whose lookup name is `name`, in model order.")
       .def(
           "tensor_count", [](const PyModel& s) { return s.get()->tensor_count(); },
           "Every tensor, repeats and unnamed ones included (tensor_at(i) for i below it).")
-      .def("tensor_at", reads([](const PyModel& s, std::size_t i) {
-             const ModelPtr model = s.get();
-             if (i >= model->tensor_count()) throw py::index_error("tensor index out of range");
-             return wrap_tensor(model, model->tensor_at(i));
-           }),
-           py::arg("i"), "Tensor `i` in model order (outer graphs first).")
-      .def("read", reads(&read_tensors), py::arg("names") = py::none(),
+      .def(
+          "tensor_at",
+          [](const PyModel& s, std::size_t i) {
+            const ModelPtr model = s.get();
+            if (i >= model->tensor_count()) throw py::index_error("tensor index out of range");
+            return wrap_tensor(model, model->tensor_at(i));
+          },
+          py::arg("i"), "Tensor `i` in model order (outer graphs first).")
+      .def("read", &read_tensors, py::arg("names") = py::none(),
            py::arg("threads") = LoadOptions{}.threads,
            "Copies of the tensors as writable arrays (name to array), read on a thread pool.");
 }
@@ -208,7 +210,7 @@ ModelPtr model_of(const py::handle& model) {
 }
 
 void bind_model(py::module_& m) {
-  py::class_<PyModel> c(m, "Model", "An ONNX model opened through a memory map.");
+  ScopedClass<PyModel> c(m, "Model", "An ONNX model opened through a memory map.");
   bind_metadata(c);
   bind_tensors(c);
   c.def("close", &PyModel::close,
@@ -220,8 +222,8 @@ void bind_model(py::module_& m) {
         return s.closed() ? std::string("<onnxmap.Model closed>")
                           : "<onnxmap.Model " + s.get()->path().string() + ">";
       });
-  m.def(
-      "_open",
+  def_function(
+      m, "_open",
       [](const std::filesystem::path& path, py::kwargs kwargs) {
         py::dict options_args(kwargs);
         const OpenOptions options = take_open_options(options_args);

@@ -114,6 +114,10 @@ py::object item_named(const ViewSequence& s, const std::string& name) {
   return s.at(found);
 }
 
+bool contains(const ViewSequence& s, const py::object& value) {
+  return position_of(s, value, 0, s.size()) >= 0;
+}
+
 py::ssize_t index_of(const ViewSequence& s, const py::object& value, py::ssize_t start,
                      py::ssize_t stop) {
   const py::ssize_t found =
@@ -144,7 +148,7 @@ std::string sequence_repr(const ViewSequence& s) {
 }
 
 void bind_iterator(py::module_& m) {
-  py::class_<SequenceIterator>(m, "_ViewSequenceIterator")
+  ScopedClass<SequenceIterator>(m, "_ViewSequenceIterator")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", [](SequenceIterator& it) {
         if (it.next >= it.sequence.size()) throw py::stop_iteration();
@@ -152,7 +156,7 @@ void bind_iterator(py::module_& m) {
       });
 }
 
-void bind_operators(py::class_<ViewSequence>& c) {
+void bind_operators(ScopedClass<ViewSequence>& c) {
   c.def("__eq__",
         [](const ViewSequence& s, const py::object& other) -> py::object {
           const auto list = comparable(other);
@@ -173,7 +177,7 @@ void bind_operators(py::class_<ViewSequence>& c) {
       });
   // Lists are unhashable, and so is a sequence that compares equal to one (Python's != is the
   // inverse of this __eq__).
-  c.attr("__hash__") = py::none();
+  c.unscoped().attr("__hash__") = py::none();
 }
 
 }  // namespace
@@ -183,32 +187,29 @@ py::object view_sequence(std::shared_ptr<const SequenceSource> source) {
 }
 
 void bind_sequence(py::module_& m) {
-  py::class_<ViewSequence> c(m, "ViewSequence",
-                             "A read-only sequence of views (Node, ValueInfo, Tensor ...), each "
-                             "made when read. A str finds an element by name.");
+  ScopedClass<ViewSequence> c(m, "ViewSequence",
+                              "A read-only sequence of views (Node, ValueInfo, Tensor ...), each "
+                              "made when read. A str finds an element by name.");
   c.def("__len__", &ViewSequence::size)
       .def("__getitem__", &item_at, py::arg("index"))
       .def("__getitem__", &ViewSequence::sliced, py::arg("index"))
-      .def("__getitem__", reads(&item_named), py::arg("index"),
+      .def("__getitem__", &item_named, py::arg("index"),
            "The first element named `name`; KeyError if there is none.")
       .def("__iter__", [](const ViewSequence& s) { return SequenceIterator{s}; })
-      .def("__contains__", reads([](const ViewSequence& s, const py::object& value) {
-             return position_of(s, value, 0, s.size()) >= 0;
-           }),
-           py::arg("value"))
-      .def("index", reads(&index_of), py::arg("value"), py::arg("start") = 0,
+      .def("__contains__", &contains, py::arg("value"))
+      .def("index", &index_of, py::arg("value"), py::arg("start") = 0,
            py::arg("stop") = std::numeric_limits<py::ssize_t>::max(),
            "The first position of `value` (an element, or an element's name); ValueError if "
            "absent.")
-      .def("count", reads(&count_of), py::arg("value"))
-      .def("__repr__", &sequence_repr)
-      .def_static(
-          "__class_getitem__",
-          [](const py::object& item) {
-            return py::module_::import("types").attr("GenericAlias")(
-                py::module_::import("onnxmap._onnxmap").attr("ViewSequence"), item);
-          },
-          py::arg("item"));
+      .def("count", &count_of, py::arg("value"))
+      .def("__repr__", &sequence_repr);
+  c.unscoped().def_static(
+      "__class_getitem__",
+      [](const py::object& item) {
+        return py::module_::import("types").attr("GenericAlias")(
+            py::module_::import("onnxmap._onnxmap").attr("ViewSequence"), item);
+      },
+      py::arg("item"));
   bind_operators(c);
   bind_iterator(m);
 }

@@ -195,60 +195,60 @@ py::object wrap_tensor(const Owner& owner, const Tensor& tensor) {
 }
 
 void bind_tensor(py::module_& m) {
-  py::class_<PyTensor>(m, "Tensor",
-                       "A tensor of an open model. numpy() is a read-only view of the file's "
-                       "bytes when is_view is True, else a decoded copy.")
+  ScopedClass<PyTensor>(m, "Tensor",
+                        "A tensor of an open model. numpy() is a read-only view of the file's "
+                        "bytes when is_view is True, else a decoded copy.")
       .def_property_readonly(
-          "name", reads([](const PyTensor& s) { return std::string(s.view.name()); }),
+          "name", [](const PyTensor& s) { return std::string(s.view.name()); },
           "The tensor's own name, as written in the file (\"\" when it has none).")
       .def_property_readonly(
-          "lookup_name", reads([](const PyTensor& s) { return std::string(s.view.lookup_name()); }),
+          "lookup_name", [](const PyTensor& s) { return std::string(s.view.lookup_name()); },
           "The name the model finds it by: its own, or a Constant node's output.")
-      .def_property_readonly("data_type",
-                             reads([](const PyTensor& s) { return to_string(s.view.data_type()); }),
-                             "The ONNX data type's name: \"FLOAT16\", \"BFLOAT16\", ...")
-      .def_property_readonly("dtype", reads(&numpy_dtype),
+      .def_property_readonly(
+          "data_type", [](const PyTensor& s) { return to_string(s.view.data_type()); },
+          "The ONNX data type's name: \"FLOAT16\", \"BFLOAT16\", ...")
+      .def_property_readonly("dtype", &numpy_dtype,
                              "The NumPy dtype of numpy()'s array (bit patterns for BFLOAT16 and "
                              "the FLOAT8 types; object for STRING); None for a type NumPy "
                              "cannot hold.")
       .def_property_readonly(
-          "shape", reads([](const PyTensor& s) { return py::tuple(py::cast(shape_of(s.view))); }))
-      .def_property_readonly("nbytes", reads([](const PyTensor& s) { return s.view.byte_size(); }))
+          "shape", [](const PyTensor& s) { return py::tuple(py::cast(shape_of(s.view))); })
+      .def_property_readonly("nbytes", [](const PyTensor& s) { return s.view.byte_size(); })
       .def_property_readonly("storage",
-                             reads([](const PyTensor& s) { return to_string(s.view.storage()); }))
-      .def_property_readonly("path", reads([](const PyTensor& s) { return s.view.path(); }))
-      .def_property_readonly("is_view", reads([](const PyTensor& s) { return is_view(s.view); }))
-      .def_property_readonly(
-          "data_file", reads([](const PyTensor& s) { return std::string(s.view.data_file()); }))
-      .def_property_readonly("file_offset",
-                             reads([](const PyTensor& s) { return s.view.file_offset(); }))
+                             [](const PyTensor& s) { return to_string(s.view.storage()); })
+      .def_property_readonly("path", [](const PyTensor& s) { return s.view.path(); })
+      .def_property_readonly("is_view", [](const PyTensor& s) { return is_view(s.view); })
+      .def_property_readonly("data_file",
+                             [](const PyTensor& s) { return std::string(s.view.data_file()); })
+      .def_property_readonly("file_offset", [](const PyTensor& s) { return s.view.file_offset(); })
       .def_property_readonly("file_path",
-                             reads([](const PyTensor& s) { return s.view.file_path().string(); }))
-      .def_property_readonly("row_count",
-                             reads([](const PyTensor& s) { return s.view.row_count(); }))
-      .def_property_readonly("row_bytes",
-                             reads([](const PyTensor& s) { return s.view.row_bytes(); }))
+                             [](const PyTensor& s) { return s.view.file_path().string(); })
+      .def_property_readonly("row_count", [](const PyTensor& s) { return s.view.row_count(); })
+      .def_property_readonly("row_bytes", [](const PyTensor& s) { return s.view.row_bytes(); })
       .def_property_readonly("can_slice_rows",
-                             reads([](const PyTensor& s) { return s.view.can_slice_rows(); }))
-      .def_property_readonly(
-          "doc_string", reads([](const PyTensor& s) { return std::string(s.view.doc_string()); }))
-      .def("numpy", reads([](const PyTensor& s) { return whole_array(s.owner, s.view); }),
-           "Every element as a read-only array (see is_view).")
-      .def("__array__", reads(&array_protocol), py::arg("dtype") = py::none(),
+                             [](const PyTensor& s) { return s.view.can_slice_rows(); })
+      .def_property_readonly("doc_string",
+                             [](const PyTensor& s) { return std::string(s.view.doc_string()); })
+      .def(
+          "numpy", [](const PyTensor& s) { return whole_array(s.owner, s.view); },
+          "Every element as a read-only array (see is_view).")
+      .def("__array__", &array_protocol, py::arg("dtype") = py::none(),
            py::arg("copy") = py::none(),
            "NumPy's array protocol: numpy() as `dtype`; copy=True a writable copy, copy=False "
            "a ValueError where the array cannot be a view of the file (NumPy 2's rule).")
-      .def("slice_rows", reads([](const PyTensor& s, std::uint64_t begin, std::uint64_t end) {
-             return rows_array(s.owner, s.view, {begin, end});
-           }),
-           py::arg("begin"), py::arg("end"),
-           "Rows [begin, end) along axis 0; only their bytes are read.")
-      .def("stats", reads(&stats_dict), py::arg("bins") = 32,
+      .def(
+          "slice_rows",
+          [](const PyTensor& s, std::uint64_t begin, std::uint64_t end) {
+            return rows_array(s.owner, s.view, {begin, end});
+          },
+          py::arg("begin"), py::arg("end"),
+          "Rows [begin, end) along axis 0; only their bytes are read.")
+      .def("stats", &stats_dict, py::arg("bins") = 32,
            "count, min, max, mean, std, zeros, nans, infinities and a histogram of `bins` "
            "equal bins over [min, max] (as `onnxmap stats --json`), for every numeric type.")
-      .def("prefetch", reads([](const PyTensor& s) { onnxmap::prefetch(s.view); }))
-      .def("release", reads([](const PyTensor& s) { s.view.release(); }))
-      .def("__repr__", reads(&repr));
+      .def("prefetch", [](const PyTensor& s) { onnxmap::prefetch(s.view); })
+      .def("release", [](const PyTensor& s) { s.view.release(); })
+      .def("__repr__", &repr);
 }
 
 }  // namespace onnxmap::python
