@@ -14,7 +14,10 @@
 // the check and the read (microseconds) does the same. Bytes a caller reads itself from a view
 // (a tensor's payload) are not checked: copy them with copy_bytes (bytes.hpp) to get the error.
 // Outside a scope the checks cost one relaxed load of a process-wide counter; inside, one touch
-// of a byte per page decoded. Scopes nest; any number of threads may hold them.
+// of a byte per page decoded.
+//
+// Threads: a scope marks only the thread that holds it; scopes nest, and any number of threads
+// may hold them at once.
 
 #include "onnxmap/export.hpp"
 
