@@ -4,7 +4,7 @@
 // truncated while it is mapped raises SIGBUS on the next touch of a page past its new end, which
 // kills the process. onnxmap's own copies, counts and decodes of those bytes (the loaders, data(),
 // tensor_stats, decode_values, compare_values, unpack_sub_byte, check) turn such a fault into an
-// onnxmap::Error; these functions give a caller the same for its own copies.
+// onnxmap::Error; copy_bytes gives a caller the same for its own copies.
 // Threads: each call reads only its arguments; any number of threads may call them at once, and a
 // fault is turned into an error on the thread whose copy met it.
 
@@ -20,14 +20,5 @@ namespace onnxmap {
 // size now, not a signal; `to` then holds some of the bytes. Throws onnxmap::Error
 // (invalid_argument) when the sizes differ. Any number of threads may call it at once.
 ONNXMAP_API void copy_bytes(std::span<const std::byte> from, std::span<std::byte> to);
-
-// Whether `a` and `b` hold the same bytes (the same sizes included), faults as copy_bytes.
-[[nodiscard]] ONNXMAP_API bool equal_bytes(std::span<const std::byte> a,
-                                           std::span<const std::byte> b);
-
-// Reads the first byte of `bytes` and the first of every 4096-byte page after it, which brings
-// each page of a mapped file into this process, and returns their XOR (so the reads cannot be left
-// out); faults as copy_bytes.
-[[nodiscard]] ONNXMAP_API std::byte touch_pages(std::span<const std::byte> bytes);
 
 }  // namespace onnxmap

@@ -11,7 +11,7 @@
 #include "check/sha1.hpp"
 #include "io/fault_guard.hpp"
 #include "io/mapped_file.hpp"
-#include "onnxmap/bytes.hpp"
+#include "io/guarded_bytes.hpp"
 #include "view/view_access.hpp"
 
 namespace onnxmap::detail {

@@ -1,8 +1,10 @@
-// Guarded copies, comparisons and touches of a caller's bytes (onnxmap/bytes.hpp).
+// Guarded copies (onnxmap/bytes.hpp), comparisons and touches (io/guarded_bytes.hpp).
 
 #include <cstdint>
 #include <cstring>
 #include <string>
+
+#include "io/guarded_bytes.hpp"
 
 #include "io/fault_guard.hpp"
 #include "onnxmap/bytes.hpp"
@@ -18,19 +20,20 @@ void copy_bytes(std::span<const std::byte> from, std::span<std::byte> to) {
   detail::guard_faults(from, [&]() noexcept { std::memcpy(to.data(), from.data(), from.size()); });
 }
 
+namespace detail {
+
 bool equal_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
   if (a.size() != b.size()) return false;
   if (a.empty()) return true;
   bool equal = false;
-  detail::guard_faults(a, b,
-                       [&]() noexcept { equal = std::memcmp(a.data(), b.data(), a.size()) == 0; });
+  guard_faults(a, b, [&]() noexcept { equal = std::memcmp(a.data(), b.data(), a.size()) == 0; });
   return equal;
 }
 
 std::byte touch_pages(std::span<const std::byte> bytes) {
   constexpr std::uintptr_t kPage = 4096;
   std::byte sum{};
-  detail::guard_faults(bytes, [&]() noexcept {
+  guard_faults(bytes, [&]() noexcept {
     // The first byte, then the first of every page after it: each page the bytes touch, once.
     const auto first = reinterpret_cast<std::uintptr_t>(bytes.data());
     std::byte local{};
@@ -41,5 +44,7 @@ std::byte touch_pages(std::span<const std::byte> bytes) {
   });
   return sum;
 }
+
+}  // namespace detail
 
 }  // namespace onnxmap

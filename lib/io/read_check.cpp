@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "io/fault_guard.hpp"
-#include "onnxmap/bytes.hpp"
+#include "io/guarded_bytes.hpp"
 #include "onnxmap/front_end_scope.hpp"
 
 namespace onnxmap::detail {

@@ -1,6 +1,7 @@
 #include "tooling.hpp"
 
 #include "io/fault_guard.hpp"
+#include "io/guarded_bytes.hpp"
 #include "schema/descriptors.hpp"
 #include "schema/fields.hpp"
 #include "stats/values.hpp"
@@ -21,6 +22,12 @@ void save_bytes(const std::filesystem::path& path,
   io::NewFile file = out.finish(durable);
   detail::commit_model(no_data, file, durable);
 }
+
+bool equal_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
+  return detail::equal_bytes(a, b);
+}
+
+std::byte touch_pages(std::span<const std::byte> bytes) { return detail::touch_pages(bytes); }
 
 std::string_view message_name(schema::MessageKind kind) noexcept {
   return schema::descriptor(kind).name;

@@ -34,6 +34,12 @@ void save_bytes(const std::filesystem::path& path,
 [[nodiscard]] std::string_view message_name(schema::MessageKind kind) noexcept;
 [[nodiscard]] std::optional<schema::MessageKind> parse_message_kind(std::string_view name) noexcept;
 
+// Whether `a` and `b` hold the same bytes, and a touch of each page of `bytes` (their XOR), with
+// a fault reading them an onnxmap::Error (io), as copy_bytes (bytes.hpp): `diff`, `load`, the
+// viewer's names.
+[[nodiscard]] bool equal_bytes(std::span<const std::byte> a, std::span<const std::byte> b);
+[[nodiscard]] std::byte touch_pages(std::span<const std::byte> bytes);
+
 // A STRING tensor's elements as the file stores them, one string_data field (tag, length,
 // bytes) each, in order, which any protobuf reader splits again: what `onnxmap get --raw`
 // writes, as STRING tensors have no raw_data layout. Throws onnxmap::Error (invalid_argument)

@@ -18,6 +18,7 @@
 #include "device/device_load.hpp"
 #include "device/host_engine.hpp"
 #include "io/fault_guard.hpp"
+#include "io/guarded_bytes.hpp"
 #include "model_builder.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "test_support.hpp"
@@ -132,8 +133,8 @@ TEST_F(FaultGuard, CopiesComparisonsAndTouchesOfLostBytesAreErrors) {
   const auto bytes = w().bytes();
   std::vector<std::byte> copy(bytes.size());
   expect_shrunk([&] { copy_bytes(bytes, copy); });
-  expect_shrunk([&] { (void)equal_bytes(copy, bytes); });
-  expect_shrunk([&] { (void)touch_pages(bytes); });
+  expect_shrunk([&] { (void)detail::equal_bytes(copy, bytes); });
+  expect_shrunk([&] { (void)detail::touch_pages(bytes); });
   // A second fault on the same thread is caught too (the handler does not block SIGBUS).
   expect_shrunk([&] { copy_bytes(bytes, copy); });
   std::vector<std::byte> kept(4096);
@@ -215,7 +216,7 @@ TEST_F(FaultGuard, AThreadThatFaultsLeavesTheOthersGoingOn) {
   std::thread faulter([&] {
     for (int i = 0; i < 200; ++i) {
       try {
-        (void)touch_pages(w().bytes());
+        (void)detail::touch_pages(w().bytes());
       } catch (const Error&) {
         ++errors;
       }
@@ -309,7 +310,7 @@ TEST_F(FaultGuard, AFaultNoOpenModelHoldsIsStillAnError) {
   ASSERT_NE(map, MAP_FAILED);
   fs::resize_file(own, 4096);
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(map), 3 * 4096);
-  const std::string message = test::expect_error([&] { (void)touch_pages(bytes); }, ErrorKind::io);
+  const std::string message = test::expect_error([&] { (void)detail::touch_pages(bytes); }, ErrorKind::io);
   EXPECT_NE(message.find("no open model"), std::string::npos) << message;
   ::munmap(map, 3 * 4096);
 }

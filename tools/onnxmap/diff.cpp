@@ -19,6 +19,7 @@
 #include "remote_flags.hpp"
 #include "shared/tensor_order.hpp"
 #include "shared/value_text.hpp"
+#include "tooling.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -172,7 +173,7 @@ std::string other_difference(const Tensor& ta, const Tensor& tb) {
   if (ta.data_type() == DataType::string) {
     return ta.strings() == tb.strings() ? "" : "the strings differ";
   }
-  return equal_bytes(ta.data().bytes(), tb.data().bytes()) ? "" : "the bytes differ";
+  return tooling::equal_bytes(ta.data().bytes(), tb.data().bytes()) ? "" : "the bytes differ";
 }
 
 using Pairs = std::vector<std::pair<const std::string*, const Tensor*>>;

@@ -15,6 +15,7 @@
 #include "onnxmap/onnxmap.hpp"
 #include "progress_bar.hpp"
 #include "remote_flags.hpp"
+#include "tooling.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -190,7 +191,7 @@ int run_load(const LoadArgs& args) {
   // file that shrank while open is then an error, not SIGBUS (touch_pages is guarded).
   std::byte sink{};
   const LoadStats stats = load(
-      plan, [&](const LoadedTensor& t) { sink ^= touch_pages(t.bytes); }, options);
+      plan, [&](const LoadedTensor& t) { sink ^= tooling::touch_pages(t.bytes); }, options);
   [[maybe_unused]] volatile std::byte keep = sink;
   const CpuSeconds cpu_after = CpuSeconds::now();
   const CpuSeconds cpu{cpu_after.user - cpu_before.user, cpu_after.system - cpu_before.system};

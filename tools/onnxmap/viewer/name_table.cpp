@@ -8,15 +8,15 @@
 #include <span>
 #include <tuple>
 
-#include "onnxmap/bytes.hpp"
+#include "tooling.hpp"
 
 namespace onnxmap::cli::viewer {
 
 namespace {
 
-// `name` after a touch of each of its pages (bytes.hpp: a lost one is an onnxmap::Error).
+// `name` after a touch of each of its pages (tooling.hpp: a lost one is an onnxmap::Error).
 std::string_view checked_name(std::string_view name) {
-  (void)touch_pages({reinterpret_cast<const std::byte*>(name.data()), name.size()});
+  (void)tooling::touch_pages({reinterpret_cast<const std::byte*>(name.data()), name.size()});
   return name;
 }
 
