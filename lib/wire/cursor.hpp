@@ -279,7 +279,8 @@ class Cursor {
   // Outside a scope stop_ is end_, which holds every payload: a comparison, no load.
   void check_payload() const {
     const Bytes payload = field_.bytes();
-    if (payload.data() + payload.size() > stop_) [[unlikely]] detail::check_pages(payload);
+    if (payload.data() + payload.size() > stop_) [[unlikely]]
+      detail::check_pages(payload);
   }
   // The absolute offset of a byte of the message (a Field's tag or payload).
   [[nodiscard]] std::uint64_t offset(const std::byte* at) const noexcept {
