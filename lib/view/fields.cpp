@@ -21,8 +21,8 @@ const std::byte* find_len_field(const std::byte* pos, const std::byte* end, std:
   wire::Cursor cursor(wire::Bytes(pos, static_cast<std::size_t>(end - pos)));
   while (cursor.next(number)) {
     if (cursor.field().is_len()) {
+      cursor.check_payload();  // the caller reads it
       payload = cursor.field().text();
-      check_for_front_end(payload);  // the caller reads it: the cursor checked only its start
       return pos + cursor.position();
     }
   }
@@ -37,7 +37,7 @@ void for_each_string(const ModelIndex* index, const SpanList& spans, std::uint32
     wire::Cursor cursor(file_of(index), span);
     while (cursor.next(number)) {
       if (!cursor.field().is_len()) continue;
-      check_for_front_end(cursor.field().text());  // the caller reads it: see find_len_field
+      cursor.check_payload();  // the caller reads it
       fn(cursor.field().text());
     }
   }
@@ -172,14 +172,12 @@ Names::iterator Names::begin() const {
 }
 
 std::size_t Names::size() const {
+  // One cursor per span, not one per name as the iterator has: the names are counted, not read.
   const std::byte* const file = index_->file.bytes().data();
   std::size_t count = 0;
   for (std::size_t i = 0; i < index_->span_count(record_); ++i) {
-    const ByteRange span = index_->span_at(record_, i);
-    const std::byte* pos = file + span.offset;
-    const std::byte* const end = pos + span.length;
-    std::string_view value;
-    while ((pos = detail::find_len_field(pos, end, number_, value)) != nullptr) ++count;
+    wire::Cursor cursor(file, index_->span_at(record_, i));
+    while (cursor.next(number_)) count += cursor.field().is_len() ? 1 : 0;
   }
   return count;
 }

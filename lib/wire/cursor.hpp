@@ -17,8 +17,9 @@
 //   schema expects, what a value means, whether a payload is itself well formed is the caller's.
 //   The typed getters read the value as the wire type has it; ask type() first.
 // - Inside a FrontEndScope (io/read_check.hpp) it checks the pages it is about to read first, so
-//   that a page lost by a cut file is an onnxmap::Error (io) before any caller decodes it; outside
-//   one that costs a test of a counter per cursor.
+//   that a page lost by a cut file is an onnxmap::Error (io) before any caller decodes it (a
+//   caller that reads a payload itself asks check_payload()); outside one that costs a test of a
+//   counter per cursor.
 
 #include <cstddef>
 #include <cstdint>
@@ -273,6 +274,14 @@ class Cursor {
 
   // The field next() moved to.
   [[nodiscard]] const Field& field() const noexcept { return field_; }
+  // For a caller about to read the current field's payload (a name, a string): inside a
+  // FrontEndScope, checks it where it runs past the bytes the cursor checked (read_check.hpp).
+  // Outside a scope stop_ is end_, which holds every payload: a comparison, no load.
+  void check_payload() const {
+    const Bytes payload = field_.bytes();
+    if (payload.data() + payload.size() > stop_) [[unlikely]]
+      detail::check_pages(payload);
+  }
   // The absolute offset of a byte of the message (a Field's tag or payload).
   [[nodiscard]] std::uint64_t offset(const std::byte* at) const noexcept {
     return base_ + static_cast<std::uint64_t>(at - begin_);
