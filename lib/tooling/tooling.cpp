@@ -27,7 +27,9 @@ bool equal_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
   return detail::equal_bytes(a, b);
 }
 
-std::byte touch_pages(std::span<const std::byte> bytes) { return detail::touch_pages(bytes); }
+std::byte touch_pages(std::span<const std::byte> bytes) {
+  return detail::touch_pages(bytes);
+}
 
 std::string_view message_name(schema::MessageKind kind) noexcept {
   return schema::descriptor(kind).name;

@@ -41,12 +41,13 @@ void print_synth_text(const nlohmann::json& out) {
 std::pair<std::string, std::int64_t> parse_opset(const std::string& text) {
   const std::size_t equals = text.rfind('=');
   std::int64_t version = 0;
-  const char* digits = text.data() + equals + 1;
   const char* end = text.data() + text.size();
-  const auto parsed = equals == std::string::npos ? std::from_chars_result{digits, std::errc{}}
-                                                  : std::from_chars(digits, end, version);
-  if (equals == std::string::npos || parsed.ec != std::errc{} || parsed.ptr != end ||
-      version <= 0) {
+  // No '=': no version to parse (text.data() + npos + 1 would point outside the string).
+  const bool parsed = equals != std::string::npos && [&] {
+    const auto [ptr, ec] = std::from_chars(text.data() + equals + 1, end, version);
+    return ec == std::errc{} && ptr == end;
+  }();
+  if (!parsed || version <= 0) {
     throw CLI::ValidationError("--opset",
                                "takes DOMAIN=VERSION with a positive version, not '" + text + "'");
   }
