@@ -174,7 +174,8 @@ std::vector<BoxId> path_to_node(const Folding& folding, const BoxId& root, std::
     const Level level = unfold(folding, at);
     const std::size_t u = unit_holding(graph, *level.list, level.begin, level.end, id);
     if (u == level.end) break;
-    const std::vector<Item>& items = *folding.items(level);
+    const std::shared_ptr<const std::vector<Item>> held = folding.items(level);
+    const std::vector<Item>& items = *held;
     const auto item = std::find_if(items.begin(), items.end(),
                                    [u](const Item& i) { return u >= i.begin && u < i.end; });
     at = item->id;

@@ -253,9 +253,11 @@ nlohmann::json graph_scene(const NodeGraph& graph, const SceneRequest& request,
   }
   for (const BoxId& id : request.open) scene.open[id.run()] = id;
   if (!request.open_given && !request.node) {
-    const std::vector<Item>& top = *folding.items(unfold(folding, request.level));
-    if (!top.empty() && top.front().kind == ItemKind::range) {
-      scene.open[top.front().id] = top.front().id;
+    // Held: the cache may drop its own copy meanwhile.
+    const std::shared_ptr<const std::vector<Item>> top =
+        folding.items(unfold(folding, request.level));
+    if (!top->empty() && top->front().kind == ItemKind::range) {
+      scene.open[top->front().id] = top->front().id;
     }
   }
   scene.add_level(request.level, -1, 0);
