@@ -10,8 +10,8 @@
 #include "check/checks.hpp"
 #include "check/sha1.hpp"
 #include "io/fault_guard.hpp"
-#include "io/mapped_file.hpp"
 #include "io/guarded_bytes.hpp"
+#include "io/mapped_file.hpp"
 #include "view/view_access.hpp"
 
 namespace onnxmap::detail {

@@ -310,7 +310,8 @@ TEST_F(FaultGuard, AFaultNoOpenModelHoldsIsStillAnError) {
   ASSERT_NE(map, MAP_FAILED);
   fs::resize_file(own, 4096);
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(map), 3 * 4096);
-  const std::string message = test::expect_error([&] { (void)detail::touch_pages(bytes); }, ErrorKind::io);
+  const std::string message =
+      test::expect_error([&] { (void)detail::touch_pages(bytes); }, ErrorKind::io);
   EXPECT_NE(message.find("no open model"), std::string::npos) << message;
   ::munmap(map, 3 * 4096);
 }
@@ -360,27 +361,13 @@ TEST_F(FaultGuardDeath, TheApplicationsHandlerGetsFaultsOutsideGuards) {
       ::testing::ExitedWithCode(42), "");
 }
 
-// AddressSanitizer and ThreadSanitizer install a SIGBUS handler of their own at start, which
-// reports the fault and exits.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define ONNXMAP_TEST_SANITIZER_HANDLER
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || \
-    defined(ONNXMAP_TEST_SANITIZER_HANDLER)
-constexpr bool kSanitizerHandler = true;
-#else
-constexpr bool kSanitizerHandler = false;
-#endif
-
 TEST_F(FaultGuardDeath, WithoutAHandlerAFaultOutsideGuardsKillsAsBefore) {
   const auto run = [this] {
     cut();
     guarded_fault();
     touch_unguarded();
   };
-  if (kSanitizerHandler) {
+  if (test::kSanitizerTakesSigbus) {
     // The handler before ours is the sanitizer's: it gets the fault and reports it.
     EXPECT_DEATH(run(), "Sanitizer: BUS");
   } else {

@@ -162,20 +162,6 @@ class FrontEndChecksDeath : public FrontEndChecks {
   }
 };
 
-// AddressSanitizer and ThreadSanitizer install a SIGBUS handler of their own at start, which
-// reports the fault and exits (fault_guard_test.cpp says the same).
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define ONNXMAP_TEST_SANITIZER_HANDLER
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || \
-    defined(ONNXMAP_TEST_SANITIZER_HANDLER)
-constexpr bool kSanitizerTakesSigbus = true;
-#else
-constexpr bool kSanitizerTakesSigbus = false;
-#endif
-
 TEST_F(FrontEndChecksDeath, APlainViewOfALostPageMeetsTheSignalNeverAZero) {
   const auto run = [this] {
     // Thread A (this one) holds a plain span over a page of payload past the cut; it was read
@@ -199,7 +185,7 @@ TEST_F(FrontEndChecksDeath, APlainViewOfALostPageMeetsTheSignalNeverAZero) {
     const volatile std::byte value = held[0];
     ::_exit(value == std::byte{0} ? 7 : 8);
   };
-  if (kSanitizerTakesSigbus) {
+  if (test::kSanitizerTakesSigbus) {
     EXPECT_DEATH(run(), "Sanitizer: BUS");
   } else {
     EXPECT_EXIT(run(), ::testing::KilledBySignal(SIGBUS), "");

@@ -27,6 +27,21 @@
 
 namespace onnxmap::test {
 
+// AddressSanitizer and ThreadSanitizer install a SIGBUS handler of their own at start, which
+// reports the fault and exits. A test of a
+// fault outside every guard expects their exit, not the default SIGBUS.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ONNXMAP_TEST_SANITIZER_HANDLER
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || \
+    defined(ONNXMAP_TEST_SANITIZER_HANDLER)
+inline constexpr bool kSanitizerTakesSigbus = true;
+#else
+inline constexpr bool kSanitizerTakesSigbus = false;
+#endif
+
 // The folder of the running test, named after it and the test process. A death test's child
 // (gtest's "threadsafe" style runs the test again in a new process, with this process's
 // environment) gets a folder inside its parent's, so the parent's TearDown removes what a child
