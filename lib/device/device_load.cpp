@@ -73,7 +73,9 @@ DeviceLoadStats load_to_device(std::span<const LoadItem> items, DeviceTargets ta
   LoadPlan plan = resolve_plan(items, options.load.mode, Buffers::caller);
   check_targets(plan, targets, engine);
   const Ring ring = ring_for(plan, options);
-  cut_reads(plan, ring_cut(ring, options.load));
+  // Requests whose aligned range fits a slot, the load's gap rule, the page cache counted
+  // (which requests are read buffered or registered).
+  cut_reads(plan, {ring.slot_bytes, options.load.max_gap_bytes, true});
   DeviceLoadStats stats = DeviceSink::load(plan, ring, targets, options, engine);
   clock.stamp(stats);
   return stats;

@@ -97,8 +97,8 @@ void DeviceSink::Stream::copy(std::size_t item, std::uint64_t at, const std::byt
   (staged ? own_.bytes_staged : own_.bytes_registered) += length;
 }
 
-// The request read into the slot (its aligned range fits, ring_cut), each piece copied from
-// where it landed.
+// The request read into the slot (its aligned range fits, as the plan was cut), each piece copied
+// from where it landed.
 void DeviceSink::Stream::stage_request(const Request& request) {
   settle();  // the slot's previous copies are done
   const io::FileReader& reader = s_.loop_.reader(request);

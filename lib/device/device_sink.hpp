@@ -29,7 +29,7 @@ struct DeviceTargets {
 
 class DeviceSink final : public LoadSink {
  public:
-  // Runs the load of `plan` (cut by ring_cut(ring, ...), so that every request's aligned range
+  // Runs the load of `plan` (cut to the ring's slots, so that every request's aligned range
   // fits a slot) on `engine`, whose streams it makes: the stats but seconds and CPU time.
   // Throws the first failure.
   static DeviceLoadStats load(const LoadPlan& plan, const Ring& ring, DeviceTargets targets,

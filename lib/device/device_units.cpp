@@ -62,10 +62,6 @@ Ring ring_for(const LoadPlan& plan, const DeviceLoadOptions& options) {
   return ring;
 }
 
-ReadCut ring_cut(const Ring& ring, const CommonLoadOptions& options) noexcept {
-  return {ring.slot_bytes, options.max_gap_bytes, true};
-}
-
 std::vector<RequestPath> request_paths(const LoadPlan& plan, const PathPolicy& policy) {
   std::vector<RequestPath> paths;
   paths.reserve(plan.requests.size());

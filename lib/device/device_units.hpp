@@ -1,8 +1,8 @@
 #pragma once
 // The device loader's choices (device.hpp) over the loader's plan (load_plan.hpp) as it is: its
-// workers and ring, how the plan is cut (each request's aligned range fits a slot of the ring,
-// ring_cut), and the way each request goes to the device. The items not streamed (bytes in
-// memory, decoded) are the load loop's units too, staged through the ring (device_sink.hpp).
+// workers and ring, how the plan is cut (each request's aligned range fits a slot of the ring),
+// and the way each request goes to the device. The items not streamed (bytes in memory, decoded)
+// are the load loop's units too, staged through the ring (device_sink.hpp).
 
 #include <cstddef>
 #include <cstdint>
@@ -36,9 +36,6 @@ struct Ring {
   std::uint64_t slot_bytes = 0;
 };
 [[nodiscard]] Ring ring_for(const LoadPlan& plan, const DeviceLoadOptions& options);
-// How a device load cuts its plan (cut_reads): requests whose aligned range fits a slot, the
-// load's gap rule, the page cache counted (which requests are read buffered or registered).
-[[nodiscard]] ReadCut ring_cut(const Ring& ring, const CommonLoadOptions& options) noexcept;
 
 // How requests go: the load's options and its engine's preference.
 struct PathPolicy {

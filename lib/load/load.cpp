@@ -19,16 +19,6 @@ LoadStats load_timed(std::span<const LoadItem> items, detail::MemoryTargets targ
                      detail::Buffers buffers) {
   const detail::LoadClock clock;
   const detail::LoadPlan plan = detail::make_load_plan(items, options, buffers);
-  if (!targets.buffers.empty()) {
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (targets.buffers[i].size() != plan.items[i].length) {
-        throw Error(ErrorKind::invalid_argument,
-                    "buffer of " + std::to_string(targets.buffers[i].size()) + " bytes for " +
-                        std::to_string(plan.items[i].length) + " bytes to load",
-                    Error::kNoOffset, items[i].tensor.path());
-      }
-    }
-  }
   LoadStats stats = detail::MemorySink::load(plan, targets, on_tensor, options);
   clock.stamp(stats);
   return stats;

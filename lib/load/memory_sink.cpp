@@ -31,8 +31,26 @@ class MemorySink::Reader final : public LoadSink::Worker {
   std::vector<std::size_t> landed_;  // items whose last piece the current request was
 };
 
+namespace {
+
+// `buffer`, checked to hold `item`'s bytes exactly.
+std::span<std::byte> sized_for(const ResolvedItem& item, std::span<std::byte> buffer) {
+  if (buffer.size() != item.length) {
+    throw Error(ErrorKind::invalid_argument,
+                "buffer of " + std::to_string(buffer.size()) + " bytes for " +
+                    std::to_string(item.length) + " bytes to load",
+                Error::kNoOffset, item.load_item->tensor.path());
+  }
+  return buffer;
+}
+
+}  // namespace
+
 LoadStats MemorySink::load(const LoadPlan& plan, MemoryTargets targets,
                            const LoadCallback& on_tensor, const LoadOptions& options) {
+  // Caller buffers given up front are checked before any file is opened or read.
+  for (std::size_t i = 0; i < targets.buffers.size(); ++i)
+    (void)sized_for(plan.items[i], targets.buffers[i]);
   LoadLoop loop(plan, options, "the load");
   MemorySink sink(plan, targets, on_tensor, options, loop);
   LoadStats stats = loop.run(sink);
@@ -73,14 +91,7 @@ std::span<const std::byte> MemorySink::bytes_of(std::size_t item) const {
 }
 
 std::span<std::byte> MemorySink::caller_buffer(std::size_t item) const {
-  const std::span<std::byte> buffer = (*targets_.buffer_for)(item);
-  if (buffer.size() != plan_.items[item].length) {
-    throw Error(ErrorKind::invalid_argument,
-                "buffer of " + std::to_string(buffer.size()) + " bytes for " +
-                    std::to_string(plan_.items[item].length) + " bytes to load",
-                Error::kNoOffset, plan_.items[item].load_item->tensor.path());
-  }
-  return buffer;
+  return sized_for(plan_.items[item], (*targets_.buffer_for)(item));
 }
 
 // The callback, then the pages released (map mode) and the buffer reused or given up.
