@@ -112,6 +112,9 @@ void add_synth_verb(CLI::App& app) {
   sub->add_flag("--external-data", args->options.external_data,
                 "put payloads in OUT.data, 4096-aligned");
   sub->add_flag("--sparse", args->options.sparse, "leave payloads as file holes");
+  sub->add_flag("--finite", args->options.finite,
+                "fix each float's exponent byte so that every weight is finite and small (a "
+                "model ONNX Runtime runs without NaNs)");
   sub->add_flag("--json", args->json, "report what was written as one JSON object");
   add_verb(sub, [args] { return run_synth(*args); });
 }
