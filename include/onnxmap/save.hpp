@@ -14,6 +14,7 @@
 // a ModelBuilder must not change). Two saves to one path race: one of the complete files stays.
 // Progress is called on the saving thread.
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -81,5 +82,18 @@ ONNXMAP_API SaveResult save(const Model& model, const std::filesystem::path& pat
                             const SaveOptions& options = {});
 ONNXMAP_API SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,
                             const SaveOptions& options = {});
+
+// The model as bytes in memory for a runtime that is handed its large tensors in memory and reads
+// the rest itself (ONNX Runtime given OrtValues with SessionOptions.add_initializer: onnxmap.ort).
+// Each initializer of the main graph or a subgraph held in raw_data with at least
+// `size_threshold` bytes becomes external data naming where its bytes already lie: `location`
+// (the model file as the runtime will find it, relative to the folder it resolves against), the
+// payload's offset in the model file and its length. External tensors keep their entries, the
+// rest is copied verbatim: no payload byte is copied, and every reference is true, so a runtime
+// that reads a tensor itself reads the right bytes. A model opened by URL is fetched whole first.
+// Throws onnxmap::Error (unsafe_path) for a location that leaves the folder.
+ONNXMAP_API std::vector<std::byte> serialize_in_place(const Model& model,
+                                                      const std::string& location,
+                                                      std::uint64_t size_threshold = 1024);
 
 }  // namespace onnxmap

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <utility>
 
 #include "common/location.hpp"
 #include "onnxmap/error.hpp"
@@ -79,6 +80,9 @@ DataLayout::DataLayout(const SaveOptions& options, bool external,
   used_names_.insert(lower(model_file_name));
 }
 
+DataLayout::DataLayout(const SaveOptions& options, std::string model_location)
+    : options_(options), external_(true), in_place_(true), location_(std::move(model_location)) {}
+
 bool DataLayout::goes_external(const PayloadInfo& tensor) const {
   return external_ && tensor.movable && tensor.size > 0 && tensor.size >= options_.size_threshold &&
          (!tensor.in_attribute || options_.convert_attribute);
@@ -126,11 +130,17 @@ void DataLayout::append_data(Plan& plan, std::uint32_t tensor, const PayloadInfo
     plan.add_chunk(tensor, payload);
     return;
   }
-  const Placement where = place(info.name, payload.size);
-  DataFilePlan& file = files_[where.file];
-  file.payloads.push_back({where.offset, payload});
-  append_entry(w, "location", file.location);
-  append_entry(w, "offset", std::to_string(where.offset));
+  std::string_view location = location_;
+  std::uint64_t offset = payload.offset;  // in place: where the bytes are in the model file
+  if (!in_place_) {
+    const Placement where = place(info.name, payload.size);
+    DataFilePlan& file = files_[where.file];
+    file.payloads.push_back({where.offset, payload});
+    location = file.location;
+    offset = where.offset;
+  }
+  append_entry(w, "location", location);
+  append_entry(w, "offset", std::to_string(offset));
   append_entry(w, "length", std::to_string(payload.size));
   for (const KeptEntry& entry : kept) append_entry(w, entry.key, entry.value);
   w.field_int32(TP::kDataLocation, static_cast<std::int32_t>(DataLocation::external));

@@ -34,6 +34,12 @@ class DataLayout {
   // `external`: whether large tensors go to data files (options.external_data, resolved).
   // Throws onnxmap::Error (invalid_argument, unsafe_path) for unusable options.
   DataLayout(const SaveOptions& options, bool external, const std::string& model_file_name);
+  // The in-place layout (serialize_in_place): a tensor of at least options.size_threshold bytes
+  // held in raw_data becomes external data naming its own bytes in the model file, whose
+  // location is `model_location`; external tensors keep their entries (they do not move).
+  DataLayout(const SaveOptions& options, std::string model_location);
+
+  [[nodiscard]] bool in_place() const noexcept { return in_place_; }
 
   // True when the tensor's payload goes to a data file.
   [[nodiscard]] bool goes_external(const PayloadInfo& tensor) const;
@@ -56,7 +62,9 @@ class DataLayout {
 
   const SaveOptions& options_;
   bool external_;
-  std::string location_;  // of the single data file, or the stem of numbered ones
+  bool in_place_ = false;
+  // Of the single data file, or the stem of numbered ones; in place: of the model file.
+  std::string location_;
   std::string folder_;    // of per-tensor files ("" or "sub/")
   std::vector<DataFilePlan> files_;
   std::set<std::string> used_names_;  // per-tensor file names given out, lower case

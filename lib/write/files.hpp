@@ -15,6 +15,7 @@
 #include <functional>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "io/file_reader.hpp"
 #include "io/new_file.hpp"
@@ -105,6 +106,26 @@ class OutputFile {
   std::uint64_t position_ = 0;
   CopySource copy_source_;
   Progress& progress_;
+};
+
+// Bytes written to memory, as an OutputFile writes them to a file: a model handed to a runtime
+// rather than saved.
+class MemoryOutput {
+ public:
+  explicit MemoryOutput(std::uint64_t planned_size) { bytes_.reserve(planned_size); }
+
+  void write(std::span<const std::byte> bytes) {
+    bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+  }
+  void copy(const SourceFile& source, std::uint64_t offset, std::uint64_t length) {
+    write(source.bytes().subspan(offset, length));
+  }
+  void skip_to(std::uint64_t position) { bytes_.resize(position); }
+  [[nodiscard]] std::uint64_t position() const noexcept { return bytes_.size(); }
+  [[nodiscard]] std::vector<std::byte> take() { return std::move(bytes_); }
+
+ private:
+  std::vector<std::byte> bytes_;
 };
 
 }  // namespace onnxmap::detail

@@ -88,8 +88,10 @@ class ModelPlanner {
       const TensorRecord& record = index_.tensors[t];
       const bool external_now = record.storage == TensorStorage::external;
       const bool external_next = layout_.goes_external(info_of(t));
-      // An external tensor always moves: its new data file sits beside the new model.
-      if (!external_now && !(external_next && record.storage == TensorStorage::raw)) continue;
+      // An external tensor moves (its new data file sits beside the new model) unless the
+      // layout leaves the bytes in place.
+      const bool moves_external = external_now && !layout_.in_place();
+      if (!moves_external && !(external_next && record.storage == TensorStorage::raw)) continue;
       moving_[t] = true;
       ++result_.reencoded_tensors;
       for (std::uint32_t id = record.message; id != kNone && !changed_[id];

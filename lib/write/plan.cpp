@@ -80,7 +80,8 @@ std::uint64_t Plan::data_bytes() const {
   return total;
 }
 
-void Plan::write_chunk(const Chunk& chunk, OutputFile& out) const {
+template <class Output>
+void Plan::write_chunk(const Chunk& chunk, Output& out) const {
   if (chunk.hole) {
     out.skip_to(out.position() + chunk.size);
   } else if (chunk.generate != nullptr) {
@@ -99,7 +100,8 @@ void Plan::write_chunk(const Chunk& chunk, OutputFile& out) const {
   }
 }
 
-void Plan::emit(std::uint32_t id, OutputFile& out) const {
+template <class Output>
+void Plan::emit(std::uint32_t id, Output& out) const {
   for (const Piece& piece : messages_[id].pieces) {
     if (!piece.is_message) {
       write_chunk(chunks_[piece.id], out);
@@ -120,5 +122,8 @@ void Plan::emit_data_file(const DataFilePlan& file, OutputFile& out) const {
   }
   out.skip_to(file.size);
 }
+
+template void Plan::emit(std::uint32_t id, OutputFile& out) const;
+template void Plan::emit(std::uint32_t id, MemoryOutput& out) const;
 
 }  // namespace onnxmap::detail

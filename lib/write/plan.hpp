@@ -71,14 +71,17 @@ class Plan {
   // Sizes every message bottom-up; returns the root's size.
   std::uint64_t compute_sizes();
   [[nodiscard]] std::uint64_t data_bytes() const;
-  // Writes message `id`'s body (the root: the whole model file).
-  void emit(std::uint32_t id, OutputFile& out) const;
+  // Writes message `id`'s body (the root: the whole model file) to `out`: an OutputFile, or a
+  // MemoryOutput (files.hpp).
+  template <class Output>
+  void emit(std::uint32_t id, Output& out) const;
   void emit_data_file(const DataFilePlan& file, OutputFile& out) const;
 
   [[nodiscard]] std::size_t message_count() const noexcept { return messages_.size(); }
 
  private:
-  void write_chunk(const Chunk& chunk, OutputFile& out) const;
+  template <class Output>
+  void write_chunk(const Chunk& chunk, Output& out) const;
 
   std::vector<PlannedMessage> messages_;
   std::vector<Chunk> chunks_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <system_error>
 
+#include "common/location.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/model.hpp"
 #include "view/view_access.hpp"
@@ -160,6 +161,23 @@ SaveResult save(const Model& model, const std::filesystem::path& path, const Sav
   detail::plan_model(model, layout, plan, result);
   layout.finish(plan);
   return write_plan(plan, path, sources, options, std::move(result));
+}
+
+std::vector<std::byte> serialize_in_place(const Model& model, const std::string& location,
+                                          std::uint64_t size_threshold) {
+  if (const char* why = detail::location_text_problem(location)) {
+    throw Error(ErrorKind::unsafe_path, "external data location \"" + location + "\" " + why);
+  }
+  fetch_whole_model(*detail::ViewAccess::index(model));
+  SaveOptions options;
+  options.size_threshold = size_threshold;
+  detail::DataLayout layout(options, location);
+  Plan plan;
+  SaveResult result;
+  detail::plan_model(model, layout, plan, result);
+  detail::MemoryOutput out(plan.compute_sizes());
+  plan.emit(0, out);
+  return out.take();
 }
 
 SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,

@@ -1,4 +1,5 @@
-"""onnxmap.open: the entry point, and the options every function that opens a model takes."""
+"""onnxmap.open: the entry point, the options every function that opens a model takes, and
+Model.ort_session."""
 import os
 from typing import Optional, Union
 
@@ -62,3 +63,14 @@ def open(path: Union[str, "os.PathLike[str]"], *, mode: Optional[str] = None,
         mode, max_depth, max_tensors, max_messages, allow_external_outside_folder,
         collect_payload_errors, cache_dir, timeout_seconds, ca_file, retry_attempts,
         retry_base_seconds, retry_max_wait_seconds, retry_total_wait_seconds))
+
+
+def ort_session(self, sess_options=None, providers=None, provider_options=None, **kwargs):
+    """An onnxruntime.InferenceSession over this model's mapping, its weights handed over in place
+    (onnxmap.ort.InferenceSession, which takes the same arguments; onnxruntime must be
+    installed). The session keeps the model open."""
+    from .ort import InferenceSession  # onnxruntime is imported only by those who use it
+    return InferenceSession(self, sess_options, providers, provider_options, **kwargs)
+
+
+setattr(_onnxmap.Model, "ort_session", ort_session)  # the stub declares it

@@ -91,6 +91,19 @@ py::dict convert_model(const fs::path& src, const fs::path& dst, py::kwargs kwar
   return result_dict(result);
 }
 
+// The model's bytes with its large raw_data tensors as external data naming their own bytes in
+// the model file, `location` (serialize_in_place): the graph onnxmap.ort hands ONNX Runtime.
+py::bytes serialize_model_in_place(const py::handle& model, const std::string& location,
+                                   std::uint64_t size_threshold) {
+  const ModelPtr source = model_of(model);
+  std::vector<std::byte> bytes;
+  {
+    py::gil_scoped_release unlocked;
+    bytes = serialize_in_place(*source, location, size_threshold);
+  }
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
 py::list check_model(const fs::path& path, py::kwargs kwargs) {
   py::dict args(kwargs);
   CheckOptions options;
@@ -163,6 +176,8 @@ void bind_files(py::module_& m) {
   def_function(m, "_check", &check_model, py::arg("path"));
   def_function(m, "_save", &save_model, py::arg("model"), py::arg("path"));
   def_function(m, "_convert", &convert_model, py::arg("src"), py::arg("dst"));
+  def_function(m, "_serialize_in_place", &serialize_model_in_place, py::arg("model"),
+               py::arg("location"), py::arg("size_threshold"));
 }
 
 }  // namespace onnxmap::python

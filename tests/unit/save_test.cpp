@@ -131,6 +131,34 @@ TEST_F(Save, ThresholdAlignmentAndAttributes) {
   EXPECT_THROW((void)saved("bad.onnx", o), Error);
 }
 
+// serialize_in_place: large raw_data tensors become external data naming their own bytes in the
+// model file; the rest (small, in an attribute, external already) as it was.
+TEST_F(Save, InPlaceReferencesTheBytesWhereTheyLie) {
+  const Model inline_model = Model::open(saved("a.onnx"));
+  const std::vector<std::byte> bytes = serialize_in_place(inline_model, "a.onnx");
+  const Model graph = Model::from_bytes(bytes, {}, schema::MessageKind::ModelProto, at(""));
+  expect_same_tensors(inline_model, graph);
+  for (const char* name : {"big", "mid"}) {
+    EXPECT_EQ(graph.tensor(name).storage(), TensorStorage::external) << name;
+    EXPECT_EQ(graph.tensor(name).data_file(), "a.onnx");
+    EXPECT_EQ(graph.tensor(name).file_offset(), inline_model.tensor(name).file_offset());
+  }
+  EXPECT_EQ(graph.tensor("small").storage(), TensorStorage::raw);
+  EXPECT_EQ(graph.tensor("c").storage(), TensorStorage::raw);
+  EXPECT_LT(bytes.size() + 10000, std::filesystem::file_size(at("a.onnx")));  // 11,192 moved out
+
+  SaveOptions external;
+  external.external_data = onnxmap::ExternalData::external;
+  const Model ext = Model::open(saved("ext.onnx", external));
+  const std::vector<std::byte> ext_bytes = serialize_in_place(ext, "ext.onnx");
+  const Model ext_graph = Model::from_bytes(ext_bytes, {}, schema::MessageKind::ModelProto, at(""));
+  expect_same_tensors(ext, ext_graph);
+  EXPECT_EQ(ext_graph.tensor("big").data_file(), "ext.onnx.data");
+  EXPECT_EQ(ext_bytes, read(at("ext.onnx")));  // nothing raw over the threshold: verbatim
+
+  EXPECT_THROW((void)serialize_in_place(inline_model, "../a.onnx"), Error);
+}
+
 TEST_F(Save, SplitsAtTensorBoundaries) {
   SaveOptions o;
   o.external_data = onnxmap::ExternalData::external;

@@ -1,0 +1,141 @@
+"""ONNX Runtime sessions fed from onnxmap's mapping: the weights handed to ONNX Runtime in place.
+
+    import onnxmap.ort
+    session = onnxmap.ort.InferenceSession("model.onnx")  # for onnxruntime.InferenceSession(path)
+    logits = session.run(None, {"input_ids": ids})[0]
+
+The session is an onnxruntime.InferenceSession. Its graph is the model as onnxmap writes it with
+each initializer of at least SIZE_THRESHOLD bytes held in raw_data turned into external data that
+names its own bytes in the model file (serialize_in_place), and each initializer ORT can take in
+place is given to it as an OrtValue over onnxmap's view of its bytes
+(SessionOptions.add_initializer): ORT neither parses nor copies it, and the weights stay in the
+page cache, shared by every session and process that maps the file. The rest ORT reads itself, as
+from any file: strings and tensors in typed fields (which stay in the graph), sub-byte types, and
+a name that two graphs of the model both use. ORT's own copies remain where its options make them
+(pre-packed weights, unless "session.disable_prepacking" is "1"; constant folding; a device's
+copy). session.onnxmap_stats counts what went which way; docs/ort.md says when this helps.
+
+The session holds the Model, so the mapping lives as long as the session: a Model given to it is
+not to be closed while the session runs (closing it while ORT reads would be as closing a file
+under a reader: onnxmap's fault rule, docs/format-and-limits.md, holds).
+"""
+import os
+import re
+
+import onnxruntime
+
+from . import _onnxmap
+from .model import open as _open
+
+# Tensors smaller than this stay in the graph ORT parses: their copy costs nothing, and graph
+# optimizers read small constants (scales, shapes) from the graph.
+SIZE_THRESHOLD = 1024
+
+# The first release that resolves a buffer's external data against a folder given in the options
+# (onnxruntime pull request 23557).
+MINIMUM_VERSION = (1, 21)
+_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
+
+# An initializer of the main graph or of a subgraph ("graph.node[2].attribute[0].g.initializer[0]"),
+# not of training_info, which ORT does not run.
+_INITIALIZER = re.compile(r"^graph(\..*)?\.initializer\[\d+\]$")
+
+# ONNX element types that NumPy has no type for, and whose bytes onnxmap gives as unsigned
+# integers of their width: the OrtValue is made with the ONNX type.
+_ONNX_TYPE = {"BFLOAT16": 16, "FLOAT8E4M3FN": 17, "FLOAT8E4M3FNUZ": 18, "FLOAT8E5M2": 19,
+              "FLOAT8E5M2FNUZ": 20, "FLOAT8E8M0": 24}
+
+
+def _check_version():
+    found = tuple(int(part) for part in re.findall(r"\d+", onnxruntime.__version__)[:2])
+    if found < MINIMUM_VERSION or not hasattr(onnxruntime.SessionOptions, "add_initializer"):
+        raise _onnxmap.Error(
+            f"onnxmap.ort needs onnxruntime {'.'.join(map(str, MINIMUM_VERSION))} or later "
+            f"(SessionOptions.add_initializer, and external data of a model given as bytes "
+            f"resolved against {_FOLDER_KEY}); this is onnxruntime {onnxruntime.__version__}")
+
+
+def _shareable(model, threshold):
+    """The initializers ORT can take in place, by name, and what is left to ORT, as counts."""
+    tensors = [model.tensor_at(i) for i in range(model.tensor_count())]
+    tensors = [t for t in tensors if _INITIALIZER.match(t.path)]
+    uses = {}
+    for t in tensors:
+        uses[t.name] = uses.get(t.name, 0) + 1
+    shared, left = {}, {"tensors": 0, "bytes": 0}
+    for t in tensors:
+        referenced = t.storage == "external" or (t.storage == "raw" and t.nbytes >= threshold)
+        if referenced and uses[t.name] == 1 and t.is_view and t.dtype is not None:
+            shared[t.name] = t
+        else:
+            left["tensors"] += 1
+            left["bytes"] += t.nbytes
+    return shared, left
+
+
+def _ort_value(tensor):
+    array = tensor.numpy()
+    onnx_type = _ONNX_TYPE.get(tensor.data_type)
+    if onnx_type is None:
+        return onnxruntime.OrtValue.ortvalue_from_numpy(array)
+    return onnxruntime.OrtValue.ortvalue_from_numpy_with_onnx_type(array, onnx_type)
+
+
+def _local_file(model):
+    """The folder ORT resolves external data against and the model file's name in it."""
+    path = model.path
+    if "://" in str(path):
+        raise _onnxmap.Error(f"{path}: onnxmap.ort reads local files only in this release "
+                             "(a URL's model: onnxmap convert URL model.onnx first)")
+    path = os.path.abspath(os.fspath(path))
+    return os.path.dirname(path), os.path.basename(path)
+
+
+def _with_path(error, path):
+    """ORT's exception `error` again, its message led by the model's path."""
+    message = f"{path}: {error}"
+    if "already been added" in str(error):
+        message += " (a SessionOptions serves one onnxmap.ort session: give each a new one)"
+    try:
+        return type(error)(message)
+    except TypeError:  # a type that takes other arguments
+        return RuntimeError(message)
+
+
+class InferenceSession(onnxruntime.InferenceSession):
+    """onnxruntime.InferenceSession(path_or_model, ...) with the weights handed over in place.
+
+    path_or_model: a model's path or an open onnxmap.Model (kept open by the session).
+    sess_options: an onnxruntime.SessionOptions for this session only: onnxmap adds the
+    initializers and one configuration entry to it, so it cannot serve a second session.
+    providers, provider_options and the other keywords go to onnxruntime.InferenceSession.
+    size_threshold: raw_data tensors under it stay in the graph ORT parses.
+
+    onnxmap_stats: {"shared": tensors handed over in place, "shared_bytes": their bytes,
+    "left_to_ort": initializers ORT reads itself, "left_to_ort_bytes", "graph_bytes": the size
+    of the graph given to ORT}."""
+
+    def __init__(self, path_or_model, sess_options=None, providers=None, provider_options=None,
+                 *, size_threshold=SIZE_THRESHOLD, **kwargs):
+        _check_version()
+        model = path_or_model if isinstance(path_or_model, _onnxmap.Model) \
+            else _open(path_or_model)
+        folder, name = _local_file(model)
+        graph = _onnxmap._serialize_in_place(model, name, size_threshold)
+        shared, left = _shareable(model, size_threshold)
+        options = sess_options if sess_options is not None else onnxruntime.SessionOptions()
+        options.add_session_config_entry(_FOLDER_KEY, folder)
+        # The OrtValues (each holding its array, each array its Model) live as long as the
+        # session: ORT reads their memory for as long as it runs.
+        self._onnxmap_values = {n: _ort_value(t) for n, t in shared.items()}
+        try:
+            for n, value in self._onnxmap_values.items():
+                options.add_initializer(n, value)
+            super().__init__(graph, options, providers, provider_options, **kwargs)
+        except Exception as error:  # ORT's own types (Fail, InvalidArgument, ...), kept
+            raise _with_path(error, model.path) from error
+        self.onnxmap_model = model
+        self.onnxmap_stats = {"shared": len(shared),
+                              "shared_bytes": sum(t.nbytes for t in shared.values()),
+                              "left_to_ort": left["tensors"], "left_to_ort_bytes": left["bytes"],
+                              "graph_bytes": len(graph)}
