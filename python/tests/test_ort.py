@@ -118,6 +118,19 @@ def test_the_session_is_onnxruntimes_and_keeps_the_model_open(tmp_path):
     assert got.tobytes() == expected.tobytes()
 
 
+def test_a_model_read_into_memory_serves_a_session(tmp_path):
+    """mode="read" (docs/ort.md: the file held in memory, safe from a cut)."""
+    path = synth(tmp_path / "m.onnx", "--layers", 1, "--hidden", 64, "--dtype", "float32",
+                 "--finite")
+    ids = {"input_ids": np.array([2, 7])}
+    expected = ort.InferenceSession(str(path), options(), CPU).run(None, ids)[0]
+    with onnxmap.open(path, mode="read") as model:
+        session = model.ort_session(options(), CPU)
+        stats = session.onnxmap_stats
+        assert (stats["shared"], stats["left_to_ort"]) == (9, 3)  # the norms' 256 B stay inline
+        assert session.run(None, ids)[0].tobytes() == expected.tobytes()
+
+
 MEASURE = """
 import json, sys, numpy as np, onnxruntime as ort
 def anon():
