@@ -21,6 +21,7 @@ under a reader: onnxmap's fault rule, docs/format-and-limits.md, holds).
 """
 import os
 import re
+import weakref
 
 import onnxruntime
 
@@ -81,6 +82,29 @@ def _ort_value(tensor):
     return onnxruntime.OrtValue.ortvalue_from_numpy_with_onnx_type(array, onnx_type)
 
 
+# What each SessionOptions given to a session carries: ORT keeps only pointers to the OrtValues
+# added to it, so they (each holding its array, each array its Model) live as long as the
+# options do, and a second session over the same options and the same file reuses them.
+# options -> {name: ((file, data file, offset, length), OrtValue)}
+_ADDED = weakref.WeakKeyDictionary()
+
+
+def _add_initializers(options, model, shared):
+    added = _ADDED.setdefault(options, {})
+    for name, tensor in shared.items():
+        where = (str(model.path), tensor.data_file, tensor.file_offset, tensor.nbytes)
+        if name in added:
+            if added[name][0] != where:
+                raise _onnxmap.Error(
+                    f"{model.path}: this SessionOptions already gives ONNX Runtime a tensor "
+                    f"named {name!r}, from {added[name][0][0]}: give each model its own "
+                    "SessionOptions")
+            continue
+        value = _ort_value(tensor)
+        options.add_initializer(name, value)
+        added[name] = (where, value)
+
+
 def _local_file(model):
     """The folder ORT resolves external data against and the model file's name in it."""
     path = model.path
@@ -94,8 +118,6 @@ def _local_file(model):
 def _with_path(error, path):
     """ORT's exception `error` again, its message led by the model's path."""
     message = f"{path}: {error}"
-    if "already been added" in str(error):
-        message += " (a SessionOptions serves one onnxmap.ort session: give each a new one)"
     try:
         return type(error)(message)
     except TypeError:  # a type that takes other arguments
@@ -106,8 +128,8 @@ class InferenceSession(onnxruntime.InferenceSession):
     """onnxruntime.InferenceSession(path_or_model, ...) with the weights handed over in place.
 
     path_or_model: a model's path or an open onnxmap.Model (kept open by the session).
-    sess_options: an onnxruntime.SessionOptions for this session only: onnxmap adds the
-    initializers and one configuration entry to it, so it cannot serve a second session.
+    sess_options: an onnxruntime.SessionOptions; onnxmap adds the initializers and the folder
+    entry to it, so it serves further sessions of the same model file, not of another.
     providers, provider_options and the other keywords go to onnxruntime.InferenceSession.
     size_threshold: raw_data tensors under it stay in the graph ORT parses.
 
@@ -125,12 +147,8 @@ class InferenceSession(onnxruntime.InferenceSession):
         shared, left = _shareable(model, size_threshold)
         options = sess_options if sess_options is not None else onnxruntime.SessionOptions()
         options.add_session_config_entry(_FOLDER_KEY, folder)
-        # The OrtValues (each holding its array, each array its Model) live as long as the
-        # session: ORT reads their memory for as long as it runs.
-        self._onnxmap_values = {n: _ort_value(t) for n, t in shared.items()}
+        _add_initializers(options, model, shared)
         try:
-            for n, value in self._onnxmap_values.items():
-                options.add_initializer(n, value)
             super().__init__(graph, options, providers, provider_options, **kwargs)
         except Exception as error:  # ORT's own types (Fail, InvalidArgument, ...), kept
             raise _with_path(error, model.path) from error
