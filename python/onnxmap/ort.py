@@ -15,12 +15,17 @@ a name that two graphs of the model both use. ORT's own copies remain where its 
 (pre-packed weights, unless "session.disable_prepacking" is "1"; constant folding; a device's
 copy). session.onnxmap_stats counts what went which way; docs/ort.md says when this helps.
 
+A URL (http(s)://, s3://, hf://) is fetched once, whole, into a mirror on local disk (a temporary
+folder kept while the session lives, or the cache_dir of a Model opened with one), which ORT
+names like any file.
+
 The session holds the Model, so the mapping lives as long as the session: a Model given to it is
 not to be closed while the session runs (closing it while ORT reads would be as closing a file
 under a reader: onnxmap's fault rule, docs/format-and-limits.md, holds).
 """
 import os
 import re
+import tempfile
 import weakref
 
 import onnxruntime
@@ -105,13 +110,27 @@ def _add_initializers(options, model, shared):
         added[name] = (where, value)
 
 
-def _local_file(model):
-    """The folder ORT resolves external data against and the model file's name in it."""
-    path = model.path
-    if "://" in str(path):
-        raise _onnxmap.Error(f"{path}: onnxmap.ort reads local files only in this release "
-                             "(a URL's model: onnxmap convert URL model.onnx first)")
-    path = os.path.abspath(os.fspath(path))
+def _opened(path_or_model):
+    """The model, and the folder made for a URL's mirror (None where none was made here): ORT
+    names the files it reads, so a URL's bytes are fetched into a mirror whose files have names,
+    kept while the session lives."""
+    if isinstance(path_or_model, _onnxmap.Model):
+        return path_or_model, None
+    if "://" not in os.fspath(path_or_model):
+        return _open(path_or_model), None
+    mirror = tempfile.TemporaryDirectory(prefix="onnxmap-ort-")
+    return _open(path_or_model, cache_dir=mirror.name), mirror
+
+
+def _folder_and_name(model):
+    """The folder ORT resolves external data against and the model file's name in it: the
+    model's own, or for a URL its mirror's."""
+    path = os.path.abspath(os.fspath(model.path))
+    if not os.path.exists(path):
+        raise _onnxmap.Error(
+            f"{path}: this model was opened by URL without cache_dir, so its mirror's files have "
+            "no names for ONNX Runtime to open: give onnxmap.ort the URL itself, or open the "
+            "model with cache_dir=FOLDER")
     return os.path.dirname(path), os.path.basename(path)
 
 
@@ -127,7 +146,9 @@ def _with_path(error, path):
 class InferenceSession(onnxruntime.InferenceSession):
     """onnxruntime.InferenceSession(path_or_model, ...) with the weights handed over in place.
 
-    path_or_model: a model's path or an open onnxmap.Model (kept open by the session).
+    path_or_model: a model's path or URL, or an open onnxmap.Model (kept open by the session).
+    A URL's bytes are fetched once, whole, into a mirror: a temporary folder removed when the
+    session is gone, or for a Model opened by URL, its cache_dir (one is needed).
     sess_options: an onnxruntime.SessionOptions; onnxmap adds the initializers and the folder
     entry to it, so it serves further sessions of the same model file, not of another.
     providers, provider_options and the other keywords go to onnxruntime.InferenceSession.
@@ -140,10 +161,9 @@ class InferenceSession(onnxruntime.InferenceSession):
     def __init__(self, path_or_model, sess_options=None, providers=None, provider_options=None,
                  *, size_threshold=SIZE_THRESHOLD, **kwargs):
         _check_version()
-        model = path_or_model if isinstance(path_or_model, _onnxmap.Model) \
-            else _open(path_or_model)
-        folder, name = _local_file(model)
-        graph = _onnxmap._serialize_in_place(model, name, size_threshold)
+        model, self._onnxmap_mirror = _opened(path_or_model)
+        folder, name = _folder_and_name(model)
+        graph = _onnxmap._serialize_in_place(model, name, size_threshold)  # fetches a URL's all
         shared, left = _shareable(model, size_threshold)
         options = sess_options if sess_options is not None else onnxruntime.SessionOptions()
         options.add_session_config_entry(_FOLDER_KEY, folder)

@@ -4,7 +4,8 @@ two graphs), on the backend corpus, the exporters' corpus and the pinned npm cor
 are those of onnxruntime.InferenceSession(path) with the same options, bit for bit. The weights
 are handed over, not copied: a session over 192 MB of inline weights adds a few MB of anonymous
 memory where ORT's own adds the weights. A 3.9 GB single-file model, which ORT refuses, runs and
-gives what ORT gives on its external-data conversion. Bad input: ORT's refusal with the model's
+gives what ORT gives on its external-data conversion. By http://, s3:// and hf:// (range_server.py
+on loopback) the same outputs as from disk. Bad input: ORT's refusal with the model's
 path, a SessionOptions given a second model, a release of onnxruntime too old.
 
 Runs where onnxruntime is installed: the PyPI run (tools/venvs/pypi.txt pins it); Debian has no
@@ -23,6 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxmap
 from conftest import CORPUS, ONNXMAP_EXE, corpus_models, once
+from test_remote import HUB_TOKEN, SECRET, RangeServer
 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is PyPI's (the PyPI run has it)")
 import onnxmap.ort  # noqa: E402  (imports onnxruntime)
@@ -244,9 +246,57 @@ def test_an_onnxruntime_too_old_is_named(tmp_path, monkeypatch):
         onnxmap.ort.InferenceSession(tmp_path / "any.onnx")
 
 
-def test_a_url_is_refused_for_now():
-    with pytest.raises(onnxmap.Error, match="reads local files only"):
-        onnxmap.ort._local_file(type("M", (), {"path": "https://example.com/m.onnx"})())
+@pytest.fixture
+def served(tmp_path, monkeypatch):
+    """synth's model inline and with external data, served by range_server.py (tests/remote/)
+    as http://, as s3:// (bucket "ok", its plain mode) and as hf:// (the Hub at its /hub/)."""
+    root = tmp_path / "root" / "org" / "repo"
+    root.mkdir(parents=True)
+    for name, extra in (("inline.onnx", []), ("external.onnx", ["--external-data"])):
+        synth(root / name, "--layers", 1, "--hidden", 64, "--dtype", "float32", "--finite",
+              *extra)
+    server = RangeServer(tmp_path / "root", tmp_path / "log")
+    base = "http://127.0.0.1:%d" % server.port
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for k, v in {"AWS_ENDPOINT_URL": base, "AWS_ACCESS_KEY_ID": "AKIDPY",
+                 "AWS_SECRET_ACCESS_KEY": SECRET, "HF_ENDPOINT": base + "/hub",
+                 "HF_TOKEN": HUB_TOKEN}.items():
+        monkeypatch.setenv(k, v)
+    yield root, {"http": lambda name: server.url("org/repo/" + name),
+                 "s3": lambda name: f"s3://ok/org/repo/{name}",
+                 "hf": lambda name: f"hf://org/repo/{name}@main"}
+    server.process.kill()
+    server.process.wait()
+
+
+@pytest.mark.parametrize("name", ["inline.onnx", "external.onnx"])
+@pytest.mark.parametrize("scheme", ["http", "s3", "hf"])
+def test_a_url_runs_as_the_local_file(served, scheme, name):
+    """Fetched once, whole, into a mirror that lives as long as the session."""
+    root, url = served
+    ids = {"input_ids": np.array([4, 2])}
+    expected = ort.InferenceSession(str(root / name), options(), CPU).run(None, ids)[0]
+    session = onnxmap.ort.InferenceSession(url[scheme](name), options(), CPU)
+    assert session.run(None, ids)[0].tobytes() == expected.tobytes()
+    assert session.onnxmap_stats["shared"] == (12 if name == "external.onnx" else 9)
+    mirror = pathlib.Path(session._onnxmap_mirror.name)
+    assert mirror.is_dir()
+    del session
+    gc.collect()
+    assert not mirror.exists()
+
+
+def test_a_model_opened_by_url_needs_a_cache(served, tmp_path):
+    root, url = served
+    with onnxmap.open(url["http"]("inline.onnx")) as model:
+        with pytest.raises(onnxmap.Error, match="opened by URL without cache_dir"):
+            model.ort_session(options(), CPU)
+    with onnxmap.open(url["http"]("external.onnx"), cache_dir=tmp_path / "cache") as model:
+        ids = {"input_ids": np.array([9])}
+        expected = ort.InferenceSession(str(root / "external.onnx"), options(), CPU).run(
+            None, ids)[0]
+        assert model.ort_session(options(), CPU).run(None, ids)[0].tobytes() == \
+            expected.tobytes()
 
 
 def backend_inputs(folder):
