@@ -19,16 +19,17 @@ A URL (http(s)://, s3://, hf://) is fetched once, whole, into a mirror on local 
 folder kept while the session lives, or the cache_dir of a Model opened with one), which ORT
 names like any file.
 
-The session holds the Model, so the mapping lives as long as the session: a Model given to it is
-not to be closed while the session runs (closing it while ORT reads would be as closing a file
-under a reader: onnxmap's fault rule, docs/format-and-limits.md, holds).
+The session holds the Model and the arrays ORT reads hold the mapping, so the bytes stay mapped as
+long as the session lives: closing the Model meanwhile is safe, as it is with any array taken from
+it. A file cut short under a running session is onnxmap's fault rule (docs/format-and-limits.md):
+ORT's reads of the lost pages meet SIGBUS, as any plain view's do.
 """
 import os
 import re
 import tempfile
 import weakref
 
-import onnxruntime
+import onnxruntime  # type: ignore[import-untyped]  # (it ships no type information)
 
 from . import _onnxmap
 from .model import open as _open

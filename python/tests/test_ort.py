@@ -105,7 +105,7 @@ def test_synth_models_run_as_ort_runs_them(tmp_path, dtype, external, prepacking
         assert unaligned
 
 
-def test_the_session_is_onnxruntimes_and_keeps_the_model_open(tmp_path):
+def test_the_session_is_onnxruntimes_and_keeps_the_mapping(tmp_path):
     path = synth(tmp_path / "m.onnx", "--layers", 1, "--hidden", 64, "--dtype", "float32",
                  "--finite")
     model = onnxmap.open(path)
@@ -118,6 +118,9 @@ def test_the_session_is_onnxruntimes_and_keeps_the_model_open(tmp_path):
     assert not session.onnxmap_model.closed
     got = session.run(None, {"input_ids": np.array([7])})[0]
     assert got.tobytes() == expected.tobytes()
+    session.onnxmap_model.close()  # the arrays ORT reads keep the file mapped
+    gc.collect()
+    assert session.run(None, {"input_ids": np.array([7])})[0].tobytes() == expected.tobytes()
 
 
 def test_a_model_read_into_memory_serves_a_session(tmp_path):
