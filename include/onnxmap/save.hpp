@@ -34,13 +34,30 @@ class ModelBuilder;
 enum class ExternalData : std::uint8_t {
   inline_data,  // every tensor inline (raw_data), external tensors of the source included
   external,     // tensors of at least `size_threshold` bytes go to external data files
-  // Where the source keeps it: external when any tensor of the opened model is external data,
-  // else inline (a ModelBuilder: inline). What `onnxmap convert` does without a layout flag.
+  // Where the source keeps it: external when any tensor of the opened model is external data
+  // or the data format is safetensors, else inline (a ModelBuilder: inline). What `onnxmap
+  // convert` does without a layout flag.
   keep,
+};
+
+// The format of external data files.
+enum class DataFormat : std::uint8_t {
+  raw,  // payloads at aligned offsets, as onnx writes them
+  // safetensors files: a JSON header naming each tensor's dtype, shape and offsets, then the
+  // payloads without holes, widest element first, so each is aligned to its element size
+  // (docs/format-and-limits.md). Each tensor's external data points past the header, so ONNX
+  // Runtime, onnx and the safetensors library read the same bytes.
+  safetensors,
 };
 
 struct SaveOptions {
   ExternalData external_data = ExternalData::inline_data;
+  // raw, or safetensors: then `location` defaults to "model.safetensors" and must end in
+  // ".safetensors", max_external_file_size is the shard size (shards named as the Hub names
+  // them, model-00001-of-00004.safetensors, beside model.safetensors.index.json),
+  // one_file_per_tensor is refused, `align` pads the header so that the data starts at a
+  // multiple of it, and a type safetensors cannot hold is an error naming the tensor.
+  DataFormat data_format = DataFormat::raw;
   // The data file, relative to the model's folder; may name a subfolder ("weights/model.data").
   // Empty: the model's file name + ".data". Absolute paths and ".." are refused.
   std::string location;
@@ -75,9 +92,13 @@ struct SaveResult {
   std::uint64_t reencoded_tensors = 0;  // tensors whose data moved
 };
 
-// Saves `model` to `path`. Throws onnxmap::Error: io for unwritable destinations or a full disk,
+// Saves `model` to `path`. A path ending in ".safetensors" gets the initializers alone (and, with
+// convert_attribute, attribute tensors), whatever their size, as a safetensors file, or past
+// max_external_file_size as shards and their index; payloads are copied verbatim. Throws
+// onnxmap::Error: io for unwritable destinations or a full disk,
 // unsafe_path for a destination that is a symlink, is the source model or one of its data files,
-// or a location outside the model's folder; invalid_argument for unusable options.
+// or a location outside the model's folder; invalid_argument for unusable options, a type the
+// safetensors format cannot hold (naming the tensor) and a weights file of a model without any.
 ONNXMAP_API SaveResult save(const Model& model, const std::filesystem::path& path,
                             const SaveOptions& options = {});
 ONNXMAP_API SaveResult save(const ModelBuilder& model, const std::filesystem::path& path,

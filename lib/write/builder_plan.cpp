@@ -222,7 +222,11 @@ class BuilderPlanner {
       if (t.owner()) plan_.keep(t.owner());
       payload.source = &plan_.own_source(std::make_unique<SourceFile>(t.bytes()));
     }
-    const PayloadInfo info{t.name(), t.byte_size(), in_attribute, movable && !in_function_};
+    PayloadInfo info;
+    info.name = t.name();
+    info.size = t.byte_size();
+    info.in_attribute = in_attribute;
+    info.movable = movable && !in_function_;
     if (layout_.goes_external(info)) ++result_.external_tensors;
     layout_.append_data(plan_, id, info, payload, {});
   }

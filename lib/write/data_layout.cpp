@@ -69,8 +69,14 @@ DataLayout::DataLayout(const SaveOptions& options, bool external,
                 "align must be a power of two, not " + std::to_string(options.align));
   }
   if (!external_) return;
-  location_ =
-      checked_location(options.location.empty() ? model_file_name + ".data" : options.location);
+  const bool safetensors = options.data_format == DataFormat::safetensors;
+  if (safetensors && options.one_file_per_tensor) {
+    throw Error(ErrorKind::invalid_argument,
+                "one file per tensor is not a safetensors layout (use a shard size)");
+  }
+  const std::string default_location =
+      safetensors ? "model.safetensors" : model_file_name + ".data";
+  location_ = checked_location(options.location.empty() ? default_location : options.location);
   const auto slash = location_.rfind('/');
   folder_ = slash == std::string::npos ? "" : location_.substr(0, slash + 1);
   if (location_ == model_file_name) {
@@ -121,6 +127,13 @@ DataLayout::Placement DataLayout::place(std::string_view tensor_name, std::uint6
   return {files_.size() - 1, offset};
 }
 
+void DataLayout::plan_safetensors(std::span<const PayloadInfo> tensors, std::string_view source) {
+  safetensors_.emplace(tensors, location_, options_.max_external_file_size, options_.align, source);
+  for (const SafetensorsFile& file : safetensors_->files()) {
+    files_.push_back(DataFilePlan{file.location, {}, file.size});
+  }
+}
+
 void DataLayout::append_data(Plan& plan, std::uint32_t tensor, const PayloadInfo& info,
                              const Chunk& payload, std::span<const KeptEntry> kept) {
   wire::Writer w;
@@ -132,7 +145,16 @@ void DataLayout::append_data(Plan& plan, std::uint32_t tensor, const PayloadInfo
   }
   std::string_view location = location_;
   std::uint64_t offset = payload.offset;  // in place: where the bytes are in the model file
-  if (!in_place_) {
+  if (safetensors()) {
+    if (!safetensors_) {
+      throw Error(ErrorKind::invalid_argument,
+                  "the safetensors data format is for saving an opened model");
+    }
+    const SafetensorsLayout::Placement where = safetensors_->placement(info.tensor);
+    files_[where.file].payloads.push_back({where.offset, payload});
+    location = files_[where.file].location;
+    offset = where.offset;
+  } else if (!in_place_) {
     const Placement where = place(info.name, payload.size);
     DataFilePlan& file = files_[where.file];
     file.payloads.push_back({where.offset, payload});
@@ -148,6 +170,21 @@ void DataLayout::append_data(Plan& plan, std::uint32_t tensor, const PayloadInfo
 }
 
 void DataLayout::finish(Plan& plan) {
+  if (safetensors_) {
+    // Each file's header first, then its payloads by offset (they were appended in the model's
+    // order, and are laid out widest first); the index last.
+    for (std::size_t f = 0; f < files_.size(); ++f) {
+      auto& payloads = files_[f].payloads;
+      std::sort(payloads.begin(), payloads.end(),
+                [](const auto& a, const auto& b) { return a.offset < b.offset; });
+      payloads.insert(payloads.begin(), {0, plan.own_bytes(safetensors_->files()[f].header)});
+    }
+    if (!safetensors_->index_location().empty()) {
+      const std::string& json = safetensors_->index_json();
+      const Chunk index = plan.own_bytes(std::as_bytes(std::span(json.data(), json.size())));
+      files_.push_back(DataFilePlan{safetensors_->index_location(), {{0, index}}, json.size()});
+    }
+  }
   plan.data_files = std::move(files_);
   files_.clear();
 }

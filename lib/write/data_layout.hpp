@@ -11,6 +11,7 @@
 
 #include "onnxmap/save.hpp"
 #include "write/plan.hpp"
+#include "write/safetensors_layout.hpp"
 
 namespace onnxmap::detail {
 
@@ -20,6 +21,10 @@ struct PayloadInfo {
   std::uint64_t size = 0;     // bytes in the raw_data layout
   bool in_attribute = false;  // held by an attribute (Constant and others), not an initializer
   bool movable = false;       // raw_data or external data: numeric bytes in the raw layout
+  // For the safetensors format: the tensor's index in its model, its type and dims.
+  std::uint32_t tensor = 0;
+  DataType type = DataType::undefined;
+  std::span<const std::int64_t> dims;
 };
 
 // An external_data key the source carried that stays valid when the bytes move (a checksum).
@@ -40,6 +45,19 @@ class DataLayout {
   DataLayout(const SaveOptions& options, std::string model_location);
 
   [[nodiscard]] bool in_place() const noexcept { return in_place_; }
+
+  // With the safetensors format: plans the files of `tensors` (every one that goes external, in
+  // model order) before any append_data; `source` names the model in the headers. Throws
+  // onnxmap::Error (invalid_argument) for a type safetensors cannot hold.
+  void plan_safetensors(std::span<const PayloadInfo> tensors, std::string_view source);
+  // External data in safetensors files (the format means nothing for an inline save).
+  [[nodiscard]] bool safetensors() const noexcept {
+    return external_ && options_.data_format == DataFormat::safetensors;
+  }
+  // A weights file (save to ".safetensors"): every tensor must go to it.
+  void set_weights_only() noexcept { weights_only_ = true; }
+  [[nodiscard]] bool weights_only() const noexcept { return weights_only_; }
+  [[nodiscard]] bool converts_attributes() const noexcept { return options_.convert_attribute; }
 
   // True when the tensor's payload goes to a data file.
   [[nodiscard]] bool goes_external(const PayloadInfo& tensor) const;
@@ -63,11 +81,13 @@ class DataLayout {
   const SaveOptions& options_;
   bool external_;
   bool in_place_ = false;
+  bool weights_only_ = false;
   // Of the single data file, or the stem of numbered ones; in place: of the model file.
   std::string location_;
-  std::string folder_;    // of per-tensor files ("" or "sub/")
+  std::string folder_;  // of per-tensor files ("" or "sub/")
   std::vector<DataFilePlan> files_;
   std::set<std::string> used_names_;  // per-tensor file names given out, lower case
+  std::optional<SafetensorsLayout> safetensors_;
 };
 
 }  // namespace onnxmap::detail

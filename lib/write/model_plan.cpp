@@ -62,6 +62,7 @@ class ModelPlanner {
     model_source_ = &plan_.own_source(source_for(index_.file));
     data_sources_.assign(index_.data_files.size(), nullptr);
     decide();
+    if (layout_.safetensors()) plan_safetensors();
     result_.copied_messages = index_.messages.size() - changed_count_;
     rewrite(0, 0);
   }
@@ -77,7 +78,28 @@ class ModelPlanner {
     const TensorRecord& t = index_.tensors[tensor];
     const Reach reach = reach_of(index_, t.message);
     const bool movable = reach.reachable && t.has_stored_bytes();
-    return {t.name, movable ? t.payload_length : 0, reach.in_attribute, movable};
+    return {t.name,
+            movable ? t.payload_length : 0,
+            reach.in_attribute,
+            movable,
+            tensor,
+            static_cast<DataType>(t.data_type),
+            std::span<const std::int64_t>(index_.dims.data() + t.dims_begin, t.dims_count)};
+  }
+
+  // The safetensors format places every external tensor before any is written. A weights file
+  // must hold every initializer (and, with convert_attribute, attribute tensor) but the empty.
+  void plan_safetensors() {
+    std::vector<PayloadInfo> external;
+    for (std::uint32_t t = 0; t < index_.tensors.size(); ++t) {
+      const PayloadInfo info = info_of(t);
+      if (layout_.goes_external(info)) {
+        external.push_back(info);
+      } else if (layout_.weights_only()) {
+        refuse_left_out(t);
+      }
+    }
+    layout_.plan_safetensors(external, index_.file.path().filename().string());
   }
 
   // Which tensors move, and which messages hold one (and so are rebuilt).
@@ -100,6 +122,23 @@ class ModelPlanner {
         ++changed_count_;
       }
     }
+  }
+
+  void refuse_left_out(std::uint32_t t) const {
+    const TensorRecord& record = index_.tensors[t];
+    const Reach reach = reach_of(index_, record.message);
+    if (!reach.reachable || (reach.in_attribute && !layout_.converts_attributes())) return;
+    const Tensor tensor = model_.tensor_at(t);
+    if (record.storage == TensorStorage::none || tensor.element_count() == 0) return;
+    const auto type = static_cast<DataType>(record.data_type);
+    const std::string what = type == DataType::string ? ", which safetensors cannot hold"
+                                                      : " held in a typed field, not raw_data, "
+                                                        "which onnxmap does not re-encode";
+    const auto info = traits(type);
+    throw Error(ErrorKind::invalid_argument,
+                "tensor '" + std::string(record.name) + "' is " +
+                    std::string(info ? info->name : "of an unknown type") + what,
+                Error::kNoOffset, tensor.path());
   }
 
   void rewrite(std::uint32_t record, std::uint32_t out) {

@@ -47,9 +47,13 @@ void Plan::add_chunk(std::uint32_t message, const Chunk& chunk) {
 }
 
 void Plan::add_bytes(std::uint32_t message, std::span<const std::byte> bytes) {
+  add_chunk(message, own_bytes(bytes));
+}
+
+Chunk Plan::own_bytes(std::span<const std::byte> bytes) {
   const std::uint64_t offset = arena_.size();
   arena_.insert(arena_.end(), bytes.begin(), bytes.end());
-  add_chunk(message, Chunk{nullptr, offset, bytes.size()});
+  return Chunk{nullptr, offset, bytes.size()};
 }
 
 const SourceFile& Plan::own_source(std::unique_ptr<SourceFile> source) {

@@ -61,6 +61,8 @@ class Plan {
   void add_chunk(std::uint32_t message, const Chunk& chunk);
   // Bytes the plan keeps itself (tags, lengths, re-encoded fields).
   void add_bytes(std::uint32_t message, std::span<const std::byte> bytes);
+  // Bytes the plan keeps itself, as a chunk of a data file (a safetensors header, an index).
+  [[nodiscard]] Chunk own_bytes(std::span<const std::byte> bytes);
   // A source the plan owns (a file reopened for copying, a caller's buffer).
   const SourceFile& own_source(std::unique_ptr<SourceFile> source);
   // Keeps `owner` alive as long as the plan (buffers a builder handed over).

@@ -89,10 +89,11 @@ void fetch_whole_model(const detail::ModelIndex& index) {
   }
 }
 
-// Writes every file of `plan` beside its destination, then puts them in place.
+// Writes every file of `plan` beside its destination, then puts them in place; the model file
+// only `with_model` (else the last data file, a weights file or its index, is put in place last).
 void write_files(Plan& plan, const fs::path& path, const fs::path& folder,
-                 const SaveOptions& options, SaveResult& result) {
-  result.model_bytes = plan.compute_sizes();
+                 const SaveOptions& options, SaveResult& result, bool with_model) {
+  result.model_bytes = with_model ? plan.compute_sizes() : 0;
   result.data_bytes = plan.data_bytes();
   detail::Progress progress(result.model_bytes + result.data_bytes, options.progress);
   std::vector<io::NewFile> data_files;
@@ -105,6 +106,13 @@ void write_files(Plan& plan, const fs::path& path, const fs::path& folder,
     if (data_files.size() > kUnnamedFiles) data_files.back().name();
     result.data_files.emplace_back(file.location);
   }
+  if (!with_model) {
+    io::NewFile last = std::move(data_files.back());
+    data_files.pop_back();
+    detail::commit_model(data_files, last, options.durable);
+    progress.finish();
+    return;
+  }
   detail::OutputFile out(path, progress, result.model_bytes);
   plan.emit(0, out);
   io::NewFile model = out.finish(options.durable);
@@ -113,7 +121,7 @@ void write_files(Plan& plan, const fs::path& path, const fs::path& folder,
 }
 
 SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::path>& sources,
-                      const SaveOptions& options, SaveResult result) {
+                      const SaveOptions& options, SaveResult result, bool with_model = true) {
   if (!path.has_filename()) {
     throw Error(ErrorKind::invalid_argument, "the model path names no file", Error::kNoOffset, {},
                 path.string());
@@ -131,7 +139,7 @@ SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::pa
       make_folders(folder, file.location, made);
       check_destination(folder / file.location, sources);
     }
-    write_files(plan, path, folder, options, result);
+    write_files(plan, path, folder, options, result, with_model);
   } catch (...) {
     std::error_code ignored;
     for (auto it = made.rbegin(); it != made.rend(); ++it) fs::remove(*it, ignored);
@@ -140,21 +148,52 @@ SaveResult write_plan(Plan& plan, const fs::path& path, const std::vector<fs::pa
   return result;
 }
 
+// The files `model` is read from, which a save must not overwrite.
+std::vector<fs::path> source_files(const detail::ModelIndex& index) {
+  std::vector<fs::path> sources;
+  if (!index.file.path().empty() && index.file.path() != "-") sources.push_back(index.file.path());
+  for (const detail::DataFile& file : index.data_files) sources.push_back(file.file.path());
+  return sources;
+}
+
+// A ".safetensors" path: the tensors alone.
+SaveResult save_weights(const Model& model, const std::filesystem::path& path,
+                        const SaveOptions& options) {
+  const detail::ModelIndex& index = *detail::ViewAccess::index(model);
+  SaveOptions weights = options;
+  weights.data_format = DataFormat::safetensors;
+  weights.external_data = ExternalData::external;
+  weights.location = path.filename().string();
+  weights.size_threshold = 0;
+  detail::DataLayout layout(weights, true, path.filename().string() + ".onnx");
+  layout.set_weights_only();
+  Plan plan;
+  SaveResult result;
+  detail::plan_model(model, layout, plan, result);
+  layout.finish(plan);
+  if (plan.data_files.empty()) {
+    throw Error(ErrorKind::invalid_argument, "the model has no tensor to write as safetensors",
+                Error::kNoOffset, {}, index.file.path().string());
+  }
+  result.copied_messages = 0;
+  return write_plan(plan, path, source_files(index), weights, std::move(result), false);
+}
+
 }  // namespace
 
 SaveResult save(const Model& model, const std::filesystem::path& path, const SaveOptions& options) {
   const detail::ModelIndex& index = *detail::ViewAccess::index(model);
   fetch_whole_model(index);  // untouched bytes are copied from the files verbatim
-  std::vector<fs::path> sources;
-  if (!index.file.path().empty() && index.file.path() != "-") sources.push_back(index.file.path());
-  for (const detail::DataFile& file : index.data_files) sources.push_back(file.file.path());
+  if (path.extension() == ".safetensors") return save_weights(model, path, options);
+  const std::vector<fs::path> sources = source_files(index);
 
   // keep: external where the source has any external tensor.
-  const bool external = options.external_data == ExternalData::external ||
-                        (options.external_data == ExternalData::keep &&
-                         std::any_of(index.tensors.begin(), index.tensors.end(), [](const auto& r) {
-                           return r.storage == TensorStorage::external;
-                         }));
+  const bool external =
+      options.external_data == ExternalData::external ||
+      (options.external_data == ExternalData::keep &&
+       (options.data_format == DataFormat::safetensors ||
+        std::any_of(index.tensors.begin(), index.tensors.end(),
+                    [](const auto& r) { return r.storage == TensorStorage::external; })));
   detail::DataLayout layout(options, external, path.filename().string());
   Plan plan;
   SaveResult result;

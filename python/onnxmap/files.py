@@ -35,9 +35,10 @@ def check(path, *, read_data=False, **options):
 
 
 def _save_options(external_data, location, size_threshold, one_file_per_tensor,
-                  max_external_file_size, align, convert_attribute, durable, progress):
+                  max_external_file_size, align, convert_attribute, durable, progress,
+                  data_format=None):
     """The save options given; None leaves the library's default (SaveOptions)."""
-    options = dict(external_data=external_data, location=location,
+    options = dict(external_data=external_data, data_format=data_format, location=location,
                    size_threshold=size_threshold, one_file_per_tensor=one_file_per_tensor,
                    max_external_file_size=max_external_file_size, align=align,
                    convert_attribute=convert_attribute, durable=durable, progress=progress)
@@ -46,25 +47,29 @@ def _save_options(external_data, location, size_threshold, one_file_per_tensor,
 
 def save(model, path, *, external_data=None, location=None, size_threshold=None,
          one_file_per_tensor=None, max_external_file_size=None, align=None,
-         convert_attribute=None, durable=None, progress=None):
+         convert_attribute=None, durable=None, progress=None, data_format=None):
     """Saves an open onnxmap.Model to `path`, with the C++ SaveOptions under the same names and
     its defaults for those left out: inline (external_data False, the default) or with tensors
     of at least size_threshold bytes (1024) in external data files (location, one file per
     tensor with one_file_per_tensor, files of at most max_external_file_size bytes (0: no
     limit), payloads aligned to align bytes (4096)), attribute tensors too with
     convert_attribute, fsync'd with durable. progress(done, total) is called now and then.
-    Files appear complete or not at all. Returns a dict of what was written."""
+    data_format="safetensors" writes the data files as safetensors (location default
+    model.safetensors; max_external_file_size: the shard size); a path ending in ".safetensors"
+    gets the tensors alone. Files appear complete or not at all. Returns a dict of what was
+    written."""
     return _onnxmap._save(model, os.fspath(path), **_save_options(
         external_data, location, size_threshold, one_file_per_tensor, max_external_file_size,
-        align, convert_attribute, durable, progress))
+        align, convert_attribute, durable, progress, data_format))
 
 
 def convert(src, dst, *, external_data=None, location=None, size_threshold=None,
             one_file_per_tensor=None, max_external_file_size=None, align=None,
-            convert_attribute=None, durable=None, progress=None, **options):
+            convert_attribute=None, durable=None, progress=None, data_format=None, **options):
     """Opens `src` and saves it as `dst` (as `onnxmap convert`). external_data=None keeps the
     data where the source keeps it; True or False moves it out or inline. Save options as in
-    save(), open options as in open(). Returns a dict of what was written."""
+    save() (data_format="safetensors", or a dst ending in ".safetensors" for the tensors alone),
+    open options as in open(). Returns a dict of what was written."""
     return _onnxmap._convert(os.fspath(src), os.fspath(dst), **_save_options(
         external_data, location, size_threshold, one_file_per_tensor, max_external_file_size,
-        align, convert_attribute, durable, progress), **open_options(**options))
+        align, convert_attribute, durable, progress, data_format), **open_options(**options))

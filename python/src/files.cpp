@@ -34,6 +34,15 @@ SaveOptions take_save_options(py::dict& kwargs) {
                                                  : ExternalData::inline_data;
     PyDict_DelItemString(kwargs.ptr(), "external_data");
   }
+  if (kwargs.contains("data_format")) {
+    const auto format = kwargs["data_format"].cast<std::string>();
+    if (format != "raw" && format != "safetensors") {
+      throw Error(ErrorKind::invalid_argument,
+                  "data_format is \"raw\" or \"safetensors\", not \"" + format + "\"");
+    }
+    options.data_format = format == "raw" ? DataFormat::raw : DataFormat::safetensors;
+    PyDict_DelItemString(kwargs.ptr(), "data_format");
+  }
   take_kwarg(kwargs, "location", options.location);
   take_kwarg(kwargs, "size_threshold", options.size_threshold);
   take_kwarg(kwargs, "one_file_per_tensor", options.one_file_per_tensor);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "model_builder.hpp"
 #include "onnxmap/onnxmap.hpp"
@@ -157,6 +158,54 @@ TEST_F(Save, InPlaceReferencesTheBytesWhereTheyLie) {
   EXPECT_EQ(ext_bytes, read(at("ext.onnx")));  // nothing raw over the threshold: verbatim
 
   EXPECT_THROW((void)serialize_in_place(inline_model, "../a.onnx"), Error);
+}
+
+// The safetensors format: a header padded to `align`, then the payloads widest element first
+// (big, 4-byte floats, before mid, bytes), each tensor's external data past the header; shards
+// named as the Hub names them beside their index; a ".safetensors" path gets the tensors alone.
+TEST_F(Save, SafetensorsFilesHoldTheTensorsPastTheirHeader) {
+  const Model original = Model::open(saved("a.onnx"));
+  SaveOptions o;
+  o.data_format = DataFormat::safetensors;
+  o.external_data = ExternalData::keep;  // safetensors goes external
+  save(original, at("st.onnx"), o);
+  const Model st = Model::open(at("st.onnx"));
+  expect_same_tensors(original, st);
+  EXPECT_EQ(st.tensor("big").data_file(), "model.safetensors");
+  EXPECT_EQ(st.tensor("big").file_offset(), 4096U);
+  EXPECT_EQ(st.tensor("mid").file_offset(), 4096U + 8192);
+  EXPECT_EQ(st.tensor("small").storage(), TensorStorage::raw);  // under the threshold
+  const std::vector<std::byte> file = read(at("model.safetensors"));
+  ASSERT_EQ(file.size(), 4096U + 8192 + 3000);
+  std::uint64_t length = 0;
+  for (int b = 7; b >= 0; --b) length = (length << 8U) | std::to_integer<std::uint64_t>(file[b]);
+  EXPECT_EQ(length, 4096U - 8);
+  const auto header = nlohmann::json::parse(std::string(
+      reinterpret_cast<const char*>(file.data()) + 8, static_cast<std::size_t>(length)));
+  EXPECT_EQ(header["big"]["dtype"], "F32");
+  EXPECT_EQ(header["big"]["shape"], nlohmann::json({64, 32}));
+  EXPECT_EQ(header["mid"]["data_offsets"], nlohmann::json({8192, 11192}));
+  EXPECT_EQ(header["__metadata__"]["source"], "a.onnx");
+
+  o.max_external_file_size = 8192;
+  o.location = "w.safetensors";
+  save(original, at("sharded.onnx"), o);
+  const Model sharded = Model::open(at("sharded.onnx"));
+  EXPECT_EQ(sharded.tensor("mid").data_file(), "w-00002-of-00002.safetensors");
+  const auto index = nlohmann::json::parse(
+      std::string(reinterpret_cast<const char*>(read(at("w.safetensors.index.json")).data()),
+                  std::filesystem::file_size(at("w.safetensors.index.json"))));
+  EXPECT_EQ(index["weight_map"]["big"], "w-00001-of-00002.safetensors");
+  EXPECT_EQ(index["metadata"]["total_size"], 8192 + 3000);
+
+  const SaveResult weights = save(original, at("weights.safetensors"));
+  EXPECT_EQ(weights.model_bytes, 0U);
+  EXPECT_EQ(weights.external_tensors, 3U);  // small too; c is an attribute's
+  o = {};
+  o.data_format = DataFormat::safetensors;
+  o.location = "weights.data";
+  o.external_data = ExternalData::external;
+  EXPECT_THROW((void)saved("bad.onnx", o), Error);  // the location must end in .safetensors
 }
 
 TEST_F(Save, SplitsAtTensorBoundaries) {

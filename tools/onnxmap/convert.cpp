@@ -27,6 +27,7 @@ struct ConvertArgs {
   LoadModeOption load;
   RemoteOptions remote;
   std::string size_threshold = "1024", max_file_size = "0", align = "4096";
+  std::string data_format = "raw";
   SaveOptions options;
 };
 
@@ -56,11 +57,20 @@ const CLI::Validator kSize(
     },
     "SIZE");
 
-// "OUT: 1.2 KiB + 2 data files (...); N tensors external, ...", from the JSON alone.
+// "OUT: 1.2 KiB + 2 data files (...); N tensors external, ...", from the JSON alone; a weights
+// file (no model written): "OUT: N tensors in 1 safetensors file (18.0 MiB)".
 void print_convert_text(const nlohmann::json& out) {
+  const auto& files = out["data_files"];
+  if (out["model_bytes"].get<std::uint64_t>() == 0) {
+    std::cout << out["output"].get<std::string>() << ": "
+              << out["external_tensors"].get<std::uint64_t>() << " tensors in " << files.size()
+              << " file" << (files.size() > 1 ? "s" : "") << " ("
+              << human_bytes(out["data_bytes"].get<std::uint64_t>()) << ", first "
+              << files.front().get<std::string>() << ")\n";
+    return;
+  }
   std::cout << out["output"].get<std::string>() << ": "
             << human_bytes(out["model_bytes"].get<std::uint64_t>());
-  const auto& files = out["data_files"];
   if (!files.empty()) {
     std::cout << " + " << files.size() << " data file" << (files.size() > 1 ? "s" : "") << " ("
               << human_bytes(out["data_bytes"].get<std::uint64_t>()) << ", first "
@@ -81,6 +91,10 @@ int run_convert(ConvertArgs& args) {
   open_options.remote = args.remote;
   const Model model = Model::open(args.in, open_options);
   // Without --external-data or --inline, the data stays where the input keeps it.
+  options.data_format =
+      args.data_format == "safetensors" ? DataFormat::safetensors : DataFormat::raw;
+  // Without --external-data or --inline, the data stays where the input keeps it (safetensors:
+  // external).
   options.external_data = args.external->count() > 0 ? ExternalData::external
                           : args.inline_data         ? ExternalData::inline_data
                                                      : ExternalData::keep;
@@ -116,7 +130,10 @@ void add_convert_verb(CLI::App& app) {
       "Save IN as OUT, inline or with external data; unchanged messages are copied verbatim");
   sub->add_option("IN", args->in, "the model to read (a file or a URL)")->required();
   add_remote_flags(sub, args->remote);
-  sub->add_option("OUT", args->out, "the .onnx file to write (never IN itself)")->required();
+  sub->add_option("OUT", args->out,
+                  "the .onnx file to write (never IN itself), or a .safetensors file: the "
+                  "weights alone")
+      ->required();
   args->external =
       sub->add_option("--external-data", args->location,
                       "tensors to a data file, LOCATION relative to OUT's folder (default "
@@ -128,9 +145,14 @@ void add_convert_verb(CLI::App& app) {
   sub->add_option("--size-threshold", args->size_threshold,
                   "tensors smaller than this stay inline (default 1024)")
       ->check(kSize);
-  sub->add_option("--max-file-size", args->max_file_size,
-                  "split data into LOCATION.00001, .00002, ... of at most this size")
+  sub->add_option("--max-file-size,--shard-size", args->max_file_size,
+                  "split data into LOCATION.00001, .00002, ... of at most this size (safetensors: "
+                  "shards model-00001-of-0000N.safetensors and their index)")
       ->check(kSize);
+  sub->add_option("--data-format", args->data_format,
+                  "external data files as raw payloads (default) or safetensors files (LOCATION "
+                  "default model.safetensors; data inline in IN goes external)")
+      ->check(CLI::IsMember({"raw", "safetensors"}));
   sub->add_option("--align", args->align,
                   "external payload offsets are multiples of this (default 4096)")
       ->check(kSize);
