@@ -10,7 +10,9 @@
 // (an initializer given twice in one graph, a value assigned twice in one scope), node inputs
 // that nothing defines or that are defined only by a later node, graph outputs nothing defines,
 // node domains without an opset import, fields and data types newer than the declared IR
-// version. The same name in sibling scopes (the two branches of an If) is not a problem.
+// version, and external data in safetensors files against each file's header (its format, and
+// each tensor's length, element type and dims). The same name in sibling scopes (the two branches
+// of an If) is not a problem.
 // With `read_data`, every payload is read: typed fields are decoded, BOOL values must be 0 or 1,
 // and the SHA-1 `checksum` of external data is verified.
 //

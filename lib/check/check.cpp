@@ -48,6 +48,7 @@ CheckReport check(const Model& model, const CheckOptions& options) {
   detail::check_payloads(model, report);
   detail::check_scopes(model, report);
   detail::check_ir_version(model, report);
+  detail::check_safetensors(model, report);
   if (options.read_data) detail::check_data(model, options, report);
   return report;
 }

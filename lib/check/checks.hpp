@@ -40,6 +40,10 @@ void check_ir_version(const Model& model, CheckReport& report);
 // external ranges that overlap within one file (payloads.cpp).
 void check_payloads(const Model& model, CheckReport& report);
 
+// External data in safetensors files: each header parses, and each tensor is one of its
+// entries with the same length, element type and dims (safetensors.cpp).
+void check_safetensors(const Model& model, CheckReport& report);
+
 // Reads every payload: BOOL values, external checksums (data.cpp).
 void check_data(const Model& model, const CheckOptions& options, CheckReport& report);
 

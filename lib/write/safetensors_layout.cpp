@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "index/safetensors_header.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/version.hpp"
 #include "write/data_layout.hpp"
@@ -94,32 +95,6 @@ void check_types(std::span<const PayloadInfo> tensors) {
 }
 
 }  // namespace
-
-std::optional<std::string_view> safetensors_dtype(DataType type) noexcept {
-  switch (type) {
-    case DataType::float32: return "F32";
-    case DataType::uint8: return "U8";
-    case DataType::int8: return "I8";
-    case DataType::uint16: return "U16";
-    case DataType::int16: return "I16";
-    case DataType::int32: return "I32";
-    case DataType::int64: return "I64";
-    case DataType::boolean: return "BOOL";
-    case DataType::float16: return "F16";
-    case DataType::float64: return "F64";
-    case DataType::uint32: return "U32";
-    case DataType::uint64: return "U64";
-    case DataType::complex64: return "C64";
-    case DataType::bfloat16: return "BF16";
-    case DataType::float8e4m3fn: return "F8_E4M3";
-    case DataType::float8e4m3fnuz: return "F8_E4M3FNUZ";
-    case DataType::float8e5m2: return "F8_E5M2";
-    case DataType::float8e5m2fnuz: return "F8_E5M2FNUZ";
-    case DataType::float8e8m0: return "F8_E8M0";
-    case DataType::float4e2m1: return "F4";
-    default: return std::nullopt;
-  }
-}
 
 SafetensorsLayout::SafetensorsLayout(std::span<const PayloadInfo> tensors,
                                      const std::string& location, std::uint64_t shard_size,

@@ -25,10 +25,6 @@ namespace onnxmap::detail {
 
 struct PayloadInfo;  // write/data_layout.hpp
 
-// safetensors' name of an ONNX element type (FLOAT: "F32"), or nullopt where it has none
-// (STRING, COMPLEX128, the 4- and 2-bit integers).
-[[nodiscard]] std::optional<std::string_view> safetensors_dtype(DataType type) noexcept;
-
 struct SafetensorsFile {
   std::string location;
   std::vector<std::byte> header;  // the length and the padded JSON: the file's first bytes

@@ -206,3 +206,29 @@ def test_npm_corpus(npm_models, tmp_path):  # noqa: F811  (a fixture)
         assert done.returncode == 0 or "safetensors cannot hold" in done.stderr, (key, done.stderr)
         if done.returncode == 0:
             assert_same_tensors(source, out)
+
+
+def test_check_compares_each_tensor_with_the_header(tmp_path):
+    """check reads each safetensors header: a dtype that disagrees with the ONNX side, and a
+    header length past the file, are problems naming the tensor or the file."""
+    source = synth(tmp_path / "m.onnx", "--layers", 1, "--hidden", 64, "--dtype", "float32")
+    out = tmp_path / "st.onnx"
+    assert convert(source, out, "--data-format", "safetensors").returncode == 0
+    assert subprocess.run([ONNXMAP_EXE, "check", str(out)], capture_output=True).returncode == 0
+    data = tmp_path / "model.safetensors"
+    start, header = header_of(data)
+    header["lm_head.weight"]["dtype"] = "I32"
+    text = json.dumps(header).encode()
+    with open(data, "r+b") as f:
+        f.seek(8)
+        f.write(text + b" " * (start - 8 - len(text)))
+    done = subprocess.run([ONNXMAP_EXE, "check", str(out)], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "tensor 'lm_head.weight' in 'model.safetensors' at byte" in done.stdout
+    assert "is FLOAT, the header's 'lm_head.weight' I32" in done.stdout
+    with open(data, "r+b") as f:
+        f.write(struct.pack("<Q", 1 << 40))
+    done = subprocess.run([ONNXMAP_EXE, "check", str(out)], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "model.safetensors: safetensors header: a header of 1099511627776 bytes passes" in \
+        done.stdout

@@ -1,0 +1,87 @@
+// check's look at external data kept in safetensors files: each file's header must parse (the
+// format's rules: index/safetensors_header.hpp), and each tensor the model keeps there must be
+// one of the header's, with the same length, element type and shape.
+
+#include <algorithm>
+#include <vector>
+
+#include "check/checks.hpp"
+#include "index/safetensors_header.hpp"
+#include "onnxmap/bytes.hpp"
+
+namespace onnxmap::detail {
+
+namespace {
+
+// The first `length` bytes of data file `f` (fetched first for a model opened by URL), copied
+// under the fault guard.
+std::vector<std::byte> head_of(const ModelIndex& index, std::size_t f, std::uint64_t length) {
+  const DataFile& file = index.data_files[f];
+  length = std::min<std::uint64_t>(length, file.file.size());
+  if (index.fetcher) index.fetcher->fetch(file.location, 0, length);
+  std::vector<std::byte> head(length);
+  copy_bytes(file.file.bytes().first(length), head);
+  return head;
+}
+
+SafetensorsHeader header_of(const ModelIndex& index, std::size_t f) {
+  const DataFile& file = index.data_files[f];
+  const std::vector<std::byte> prefix = head_of(index, f, 8);
+  std::uint64_t length = 0;
+  for (std::size_t b = prefix.size(); b-- > 0;) {
+    length = (length << 8U) | std::to_integer<std::uint64_t>(prefix[b]);
+  }
+  const std::uint64_t wanted = length <= kMaxSafetensorsHeader ? 8 + length : 8;
+  return parse_safetensors_header(head_of(index, f, wanted), file.file.size(), file.location);
+}
+
+// What is wrong with `tensor` against `entry`, or "".
+std::string disagreement(const TensorRecord& tensor, std::span<const std::int64_t> dims,
+                         const SafetensorsEntry& entry) {
+  const auto type = onnx_type_of_safetensors(entry.dtype);
+  if (entry.end - entry.begin != tensor.payload_length) {
+    return std::to_string(tensor.payload_length) + " bytes, the header's '" + entry.name + "' " +
+           std::to_string(entry.end - entry.begin);
+  }
+  if (!type || *type != static_cast<DataType>(tensor.data_type)) {
+    return std::string(to_string(static_cast<DataType>(tensor.data_type))) + ", the header's '" +
+           entry.name + "' " + entry.dtype;
+  }
+  if (!std::ranges::equal(dims, entry.shape)) {
+    return "of other dims than the header's '" + entry.name + "'";
+  }
+  return "";
+}
+
+}  // namespace
+
+void check_safetensors(const Model& model, CheckReport& report) {
+  const ModelIndex& index = *ViewAccess::index(model);
+  for (std::size_t f = 0; f < index.data_files.size(); ++f) {
+    const std::string& location = index.data_files[f].location;
+    if (!location.ends_with(".safetensors")) continue;
+    SafetensorsHeader header;
+    try {
+      header = header_of(index, f);
+    } catch (const Error& e) {
+      add_problem(report, ProblemKind::external_data, "", location + ": " + e.detail());
+      continue;
+    }
+    for (std::uint32_t t = 0; t < index.tensors.size(); ++t) {
+      const TensorRecord& r = index.tensors[t];
+      if (r.storage != TensorStorage::external || r.data_file != f) continue;
+      const auto entry = std::find_if(header.tensors.begin(), header.tensors.end(),
+                                      [&](const auto& e) { return e.begin == r.payload_offset; });
+      const Tensor tensor = model.tensor_at(t);
+      std::string what = entry == header.tensors.end() ? "starts at no tensor of the header"
+                                                       : disagreement(r, tensor.dims(), *entry);
+      if (what.empty()) continue;
+      add_problem(report, ProblemKind::external_data, tensor.path() + ".external_data",
+                  "tensor '" + std::string(r.name) + "' in '" + location + "' at byte " +
+                      std::to_string(r.payload_offset) + " is " + what,
+                  offset_of(tensor));
+    }
+  }
+}
+
+}  // namespace onnxmap::detail
