@@ -24,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxmap
 from conftest import CORPUS, ONNXMAP_EXE, corpus_models, once
-from test_remote import HUB_TOKEN, SECRET, RangeServer
+from test_remote import RangeServer, serve_clouds
 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is PyPI's (the PyPI run has it)")
 import onnxmap.ort  # noqa: E402  (imports onnxruntime)
@@ -259,12 +259,7 @@ def served(tmp_path, monkeypatch):
         synth(root / name, "--layers", 1, "--hidden", 64, "--dtype", "float32", "--finite",
               *extra)
     server = RangeServer(tmp_path / "root", tmp_path / "log")
-    base = "http://127.0.0.1:%d" % server.port
-    monkeypatch.setenv("HOME", str(tmp_path))
-    for k, v in {"AWS_ENDPOINT_URL": base, "AWS_ACCESS_KEY_ID": "AKIDPY",
-                 "AWS_SECRET_ACCESS_KEY": SECRET, "HF_ENDPOINT": base + "/hub",
-                 "HF_TOKEN": HUB_TOKEN}.items():
-        monkeypatch.setenv(k, v)
+    serve_clouds(server, monkeypatch, tmp_path)
     yield root, {"http": lambda name: server.url("org/repo/" + name),
                  "s3": lambda name: f"s3://ok/org/repo/{name}",
                  "hf": lambda name: f"hf://org/repo/{name}@main"}

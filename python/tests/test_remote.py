@@ -122,6 +122,17 @@ SECRET = "py-secret-Zq81vXwT0"
 HUB_TOKEN = "hf_pyTokenQ7r2m"
 
 
+def serve_clouds(server, monkeypatch, home):
+    """`server` as the S3 endpoint (bucket "ok": its plain mode) and as the Hub (its /hub/), with
+    the test's credentials in the environment and `home` as HOME (no file of the user's)."""
+    base = "http://127.0.0.1:%d" % server.port
+    monkeypatch.setenv("HOME", str(home))
+    for k, v in {"AWS_ENDPOINT_URL": base, "AWS_ACCESS_KEY_ID": "AKIDPY",
+                 "AWS_SECRET_ACCESS_KEY": SECRET, "HF_ENDPOINT": base + "/hub",
+                 "HF_TOKEN": HUB_TOKEN}.items():
+        monkeypatch.setenv(k, v)
+
+
 @pytest.mark.parametrize("scheme", ["s3", "hf"])
 def test_s3_and_hub_urls_equal_local(fixtures, scheme, monkeypatch, tmp_path):
     """s3:// with range_server.py as the S3 endpoint (bucket "ok": its plain mode; requests
@@ -131,12 +142,7 @@ def test_s3_and_hub_urls_equal_local(fixtures, scheme, monkeypatch, tmp_path):
     shutil.copytree(fixtures, tmp_path / "root" / "org" / "repo")
     server = RangeServer(tmp_path / "root", tmp_path / "log")
     try:
-        base = "http://127.0.0.1:%d" % server.port
-        monkeypatch.setenv("HOME", str(tmp_path))
-        for k, v in {"AWS_ENDPOINT_URL": base, "AWS_ACCESS_KEY_ID": "AKIDPY",
-                     "AWS_SECRET_ACCESS_KEY": SECRET, "HF_ENDPOINT": base + "/hub",
-                     "HF_TOKEN": HUB_TOKEN}.items():
-            monkeypatch.setenv(k, v)
+        serve_clouds(server, monkeypatch, tmp_path)
         name = "external_one_file.onnx"
         url = ("s3://ok/org/repo/%s" if scheme == "s3" else "hf://org/repo/%s@main") % name
         with onnxmap.open(url) as model, onnxmap.open(fixtures / name) as on_disk:
