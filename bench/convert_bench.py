@@ -4,7 +4,8 @@
     convert_bench.py [--vs BASE_ONNXMAP] [--runs N] ONNXMAP PEAK_RSS DIR MODEL [MODEL...]
 
 For each MODEL (in DIR, made by tools/bench.sh): `cp` of the file, `onnxmap convert` inline ->
-external data and back to inline, each a fresh process, median of N runs (3 unless told) with a
+external data, inline -> safetensors data files (--data-format safetensors) and external back to
+inline, each a fresh process, median of N runs (3 unless told) with a
 warm page cache (each output removed, and everything written synced, before the next run). Peak
 RSS is the kernel's accounting of the child (ru_maxrss, read by bench/peak_rss). Prints a markdown
 table: time, throughput, ratio to cp, peak RSS.
@@ -82,9 +83,12 @@ def measure_model(onnxmaps, folder, name, runs):
 
     # Warm the page cache once (the bench compares copies, not disk reads).
     subprocess.run(["cat", str(model)], check=True, stdout=subprocess.DEVNULL)
-    labels = ["cp"] + [f"onnxmap convert -> external{tag}" for _, tag in onnxmaps]
+    labels = ["cp"] + [f"onnxmap convert -> external{tag}" for _, tag in onnxmaps] + [
+        f"onnxmap convert -> safetensors{tag}" for _, tag in onnxmaps]
     commands = [["cp", model, work / "copy.onnx"]] + [
-        [exe, "convert", model, work / "ext.onnx", "--external-data"] for exe, _ in onnxmaps]
+        [exe, "convert", model, work / "ext.onnx", "--external-data"] for exe, _ in onnxmaps] + [
+        [exe, "convert", model, work / "st.onnx", "--data-format", "safetensors"]
+        for exe, _ in onnxmaps]
     results = medians_of(commands, [fresh(work)] * len(commands), runs)
     fresh(work)()
     subprocess.run([onnxmaps[0][0], "convert", model, work / "ext.onnx", "--external-data"],
