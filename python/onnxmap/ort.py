@@ -28,6 +28,7 @@ import os
 import re
 import tempfile
 import weakref
+from typing import Any
 
 import onnxruntime  # type: ignore[import-untyped]  # (it ships no type information)
 
@@ -92,7 +93,8 @@ def _ort_value(tensor):
 # added to it, so they (each holding its array, each array its Model) live as long as the
 # options do, and a second session over the same options and the same file reuses them.
 # options -> {name: ((file, data file, offset, length), OrtValue)}
-_ADDED = weakref.WeakKeyDictionary()
+_ADDED: "weakref.WeakKeyDictionary[Any, dict[str, tuple[tuple[str, str, int, int], Any]]]" = \
+    weakref.WeakKeyDictionary()
 
 
 def _add_initializers(options, model, shared):
