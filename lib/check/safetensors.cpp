@@ -3,6 +3,7 @@
 // one of the header's, with the same length, element type and shape.
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "check/checks.hpp"
@@ -26,12 +27,9 @@ std::vector<std::byte> head_of(const ModelIndex& index, std::size_t f, std::uint
 
 SafetensorsHeader header_of(const ModelIndex& index, std::size_t f) {
   const DataFile& file = index.data_files[f];
-  const std::vector<std::byte> prefix = head_of(index, f, 8);
-  std::uint64_t length = 0;
-  for (std::size_t b = prefix.size(); b-- > 0;) {
-    length = (length << 8U) | std::to_integer<std::uint64_t>(prefix[b]);
-  }
-  const std::uint64_t wanted = length <= kMaxSafetensorsHeader ? 8 + length : 8;
+  const std::uint64_t start =
+      file.file.size() < 8 ? 8 : safetensors_data_start(head_of(index, f, 8));
+  const std::uint64_t wanted = start - 8 <= kMaxSafetensorsHeader ? start : 8;
   return parse_safetensors_header(head_of(index, f, wanted), file.file.size(), file.location);
 }
 
@@ -53,34 +51,45 @@ std::string disagreement(const TensorRecord& tensor, std::span<const std::int64_
   return "";
 }
 
+// The header of each data file kept in safetensors format, by data file (none for the others and
+// for a header that does not parse: that is a problem of its own).
+std::vector<std::optional<SafetensorsHeader>> headers_of(const ModelIndex& index,
+                                                         CheckReport& report) {
+  std::vector<std::optional<SafetensorsHeader>> headers(index.data_files.size());
+  for (std::size_t f = 0; f < index.data_files.size(); ++f) {
+    const std::string& location = index.data_files[f].location;
+    if (!location.ends_with(".safetensors")) continue;
+    try {
+      headers[f] = header_of(index, f);
+    } catch (const Error& e) {
+      add_problem(report, ProblemKind::external_data, "", location + ": " + e.detail());
+    }
+  }
+  return headers;
+}
+
 }  // namespace
 
 void check_safetensors(const Model& model, CheckReport& report) {
   const ModelIndex& index = *ViewAccess::index(model);
-  for (std::size_t f = 0; f < index.data_files.size(); ++f) {
-    const std::string& location = index.data_files[f].location;
-    if (!location.ends_with(".safetensors")) continue;
-    SafetensorsHeader header;
-    try {
-      header = header_of(index, f);
-    } catch (const Error& e) {
-      add_problem(report, ProblemKind::external_data, "", location + ": " + e.detail());
-      continue;
-    }
-    for (std::uint32_t t = 0; t < index.tensors.size(); ++t) {
-      const TensorRecord& r = index.tensors[t];
-      if (r.storage != TensorStorage::external || r.data_file != f) continue;
-      const auto entry = std::find_if(header.tensors.begin(), header.tensors.end(),
-                                      [&](const auto& e) { return e.begin == r.payload_offset; });
-      const Tensor tensor = model.tensor_at(t);
-      std::string what = entry == header.tensors.end() ? "starts at no tensor of the header"
-                                                       : disagreement(r, tensor.dims(), *entry);
-      if (what.empty()) continue;
-      add_problem(report, ProblemKind::external_data, tensor.path() + ".external_data",
-                  "tensor '" + std::string(r.name) + "' in '" + location + "' at byte " +
-                      std::to_string(r.payload_offset) + " is " + what,
-                  offset_of(tensor));
-    }
+  const auto headers = headers_of(index, report);
+  for (std::uint32_t t = 0; t < index.tensors.size(); ++t) {
+    const TensorRecord& r = index.tensors[t];
+    if (r.storage != TensorStorage::external || !headers[r.data_file]) continue;
+    const auto& entries = headers[r.data_file]->tensors;  // by offset
+    const auto entry = std::lower_bound(
+        entries.begin(), entries.end(), r.payload_offset,
+        [](const SafetensorsEntry& e, std::uint64_t offset) { return e.begin < offset; });
+    const Tensor tensor = model.tensor_at(t);
+    const bool found = entry != entries.end() && entry->begin == r.payload_offset;
+    const std::string what =
+        found ? disagreement(r, tensor.dims(), *entry) : "starts at no tensor of the header";
+    if (what.empty()) continue;
+    const std::string& location = index.data_files[r.data_file].location;
+    add_problem(report, ProblemKind::external_data, tensor.path() + ".external_data",
+                "tensor '" + std::string(r.name) + "' in '" + location + "' at byte " +
+                    std::to_string(r.payload_offset) + " is " + what,
+                offset_of(tensor));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "onnxmap/error.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::detail {
 
@@ -133,6 +134,11 @@ std::optional<DataType> onnx_type_of_safetensors(std::string_view dtype) noexcep
   return std::nullopt;
 }
 
+std::uint64_t safetensors_data_start(std::span<const std::byte> first) {
+  std::size_t pos = 0;
+  return 8 + wire::read_fixed64(first, pos);
+}
+
 SafetensorsHeader parse_safetensors_header(std::span<const std::byte> head, std::uint64_t file_size,
                                            const std::string& file) {
   const auto fail = [&](ErrorKind kind, const std::string& what, std::uint64_t offset) {
@@ -141,8 +147,7 @@ SafetensorsHeader parse_safetensors_header(std::span<const std::byte> head, std:
   if (head.size() < 8 || file_size < 8) {
     throw fail(ErrorKind::out_of_bounds, "the file is shorter than the 8-byte header length", 0);
   }
-  std::uint64_t length = 0;
-  for (int b = 7; b >= 0; --b) length = (length << 8U) | std::to_integer<std::uint64_t>(head[b]);
+  const std::uint64_t length = safetensors_data_start(head) - 8;
   if (length > kMaxSafetensorsHeader) {
     throw fail(ErrorKind::limit_exceeded,
                "a header of " + std::to_string(length) + " bytes passes safetensors' limit of " +

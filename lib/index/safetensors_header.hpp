@@ -30,6 +30,10 @@ namespace onnxmap::detail {
 // safetensors' own bound on the header (its MAX_HEADER_SIZE): a larger one is refused unread.
 inline constexpr std::uint64_t kMaxSafetensorsHeader = 100'000'000;
 
+// Where the data of a safetensors file starts: 8 + the header length its first 8 bytes give
+// (`first` holds at least 8 bytes).
+[[nodiscard]] std::uint64_t safetensors_data_start(std::span<const std::byte> first);
+
 struct SafetensorsEntry {
   std::string name;
   std::string dtype;

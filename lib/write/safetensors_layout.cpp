@@ -8,6 +8,7 @@
 #include "index/safetensors_header.hpp"
 #include "onnxmap/error.hpp"
 #include "onnxmap/version.hpp"
+#include "wire/wire.hpp"
 #include "write/data_layout.hpp"
 
 namespace onnxmap::detail {
@@ -67,10 +68,12 @@ std::string header_json(std::span<const PayloadInfo> tensors, const std::vector<
 std::vector<std::byte> framed(std::string json, std::uint64_t align) {
   const std::uint64_t start = align_up(8 + json.size(), std::max<std::uint64_t>(align, 8));
   json.resize(start - 8, ' ');
-  std::vector<std::byte> out(8);
-  for (int b = 0; b < 8; ++b) out[b] = std::byte((json.size() >> (8 * b)) & 0xFFU);
-  for (const char c : json) out.push_back(static_cast<std::byte>(c));
-  return out;
+  wire::Writer out;
+  out.fixed64(json.size());
+  std::vector<std::byte> framed = out.bytes();
+  const auto text = std::as_bytes(std::span(json.data(), json.size()));
+  framed.insert(framed.end(), text.begin(), text.end());
+  return framed;
 }
 
 void check_types(std::span<const PayloadInfo> tensors) {
