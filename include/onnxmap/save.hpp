@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,6 +51,31 @@ enum class DataFormat : std::uint8_t {
   safetensors,
 };
 
+// An ONNX graph pointing into safetensors files that hold its weights already (a checkpoint of
+// the Hub): each initializer found there becomes external data inside them, and no byte of it is
+// written (docs/cli.md, convert --weights-from).
+struct WeightsFrom {
+  // A .safetensors file, a model.safetensors.index.json, or a folder holding either (its index,
+  // else every .safetensors file in it). Empty: no sharing. The files must lie in the saved
+  // model's folder or below it, as external data locations must.
+  std::filesystem::path source;
+  // Initializer name -> the checkpoint's tensor name, where they differ. An initializer found by
+  // name (its own, or the one given here) must have the tensor's element type and shape (else an
+  // error names both) and the same values (compared at 64 elements spread over it, or all of them
+  // with compare_all_bytes; a difference is an error).
+  std::map<std::string, std::string, std::less<>> names;
+  bool compare_all_bytes = false;
+  // An initializer not found by name is looked for by content among the checkpoint's tensors of
+  // its type and shape, and, for a matrix, among the transposes of those of the reversed shape
+  // (the copies torch's dynamo exporter and Optimum fold into a MatMul's weight); a candidate is
+  // compared in full before it is used.
+  bool match_content = true;
+  // A transposed match is kept in the model's own data file unless this is set: then the
+  // checkpoint's tensor becomes an initializer (named as in the checkpoint) feeding a Transpose
+  // node whose output takes the folded copy's name, so the graph computes the same values.
+  bool share_transposed = false;
+};
+
 struct SaveOptions {
   ExternalData external_data = ExternalData::inline_data;
   // raw, or safetensors: then `location` defaults to "model.safetensors" and must end in
@@ -79,8 +105,28 @@ struct SaveOptions {
   bool convert_attribute = false;
   // fsync every file before it is renamed into place (survives a power cut; slower).
   bool durable = false;
+  // Initializers that point into existing safetensors files instead of being written (those of
+  // at least size_threshold bytes); the rest go where the options above say (keep: external).
+  WeightsFrom weights_from;
   // Called now and then with the bytes written so far and the total planned.
   ProgressCallback progress;
+};
+
+// Tensors and their payload bytes.
+struct TensorCount {
+  std::uint64_t tensors = 0;
+  std::uint64_t bytes = 0;
+};
+
+// What a save with WeightsFrom shared, by how each tensor was found.
+struct SharedWeights {
+  TensorCount by_name;     // an initializer of the checkpoint's name (or mapped to it)
+  TensorCount by_content;  // the same bytes under another name
+  TensorCount transposed;  // the checkpoint's tensor through a Transpose (share_transposed)
+  // Found transposed but kept in the model's own data (share_transposed not set or not possible:
+  // a graph input, a subgraph's initializer); counted in `own` too.
+  TensorCount transposed_kept;
+  TensorCount own;  // the tensors written to the model's own data files
 };
 
 struct SaveResult {
@@ -90,6 +136,7 @@ struct SaveResult {
   std::uint64_t external_tensors = 0;
   std::uint64_t copied_messages = 0;    // messages copied verbatim from the source
   std::uint64_t reencoded_tensors = 0;  // tensors whose data moved
+  SharedWeights shared;                 // with SaveOptions::weights_from
 };
 
 // Saves `model` to `path`. A path ending in ".safetensors" gets the initializers alone (and, with

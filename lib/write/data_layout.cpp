@@ -89,8 +89,8 @@ DataLayout::DataLayout(const SaveOptions& options, bool external,
 DataLayout::DataLayout(const SaveOptions& options, std::string model_location)
     : options_(options), external_(true), in_place_(true), location_(std::move(model_location)) {}
 
-bool DataLayout::goes_external(const PayloadInfo& tensor) const {
-  return external_ && tensor.movable && tensor.size > 0 && tensor.size >= options_.size_threshold &&
+bool DataLayout::may_go_external(const PayloadInfo& tensor) const {
+  return tensor.movable && tensor.size > 0 && tensor.size >= options_.size_threshold &&
          (!tensor.in_attribute || options_.convert_attribute);
 }
 
@@ -161,9 +161,16 @@ void DataLayout::append_data(Plan& plan, std::uint32_t tensor, const PayloadInfo
     location = file.location;
     offset = where.offset;
   }
+  append_shared(plan, tensor, location, offset, payload.size, kept);
+}
+
+void DataLayout::append_shared(Plan& plan, std::uint32_t tensor, std::string_view location,
+                               std::uint64_t offset, std::uint64_t length,
+                               std::span<const KeptEntry> kept) {
+  wire::Writer w;
   append_entry(w, "location", location);
   append_entry(w, "offset", std::to_string(offset));
-  append_entry(w, "length", std::to_string(payload.size));
+  append_entry(w, "length", std::to_string(length));
   for (const KeptEntry& entry : kept) append_entry(w, entry.key, entry.value);
   w.field_int32(TP::kDataLocation, static_cast<std::int32_t>(DataLocation::external));
   plan.add_bytes(tensor, w.bytes());

@@ -60,12 +60,23 @@ class DataLayout {
   [[nodiscard]] bool converts_attributes() const noexcept { return options_.convert_attribute; }
 
   // True when the tensor's payload goes to a data file.
-  [[nodiscard]] bool goes_external(const PayloadInfo& tensor) const;
+  [[nodiscard]] bool goes_external(const PayloadInfo& tensor) const {
+    return external_ && may_go_external(tensor);
+  }
+  // True when the tensor's payload would go to a data file in an external save (its size, the
+  // threshold, attributes): the tensors a save may point into a checkpoint.
+  [[nodiscard]] bool may_go_external(const PayloadInfo& tensor) const;
 
   // Appends the tensor's data fields to message `tensor` of `plan`: raw_data holding `payload`,
   // or the external_data entries and data_location of the place given to it in a data file.
   void append_data(Plan& plan, std::uint32_t tensor, const PayloadInfo& info, const Chunk& payload,
                    std::span<const KeptEntry> kept);
+
+  // Appends external data entries naming bytes that lie in a file already (a checkpoint's
+  // safetensors file: SaveOptions::weights_from); nothing is written for them.
+  static void append_shared(Plan& plan, std::uint32_t tensor, std::string_view location,
+                            std::uint64_t offset, std::uint64_t length,
+                            std::span<const KeptEntry> kept);
 
   // Moves the planned data files into `plan`.
   void finish(Plan& plan);

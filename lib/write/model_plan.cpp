@@ -1,11 +1,13 @@
 #include "write/model_plan.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "onnxmap/tensor.hpp"
 #include "schema/descriptors.hpp"
 #include "view/view_access.hpp"
 #include "wire/cursor.hpp"
+#include "wire/wire.hpp"
 
 namespace onnxmap::detail {
 
@@ -55,12 +57,20 @@ class ModelPlanner {
         plan_(plan),
         result_(result) {}
 
-  void run() {
+  void run(const WeightsFrom* weights_from, const std::filesystem::path& model_folder) {
     // A model opened with OpenOptions::collect_payload_errors may hold tensors whose bytes could
     // not be located; writing it would carry the damage into a file that looks sound.
     if (!index_.payload_errors.empty()) throw index_.payload_errors.front().error;
     model_source_ = &plan_.own_source(source_for(index_.file));
     data_sources_.assign(index_.data_files.size(), nullptr);
+    if (weights_from != nullptr) {
+      std::vector<std::uint32_t> candidates;
+      for (std::uint32_t t = 0; t < index_.tensors.size(); ++t) {
+        if (layout_.may_go_external(info_of(t))) candidates.push_back(t);
+      }
+      shared_.emplace(model_, *weights_from, model_folder, candidates);
+      shared_->count(result_.shared);
+    }
     decide();
     if (layout_.safetensors()) plan_safetensors();
     result_.copied_messages = index_.messages.size() - changed_count_;
@@ -93,6 +103,7 @@ class ModelPlanner {
     std::vector<PayloadInfo> external;
     for (std::uint32_t t = 0; t < index_.tensors.size(); ++t) {
       const PayloadInfo info = info_of(t);
+      if (use_of(t) != Use::own) continue;
       if (layout_.goes_external(info)) {
         external.push_back(info);
       } else if (layout_.weights_only()) {
@@ -113,7 +124,9 @@ class ModelPlanner {
       // An external tensor moves (its new data file sits beside the new model) unless the
       // layout leaves the bytes in place.
       const bool moves_external = external_now && !layout_.in_place();
-      if (!moves_external && !(external_next && record.storage == TensorStorage::raw)) continue;
+      const bool moves = moves_external || use_of(t) != Use::own ||
+                         (external_next && record.storage == TensorStorage::raw);
+      if (!moves) continue;
       moving_[t] = true;
       ++result_.reencoded_tensors;
       for (std::uint32_t id = record.message; id != kNone && !changed_[id];
@@ -142,12 +155,12 @@ class ModelPlanner {
   }
 
   void rewrite(std::uint32_t record, std::uint32_t out) {
-    if (index_.kind(record) == MessageKind::TensorProto) {
-      const std::uint32_t tensor = index_.tensor_of_message(record);
-      if (tensor != kNone && moving_[tensor]) {
-        rewrite_tensor(tensor, out);
-        return;
-      }
+    if (const std::uint32_t tensor = tensor_of(record); tensor != kNone && moving_[tensor]) {
+      rewrite_tensor(tensor, out);
+      return;
+    }
+    if (shared_ && record == shared_->graph_record()) {
+      plan_.add_bytes(out, shared_->transpose_nodes());  // the Transposes first: nodes are sorted
     }
     // Changed children by the offset of each of their spans; a merged child (a singular message
     // given more than once) is written once, whole, where its first part was.
@@ -181,6 +194,8 @@ class ModelPlanner {
           span, out, [&](const wire::Cursor& field) { return find(field) != changed.end(); },
           [&](const wire::Cursor& field) {
             const auto it = find(field);
+            const std::uint32_t tensor = tensor_of(it->child);
+            if (tensor != kNone && use_of(tensor) == Use::dropped) return;
             if (it->first) rewrite(it->child, plan_.add_child(out, field.field().number));
           });
     }
@@ -203,13 +218,50 @@ class ModelPlanner {
     plan_.add_chunk(out, Chunk{model_source_, run, span.offset + span.length - run});
   }
 
-  void rewrite_tensor(std::uint32_t tensor, std::uint32_t out) {
-    const TensorRecord& t = index_.tensors[tensor];
-    for (const ByteRange& span : index_.spans(t.message)) {
+  // The tensor whose TensorProto is `record`, or kNone.
+  std::uint32_t tensor_of(std::uint32_t record) const {
+    return index_.kind(record) == MessageKind::TensorProto ? index_.tensor_of_message(record)
+                                                           : kNone;
+  }
+
+  using Use = SharedWeightsPlan::Use;
+  Use use_of(std::uint32_t tensor) const {
+    return shared_ ? shared_->entry(tensor).use : Use::own;
+  }
+
+  // A tensor found in the checkpoint: its own fields, or (replaced by the checkpoint's tensor)
+  // the name, type and dims of that one, then external data entries pointing into it.
+  void rewrite_shared(std::uint32_t tensor, std::uint32_t out) {
+    const SharedWeightsPlan::Entry& entry = shared_->entry(tensor);
+    const CheckpointTensor& c = shared_->tensor_of(entry);
+    if (entry.use == Use::checkpoint) {
+      wire::Writer w;
+      for (const std::int64_t d : c.shape) w.field_int64(TP::kDims, d);
+      w.field_int32(TP::kDataType, static_cast<std::int32_t>(c.type));
+      w.field_string(TP::kName, entry.initializer);
+      plan_.add_bytes(out, w.bytes());
+    } else {
+      copy_own_fields(tensor, out);
+    }
+    ++result_.external_tensors;
+    DataLayout::append_shared(plan_, out, shared_->location_of(entry), c.begin, c.length, {});
+  }
+
+  void copy_own_fields(std::uint32_t tensor, std::uint32_t out) {
+    for (const ByteRange& span : index_.spans(index_.tensors[tensor].message)) {
       copy_fields(
           span, out, [](const wire::Cursor& field) { return is_data_field(field.field().number); },
           [](const wire::Cursor&) {});
     }
+  }
+
+  void rewrite_tensor(std::uint32_t tensor, std::uint32_t out) {
+    if (use_of(tensor) != Use::own) {
+      rewrite_shared(tensor, out);
+      return;
+    }
+    const TensorRecord& t = index_.tensors[tensor];
+    copy_own_fields(tensor, out);
     // A checksum stays true wherever the bytes go; location, offset and length are rewritten.
     const auto entries = model_.tensor_at(tensor).external_data();
     std::vector<KeptEntry> kept;
@@ -224,7 +276,13 @@ class ModelPlanner {
       payload.source = source;
     }
     const PayloadInfo info = info_of(tensor);
-    if (layout_.goes_external(info)) ++result_.external_tensors;
+    if (layout_.goes_external(info)) {
+      ++result_.external_tensors;
+      if (shared_) {
+        ++result_.shared.own.tensors;
+        result_.shared.own.bytes += payload.size;
+      }
+    }
     layout_.append_data(plan_, out, info, payload, kept);
   }
 
@@ -238,12 +296,14 @@ class ModelPlanner {
   std::vector<bool> moving_;
   std::vector<bool> changed_;
   std::uint64_t changed_count_ = 0;
+  std::optional<SharedWeightsPlan> shared_;
 };
 
 }  // namespace
 
-void plan_model(const Model& model, DataLayout& layout, Plan& plan, SaveResult& result) {
-  ModelPlanner(model, layout, plan, result).run();
+void plan_model(const Model& model, DataLayout& layout, Plan& plan, SaveResult& result,
+                const WeightsFrom* weights_from, const std::filesystem::path& model_folder) {
+  ModelPlanner(model, layout, plan, result).run(weights_from, model_folder);
 }
 
 }  // namespace onnxmap::detail

@@ -9,9 +9,14 @@
 #include "onnxmap/save.hpp"
 #include "write/data_layout.hpp"
 #include "write/plan.hpp"
+#include "write/shared_weights.hpp"
 
 namespace onnxmap::detail {
 
-void plan_model(const Model& model, DataLayout& layout, Plan& plan, SaveResult& result);
+// With `weights_from`, the tensors found in its checkpoint point into it (the model is saved into
+// `model_folder`; write/shared_weights.hpp), and result.shared counts them.
+void plan_model(const Model& model, DataLayout& layout, Plan& plan, SaveResult& result,
+                const WeightsFrom* weights_from = nullptr,
+                const std::filesystem::path& model_folder = {});
 
 }  // namespace onnxmap::detail

@@ -160,6 +160,11 @@ std::vector<fs::path> source_files(const detail::ModelIndex& index) {
 SaveResult save_weights(const Model& model, const std::filesystem::path& path,
                         const SaveOptions& options) {
   const detail::ModelIndex& index = *detail::ViewAccess::index(model);
+  if (!options.weights_from.source.empty()) {
+    throw Error(ErrorKind::invalid_argument,
+                "a weights file is written from the model's tensors, not from a checkpoint",
+                Error::kNoOffset, {}, path.string());
+  }
   SaveOptions weights = options;
   weights.data_format = DataFormat::safetensors;
   weights.external_data = ExternalData::external;
@@ -188,16 +193,19 @@ SaveResult save(const Model& model, const std::filesystem::path& path, const Sav
   const std::vector<fs::path> sources = source_files(index);
 
   // keep: external where the source has any external tensor.
+  const bool sharing = !options.weights_from.source.empty();
   const bool external =
       options.external_data == ExternalData::external ||
       (options.external_data == ExternalData::keep &&
-       (options.data_format == DataFormat::safetensors ||
+       (sharing || options.data_format == DataFormat::safetensors ||
         std::any_of(index.tensors.begin(), index.tensors.end(),
                     [](const auto& r) { return r.storage == TensorStorage::external; })));
   detail::DataLayout layout(options, external, path.filename().string());
   Plan plan;
   SaveResult result;
-  detail::plan_model(model, layout, plan, result);
+  const fs::path folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  detail::plan_model(model, layout, plan, result, sharing ? &options.weights_from : nullptr,
+                     folder);
   layout.finish(plan);
   return write_plan(plan, path, sources, options, std::move(result));
 }

@@ -35,7 +35,9 @@ once, about 30 s on 2 cores (of the corpus's 2-3 minutes from nothing).
 
 Optimum's files keep its names inside each folder but the one model.onnx: encoder_model.onnx of
 the Whisper export becomes optimum-whisper-encoder/model.onnx; a data file (model.onnx_data)
-keeps its name, which the .onnx refers to.
+keeps its name, which the .onnx refers to. Each Optimum folder, torch-llama's and torch-gpt2's
+hold the checkpoint the export came from (its save_pretrained weights) as
+checkpoint.safetensors, for convert --weights-from.
 """
 import fcntl
 import hashlib
@@ -151,16 +153,27 @@ def tokens():
     return (torch.randint(0, VOCAB, (1, SEQUENCE)),)
 
 
-def torch_export(make, folder, external_data=False, inputs=tokens):
+def torch_export(make, folder, external_data=False, inputs=tokens, checkpoint=False):
     """`make()`'s module through torch's dynamo exporter into folder/model.onnx, traced on
-    `inputs()`."""
+    `inputs()`; with `checkpoint`, the module's weights beside it as save_pretrained writes them
+    (folder/checkpoint.safetensors), the checkpoint the export came from."""
     torch.manual_seed(0)
     module = make().eval()
     program = torch.onnx.export(module, inputs(), dynamo=True, verbose=False)
     program.save(str(folder / "model.onnx"), external_data=external_data)
+    if checkpoint:
+        save_weights(module, folder)
     return {"exporter": "torch.onnx.export(dynamo=True)", "torch": torch.__version__,
             "transformers": transformers.__version__, "architecture": type(module).__name__,
-            "external_data": external_data}
+            "external_data": external_data, "checkpoint": checkpoint}
+
+
+def save_weights(module, folder):
+    """module.save_pretrained's model.safetensors as folder/checkpoint.safetensors."""
+    scratch = folder / "checkpoint.partial"
+    module.save_pretrained(scratch)
+    (scratch / "model.safetensors").rename(folder / "checkpoint.safetensors")
+    shutil.rmtree(scratch)
 
 
 def save_checkpoint(folder):
@@ -277,6 +290,7 @@ def optimum_export(architecture, task, file):
             made.write_text(done.stdout.strip().splitlines()[-1] + "\n")
         source = export / file
         shutil.copyfile(source, folder / "model.onnx")
+        shutil.copyfile(export / "checkpoint.safetensors", folder / "checkpoint.safetensors")
         model = onnx.load(str(source), load_external_data=False)
         for location in sorted({entry.value for tensor in
                                 onnx.external_data_helper._get_all_tensors(model)
@@ -290,12 +304,12 @@ def models(out):
     """name -> a function that writes the model into the folder it is given, returning how."""
     llama_model = out / "torch-llama" / "model.onnx"
     return {
-        "torch-llama": lambda f: torch_export(llama, f),
+        "torch-llama": lambda f: torch_export(llama, f, checkpoint=True),
         "torch-llama-external": lambda f: torch_export(llama, f, external_data=True),
         "torch-llama-2gb": lambda f: torch_export(llama_2gb, f, external_data=True),
         "torch-qwen2": lambda f: torch_export(qwen2, f),
         "torch-mixtral": lambda f: torch_export(mixtral, f),
-        "torch-gpt2": lambda f: torch_export(gpt2, f),
+        "torch-gpt2": lambda f: torch_export(gpt2, f, checkpoint=True),
         "torch-bert": lambda f: torch_export(bert, f),
         "torch-whisper-encoder": lambda f: torch_export(whisper_encoder, f, inputs=features),
         "torch-whisper-decoder": lambda f: torch_export(whisper_decoder, f,

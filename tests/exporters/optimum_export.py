@@ -8,7 +8,8 @@ it, as a user does on a model of the Hub. Nothing is downloaded (HF_HUB_OFFLINE)
 
 ARCHITECTURE is one of ARCHITECTURES; OUT receives Optimum's files (model.onnx, or
 encoder_model.onnx, decoder_model.onnx, decoder_with_past_model.onnx and
-decoder_model_merged.onnx for Whisper, and any .onnx_data beside them) and, as the last line
+decoder_model_merged.onnx for Whisper, and any .onnx_data beside them), the checkpoint's
+model.safetensors as checkpoint.safetensors, and, as the last line
 on stdout, a JSON object of how they were made.
 """
 import importlib.metadata
@@ -56,6 +57,8 @@ def main():
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     done = subprocess.run([str(cli), "export", "onnx", "--model", str(checkpoint), "--task", task,
                            str(out)], capture_output=True, text=True, env=env)
+    if done.returncode == 0:  # the checkpoint's weights beside the export, as the Hub has both
+        shutil.copyfile(checkpoint / "model.safetensors", out / "checkpoint.safetensors")
     shutil.rmtree(checkpoint, ignore_errors=True)
     if done.returncode != 0:
         raise SystemExit(f"optimum-cli export onnx --task {task} failed:\n" +

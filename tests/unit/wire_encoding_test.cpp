@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "onnxmap/schema.hpp"
+#include "schema/fields.hpp"
 #include "test_support.hpp"
 #include "wire/cursor.hpp"
 

@@ -2,8 +2,10 @@
 // its data files. Messages that do not change are copied byte for byte; payloads are copied by the
 // kernel, so a 300 GB model converts at disk speed in bounded memory.
 
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <optional>
 #include <string>
 
@@ -28,8 +30,62 @@ struct ConvertArgs {
   RemoteOptions remote;
   std::string size_threshold = "1024", max_file_size = "0", align = "4096";
   std::string data_format = "raw";
+  std::string weights_from, weights_names;
+  bool no_content_match = false;
   SaveOptions options;
 };
+
+// The JSON object of --weights-names: initializer name -> the checkpoint's name.
+std::map<std::string, std::string, std::less<>> read_names(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const auto fail = [&](const std::string& why) {
+    return Error(ErrorKind::invalid_argument, "name mapping: " + why, Error::kNoOffset, {}, path);
+  };
+  if (!in) throw fail("cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto json = nlohmann::json::parse(text.str(), nullptr, false);
+  if (json.is_discarded() || !json.is_object()) {
+    throw fail("not a JSON object of initializer names to the checkpoint's names");
+  }
+  std::map<std::string, std::string, std::less<>> names;
+  for (const auto& [onnx_name, value] : json.items()) {
+    if (!value.is_string()) throw fail("the name given for '" + onnx_name + "' is not a string");
+    names.emplace(onnx_name, value.get<std::string>());
+  }
+  return names;
+}
+
+nlohmann::json count_json(const TensorCount& count) {
+  return {{"tensors", count.tensors}, {"bytes", count.bytes}};
+}
+
+nlohmann::json shared_json(const SharedWeights& shared) {
+  return {{"by_name", count_json(shared.by_name)},
+          {"by_content", count_json(shared.by_content)},
+          {"transposed", count_json(shared.transposed)},
+          {"transposed_kept", count_json(shared.transposed_kept)},
+          {"own", count_json(shared.own)}};
+}
+
+// "from the checkpoint: 30 tensors, 1.1 MiB (...); 12 of the model's own, 20.0 MiB", and a line
+// on the transposed copies kept.
+void print_shared_text(const nlohmann::json& shared) {
+  const auto count = [&](const char* key) { return shared[key]["tensors"].get<std::uint64_t>(); };
+  const auto bytes = [&](const char* key) { return shared[key]["bytes"].get<std::uint64_t>(); };
+  const std::uint64_t shared = count("by_name") + count("by_content") + count("transposed");
+  std::cout << "from the checkpoint: " << shared << (shared == 1 ? " tensor, " : " tensors, ")
+            << human_bytes(bytes("by_name") + bytes("by_content") + bytes("transposed")) << " ("
+            << count("by_name") << " by name, " << count("by_content") << " by content, "
+            << count("transposed") << " through a Transpose); " << count("own")
+            << " of the model's own, " << human_bytes(bytes("own")) << "\n";
+  if (count("transposed_kept") > 0) {
+    std::cout << count("transposed_kept") << " of the model's own ("
+              << human_bytes(bytes("transposed_kept"))
+              << ") are transposed copies of the checkpoint's tensors: --share-transposed "
+                 "shares them\n";
+  }
+}
 
 // "4096", "64K", "2G": binary units, as sizes of files are usually given.
 std::optional<std::uint64_t> parse_size(const std::string& text) {
@@ -79,6 +135,7 @@ void print_convert_text(const nlohmann::json& out) {
   std::cout << "; " << out["external_tensors"].get<std::uint64_t>() << " tensors external, "
             << out["reencoded_tensors"].get<std::uint64_t>() << " re-encoded, "
             << out["copied_messages"].get<std::uint64_t>() << " messages copied verbatim\n";
+  if (out.contains("shared")) print_shared_text(out["shared"]);
 }
 
 int run_convert(ConvertArgs& args) {
@@ -99,6 +156,9 @@ int run_convert(ConvertArgs& args) {
                           : args.inline_data         ? ExternalData::inline_data
                                                      : ExternalData::keep;
   options.location = args.location;
+  options.weights_from.source = args.weights_from;
+  options.weights_from.match_content = !args.no_content_match;
+  if (!args.weights_names.empty()) options.weights_from.names = read_names(args.weights_names);
 
   ProgressBar bar("converting");
   options.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
@@ -113,6 +173,7 @@ int run_convert(ConvertArgs& args) {
                      {"reencoded_tensors", r.reencoded_tensors},
                      {"copied_messages", r.copied_messages}};
   for (const auto& file : r.data_files) out["data_files"].push_back(file.string());
+  if (!args.weights_from.empty()) out["shared"] = shared_json(r.shared);
   if (args.json) {
     print_json(std::cout, out);
   } else {
@@ -156,6 +217,24 @@ void add_convert_verb(CLI::App& app) {
   sub->add_option("--align", args->align,
                   "external payload offsets are multiples of this (default 4096)")
       ->check(kSize);
+  auto* weights = sub->add_option(
+      "--weights-from", args->weights_from,
+      "point each initializer found in these safetensors files (a file, an index or a folder, in "
+      "OUT's folder or below) into them, writing none of their bytes; the rest go to LOCATION "
+      "(or inline, with --inline)");
+  sub->add_option("--weights-names", args->weights_names,
+                  "a JSON object of initializer names to the checkpoint's, where they differ")
+      ->needs(weights);
+  sub->add_flag("--compare-all-bytes", args->options.weights_from.compare_all_bytes,
+                "compare every byte of an initializer found by name (default: 64 places)")
+      ->needs(weights);
+  sub->add_flag("--no-content-match", args->no_content_match,
+                "find initializers by name only, not by content")
+      ->needs(weights);
+  sub->add_flag("--share-transposed", args->options.weights_from.share_transposed,
+                "replace a transposed copy of a checkpoint tensor by that tensor and a Transpose "
+                "node")
+      ->needs(weights);
   add_load_mode_option(sub, args->load);
   sub->add_flag("--json", args->json, "report what was written as one JSON object");
   sub->add_flag("--one-file-per-tensor", args->options.one_file_per_tensor,
