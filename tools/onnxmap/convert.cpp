@@ -73,8 +73,8 @@ nlohmann::json shared_json(const SharedWeights& shared) {
 void print_shared_text(const nlohmann::json& shared) {
   const auto count = [&](const char* key) { return shared[key]["tensors"].get<std::uint64_t>(); };
   const auto bytes = [&](const char* key) { return shared[key]["bytes"].get<std::uint64_t>(); };
-  const std::uint64_t shared = count("by_name") + count("by_content") + count("transposed");
-  std::cout << "from the checkpoint: " << shared << (shared == 1 ? " tensor, " : " tensors, ")
+  const std::uint64_t total = count("by_name") + count("by_content") + count("transposed");
+  std::cout << "from the checkpoint: " << total << (total == 1 ? " tensor, " : " tensors, ")
             << human_bytes(bytes("by_name") + bytes("by_content") + bytes("transposed")) << " ("
             << count("by_name") << " by name, " << count("by_content") << " by content, "
             << count("transposed") << " through a Transpose); " << count("own")
