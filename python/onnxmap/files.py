@@ -36,12 +36,16 @@ def check(path, *, read_data=False, **options):
 
 def _save_options(external_data, location, size_threshold, one_file_per_tensor,
                   max_external_file_size, align, convert_attribute, durable, progress,
-                  data_format=None):
-    """The save options given; None leaves the library's default (SaveOptions)."""
+                  data_format=None, weights=None):
+    """The save options given; None leaves the library's default (SaveOptions). `weights`: the
+    keyword arguments of weights_from (see convert())."""
     options = dict(external_data=external_data, data_format=data_format, location=location,
                    size_threshold=size_threshold, one_file_per_tensor=one_file_per_tensor,
                    max_external_file_size=max_external_file_size, align=align,
-                   convert_attribute=convert_attribute, durable=durable, progress=progress)
+                   convert_attribute=convert_attribute, durable=durable, progress=progress,
+                   **(weights or {}))
+    if options.get("weights_from") is not None:
+        options["weights_from"] = os.fspath(options["weights_from"])
     return {key: value for key, value in options.items() if value is not None}
 
 
@@ -65,11 +69,26 @@ def save(model, path, *, external_data=None, location=None, size_threshold=None,
 
 def convert(src, dst, *, external_data=None, location=None, size_threshold=None,
             one_file_per_tensor=None, max_external_file_size=None, align=None,
-            convert_attribute=None, durable=None, progress=None, data_format=None, **options):
+            convert_attribute=None, durable=None, progress=None, data_format=None,
+            weights_from=None, weights_names=None, compare_all_bytes=None, match_content=None,
+            share_transposed=None, **options):
     """Opens `src` and saves it as `dst` (as `onnxmap convert`). external_data=None keeps the
     data where the source keeps it; True or False moves it out or inline. Save options as in
     save() (data_format="safetensors", or a dst ending in ".safetensors" for the tensors alone),
-    open options as in open(). Returns a dict of what was written."""
+    open options as in open().
+
+    weights_from (a .safetensors file, an index or a folder, in dst's folder or below) points
+    each initializer found there into those files, writing none of its bytes (SaveOptions::
+    weights_from): found by name (its own, or the one weights_names, a dict, gives), its type,
+    shape and values checked (at 64 places, all with compare_all_bytes); else by content
+    (match_content, default True), straight or transposed; share_transposed replaces a
+    transposed copy by the checkpoint's tensor and a Transpose node. Returns a dict of what was
+    written; its "shared" counts the tensors and bytes found by_name, by_content, transposed,
+    transposed_kept and the model's own."""
+    weights = dict(weights_from=weights_from, weights_names=weights_names,
+                   compare_all_bytes=compare_all_bytes, match_content=match_content,
+                   share_transposed=share_transposed)
     return _onnxmap._convert(os.fspath(src), os.fspath(dst), **_save_options(
         external_data, location, size_threshold, one_file_per_tensor, max_external_file_size,
-        align, convert_attribute, durable, progress, data_format), **open_options(**options))
+        align, convert_attribute, durable, progress, data_format, weights),
+        **open_options(**options))

@@ -24,6 +24,21 @@ std::function<void(std::uint64_t, std::uint64_t)> progress_callback(const py::ob
   };
 }
 
+// weights_from (a path), weights_names (a dict of str), compare_all_bytes, match_content and
+// share_transposed: SaveOptions::weights_from.
+void take_weights_from(py::dict& kwargs, WeightsFrom& weights) {
+  take_kwarg(kwargs, "weights_from", weights.source);
+  if (kwargs.contains("weights_names")) {
+    for (const auto& [key, value] : kwargs["weights_names"].cast<py::dict>()) {
+      weights.names.emplace(key.cast<std::string>(), value.cast<std::string>());
+    }
+    PyDict_DelItemString(kwargs.ptr(), "weights_names");
+  }
+  take_kwarg(kwargs, "compare_all_bytes", weights.compare_all_bytes);
+  take_kwarg(kwargs, "match_content", weights.match_content);
+  take_kwarg(kwargs, "share_transposed", weights.share_transposed);
+}
+
 SaveOptions take_save_options(py::dict& kwargs) {
   SaveOptions options;
   // external_data: True, False, or None (where the source keeps it).
@@ -54,7 +69,25 @@ SaveOptions take_save_options(py::dict& kwargs) {
     options.progress = progress_callback(kwargs["progress"]);
     PyDict_DelItemString(kwargs.ptr(), "progress");
   }
+  take_weights_from(kwargs, options.weights_from);
   return options;
+}
+
+py::dict count_dict(const TensorCount& count) {
+  py::dict out;
+  out["tensors"] = count.tensors;
+  out["bytes"] = count.bytes;
+  return out;
+}
+
+py::dict shared_dict(const SharedWeights& shared) {
+  py::dict out;
+  out["by_name"] = count_dict(shared.by_name);
+  out["by_content"] = count_dict(shared.by_content);
+  out["transposed"] = count_dict(shared.transposed);
+  out["transposed_kept"] = count_dict(shared.transposed_kept);
+  out["own"] = count_dict(shared.own);
+  return out;
 }
 
 py::dict result_dict(const SaveResult& r) {
@@ -67,6 +100,7 @@ py::dict result_dict(const SaveResult& r) {
   out["external_tensors"] = r.external_tensors;
   out["copied_messages"] = r.copied_messages;
   out["reencoded_tensors"] = r.reencoded_tensors;
+  out["shared"] = shared_dict(r.shared);
   return out;
 }
 
