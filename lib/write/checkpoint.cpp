@@ -52,8 +52,15 @@ std::vector<fs::path> files_of_index(const fs::path& index) {
 // The safetensors files `source` stands for.
 std::vector<fs::path> files_of(const fs::path& source) {
   std::error_code ec;
+  if (!fs::exists(source, ec)) throw io_error(source, "no such file or folder");
   if (!fs::is_directory(source, ec)) {
     if (source.extension() == ".json") return files_of_index(source);
+    if (source.extension() != ".safetensors") {
+      throw Error(ErrorKind::invalid_argument,
+                  "is not a checkpoint: a .safetensors file, a model.safetensors.index.json or a "
+                  "folder holding either",
+                  Error::kNoOffset, {}, source.string());
+    }
     return {source};
   }
   const fs::path index = source / "model.safetensors.index.json";

@@ -41,10 +41,11 @@ struct Checkpoint {
 
 // Opens the checkpoint at `source` (a .safetensors file, a model.safetensors.index.json, or a
 // folder holding either: its index, else every .safetensors file in it) for a model saved into
-// `model_folder`. Throws onnxmap::Error: io for a file that cannot be read or a folder without
-// safetensors files, bad_tensor for a header that breaks the format's rules or an index that is
-// not one, invalid_argument for a tensor name found in two files, unsafe_path for a file outside
-// `model_folder` (an external data location cannot leave the model's folder).
+// `model_folder`. Throws onnxmap::Error: io for a source that does not exist, a file that cannot
+// be read or a folder without safetensors files; invalid_argument for a file of another kind
+// and for a tensor name found in two files; bad_tensor for a header that breaks the format's
+// rules or an index that is not one; unsafe_path for a file outside `model_folder` (an external
+// data location cannot leave the model's folder).
 [[nodiscard]] Checkpoint open_checkpoint(const std::filesystem::path& source,
                                          const std::filesystem::path& model_folder);
 

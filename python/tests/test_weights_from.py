@@ -117,3 +117,27 @@ def test_a_checkpoint_of_other_weights_is_an_error(corpus, tmp_path):  # noqa: F
     assert done.returncode != 0
     assert "holds other values than the checkpoint's" in done.stderr
     assert not (folder / "out.onnx").exists()
+
+
+def test_the_docs_example_of_a_dynamo_export(corpus, tmp_path):  # noqa: F811
+    """docs/cli.md shows convert --weights-from on torch-llama beside its checkpoint (a block
+    the page's own run leaves out: it needs the export): the text is this run's."""
+    from conftest import SOURCE_ROOT
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    shutil.copyfile(corpus / "torch-llama" / "model.onnx", folder / "model.onnx")
+    shutil.copyfile(corpus / "torch-llama" / "checkpoint.safetensors",
+                    folder / "model.safetensors")
+    page = (SOURCE_ROOT / "docs" / "cli.md").read_text()
+    block = page.split("<!-- not run: needs torch's export of a model and its checkpoint -->")[1]
+    commands = block.split("```sh\n")[1].split("```")[0].splitlines()
+    shown = block.split("```text\n")[1].split("```")[0]
+    printed = ""
+    for command in commands:
+        args = command.split()
+        assert args[0] == "onnxmap"
+        done = subprocess.run([ONNXMAP_EXE, *args[1:]], cwd=folder, capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stderr
+        printed += done.stdout
+    assert printed == shown

@@ -200,6 +200,38 @@ TEST_F(WeightsFrom, MismatchesAreCleanErrors) {
   }
 }
 
+TEST_F(WeightsFrom, SourcesThatAreNoCheckpointAreCleanErrors) {
+  save(graph(), at("g.onnx"));
+  const Model model = Model::open(at("g.onnx"));
+  const auto error_of = [&](const std::filesystem::path& source) {
+    SaveOptions options = keep();
+    options.weights_from.source = source;
+    try {
+      save(model, at("out.onnx"), options);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of(at("absent.safetensors")).find("no such file or folder"),
+            std::string::npos);
+  EXPECT_NE(error_of(at("g.onnx")).find("is not a checkpoint"), std::string::npos);
+  std::filesystem::create_directory(at("empty"));
+  EXPECT_NE(error_of(at("empty")).find("holds no .safetensors file"), std::string::npos);
+  const std::string index = R"({"weight_map": {"up": "../x.safetensors"}})";
+  write(at("model.safetensors.index.json"), std::as_bytes(std::span(index)));
+  EXPECT_NE(error_of(at("model.safetensors.index.json")).find("climbs out"), std::string::npos);
+  // A folder whose two files both hold "up".
+  std::filesystem::create_directory(at("two"));
+  std::filesystem::copy_file(at("ckpt.safetensors"), at("two/a.safetensors"));
+  std::filesystem::copy_file(at("ckpt.safetensors"), at("two/b.safetensors"));
+  EXPECT_NE(error_of(at("two")).find("is in two files of the checkpoint, two/a.safetensors and "
+                                     "two/b.safetensors"),
+            std::string::npos)
+      << error_of(at("two"));
+  EXPECT_FALSE(std::filesystem::exists(at("out.onnx")));
+}
+
 // A name mapping finds a tensor under another name, with the checks of a name match.
 TEST_F(WeightsFrom, ANameMappingFindsTensorsByTheCheckpointsName) {
   SaveOptions options = keep();
