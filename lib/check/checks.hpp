@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "index/safetensors_header.hpp"
 #include "onnxmap/check.hpp"
 #include "view/view_access.hpp"
 
@@ -43,6 +44,9 @@ void check_payloads(const Model& model, CheckReport& report);
 // External data in safetensors files: each header parses, and each tensor is one of its
 // entries with the same length, element type and dims (safetensors.cpp).
 void check_safetensors(const Model& model, CheckReport& report);
+// The header of data file `f` of `index`, a safetensors file (fetched first for a model opened
+// by URL). Throws as read_safetensors_header (index/safetensors_header.hpp).
+[[nodiscard]] SafetensorsHeader safetensors_header_of(const ModelIndex& index, std::size_t f);
 
 // Reads every payload: BOOL values, external checksums (data.cpp).
 void check_data(const Model& model, const CheckOptions& options, CheckReport& report);

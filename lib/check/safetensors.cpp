@@ -8,30 +8,10 @@
 
 #include "check/checks.hpp"
 #include "index/safetensors_header.hpp"
-#include "onnxmap/bytes.hpp"
 
 namespace onnxmap::detail {
 
 namespace {
-
-// The first `length` bytes of data file `f` (fetched first for a model opened by URL), copied
-// under the fault guard.
-std::vector<std::byte> head_of(const ModelIndex& index, std::size_t f, std::uint64_t length) {
-  const DataFile& file = index.data_files[f];
-  length = std::min<std::uint64_t>(length, file.file.size());
-  if (index.fetcher) index.fetcher->fetch(file.location, 0, length);
-  std::vector<std::byte> head(length);
-  copy_bytes(file.file.bytes().first(length), head);
-  return head;
-}
-
-SafetensorsHeader header_of(const ModelIndex& index, std::size_t f) {
-  const DataFile& file = index.data_files[f];
-  const std::uint64_t start =
-      file.file.size() < 8 ? 8 : safetensors_data_start(head_of(index, f, 8));
-  const std::uint64_t wanted = start - 8 <= kMaxSafetensorsHeader ? start : 8;
-  return parse_safetensors_header(head_of(index, f, wanted), file.file.size(), file.location);
-}
 
 // What is wrong with `tensor` against `entry`, or "".
 std::string disagreement(const TensorRecord& tensor, std::span<const std::int64_t> dims,
@@ -60,7 +40,7 @@ std::vector<std::optional<SafetensorsHeader>> headers_of(const ModelIndex& index
     const std::string& location = index.data_files[f].location;
     if (!location.ends_with(".safetensors")) continue;
     try {
-      headers[f] = header_of(index, f);
+      headers[f] = safetensors_header_of(index, f);
     } catch (const Error& e) {
       add_problem(report, ProblemKind::external_data, "", location + ": " + e.detail());
     }
@@ -69,6 +49,13 @@ std::vector<std::optional<SafetensorsHeader>> headers_of(const ModelIndex& index
 }
 
 }  // namespace
+
+SafetensorsHeader safetensors_header_of(const ModelIndex& index, std::size_t f) {
+  const DataFile& file = index.data_files[f];
+  return read_safetensors_header(file.file.bytes(), file.location, [&](std::uint64_t length) {
+    if (index.fetcher) index.fetcher->fetch(file.location, 0, length);
+  });
+}
 
 void check_safetensors(const Model& model, CheckReport& report) {
   const ModelIndex& index = *ViewAccess::index(model);

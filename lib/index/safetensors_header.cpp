@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "onnxmap/bytes.hpp"
 #include "onnxmap/error.hpp"
 #include "wire/wire.hpp"
 
@@ -178,6 +179,21 @@ SafetensorsHeader parse_safetensors_header(std::span<const std::byte> head, std:
   }
   reader.check_coverage(header.tensors);
   return header;
+}
+
+SafetensorsHeader read_safetensors_header(std::span<const std::byte> file, const std::string& name,
+                                          const std::function<void(std::uint64_t)>& fetch) {
+  const auto head = [&](std::uint64_t length) {
+    length = std::min<std::uint64_t>(length, file.size());
+    if (fetch) fetch(length);
+    std::vector<std::byte> bytes(length);
+    copy_bytes(file.first(length), bytes);
+    return bytes;
+  };
+  const std::uint64_t start = file.size() < 8 ? 8 : safetensors_data_start(head(8));
+  // A length past the limit is refused by the parser without reading it.
+  return parse_safetensors_header(head(start - 8 <= kMaxSafetensorsHeader ? start : 8),
+                                  file.size(), name);
 }
 
 }  // namespace onnxmap::detail

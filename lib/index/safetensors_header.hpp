@@ -10,6 +10,7 @@
 // in such files with the header.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -58,5 +59,13 @@ struct SafetensorsHeader {
 [[nodiscard]] SafetensorsHeader parse_safetensors_header(std::span<const std::byte> head,
                                                          std::uint64_t file_size,
                                                          const std::string& file);
+
+// The header of the safetensors file whose bytes are `file` (mapped: the header is copied out
+// under the fault guard, so a file that shrank is an Error, not a signal), as
+// parse_safetensors_header gives it. `fetch(length)`, when given, is called first for each
+// length of the file's start about to be read (a remote model's mirror fills it).
+[[nodiscard]] SafetensorsHeader read_safetensors_header(
+    std::span<const std::byte> file, const std::string& name,
+    const std::function<void(std::uint64_t)>& fetch = {});
 
 }  // namespace onnxmap::detail

@@ -1,5 +1,6 @@
 #include "tooling.hpp"
 
+#include "check/checks.hpp"
 #include "io/fault_guard.hpp"
 #include "io/guarded_bytes.hpp"
 #include "schema/descriptors.hpp"
@@ -60,6 +61,31 @@ std::vector<double> decode_values(std::span<const std::byte> bytes, DataType typ
     detail::for_each_value(bytes.data(), type, count, [&](double v) { out.push_back(v); });
   });
   return out;
+}
+
+std::vector<DataFileInfo> data_files(const Model& model) {
+  const detail::ModelIndex& index = *detail::ViewAccess::index(model);
+  std::vector<DataFileInfo> files;
+  for (std::size_t f = 0; f < index.data_files.size(); ++f) {
+    const detail::DataFile& data = index.data_files[f];
+    DataFileInfo& file = files.emplace_back();
+    file.location = data.location;
+    file.size = data.file.size();
+    file.safetensors = data.location.ends_with(".safetensors");
+    if (!file.safetensors) continue;
+    try {
+      detail::SafetensorsHeader header = detail::safetensors_header_of(index, f);
+      file.header_bytes = header.data_start;
+      file.metadata = std::move(header.metadata);
+      for (detail::SafetensorsEntry& e : header.tensors) {
+        file.entries.push_back({std::move(e.name), std::move(e.dtype), std::move(e.shape),
+                                e.begin, e.end});
+      }
+    } catch (const Error& e) {
+      file.error = e.detail();
+    }
+  }
+  return files;
 }
 
 }  // namespace onnxmap::tooling

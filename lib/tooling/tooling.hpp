@@ -12,12 +12,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "onnxmap/message_kind.hpp"
+#include "onnxmap/model.hpp"
 #include "onnxmap/schema.hpp"
 #include "onnxmap/tensor.hpp"
 
@@ -52,5 +55,28 @@ void save_bytes(const std::filesystem::path& path,
 // tensor_stats does.
 [[nodiscard]] std::vector<double> decode_values(std::span<const std::byte> bytes, DataType type,
                                                 std::uint64_t count);
+
+// An external data file of a model (the viewer's data files), and for a safetensors file (its
+// name ends in ".safetensors") what its header says; entries' offsets count from the file's
+// start, the header included.
+struct SafetensorsEntry {
+  std::string name;
+  std::string dtype;  // safetensors' name: "F16"
+  std::vector<std::int64_t> shape;
+  std::uint64_t begin = 0, end = 0;
+};
+struct DataFileInfo {
+  std::string location;  // as the model names it
+  std::uint64_t size = 0;
+  bool safetensors = false;
+  std::uint64_t header_bytes = 0;  // the 8-byte length and the JSON: where the data starts
+  std::map<std::string, std::string> metadata;
+  std::vector<SafetensorsEntry> entries;  // by offset
+  std::string error;                      // why the header does not parse; then no entries
+};
+// Every external data file of `model`, in the order the model first names them, each
+// safetensors file's header read (fetched first for a model opened by URL). A header that
+// breaks the format's rules is the file's `error`, not an exception.
+[[nodiscard]] std::vector<DataFileInfo> data_files(const Model& model);
 
 }  // namespace onnxmap::tooling

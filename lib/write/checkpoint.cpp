@@ -8,7 +8,6 @@
 
 #include "common/location.hpp"
 #include "index/safetensors_header.hpp"
-#include "onnxmap/bytes.hpp"
 #include "onnxmap/error.hpp"
 
 namespace onnxmap::detail {
@@ -91,17 +90,6 @@ std::string location_in(const fs::path& file, const fs::path& folder) {
   return location;
 }
 
-SafetensorsHeader header_of(const MappedFile& file, const std::string& name) {
-  const auto head = [&](std::uint64_t length) {
-    std::vector<std::byte> bytes(std::min(length, file.size()));
-    copy_bytes(file.bytes().first(bytes.size()), bytes);
-    return bytes;
-  };
-  const std::uint64_t start = file.size() < 8 ? 8 : safetensors_data_start(head(8));
-  return parse_safetensors_header(head(start - 8 <= kMaxSafetensorsHeader ? start : 8),
-                                  file.size(), name);
-}
-
 }  // namespace
 
 const CheckpointTensor* Checkpoint::find(std::string_view name) const {
@@ -117,7 +105,7 @@ Checkpoint open_checkpoint(const fs::path& source, const fs::path& model_folder)
   for (const fs::path& path : files_of(source)) {
     const std::string location = location_in(path, model_folder);
     CheckpointFile file{location, MappedFile::open(path)};
-    const SafetensorsHeader header = header_of(file.file, path.string());
+    const SafetensorsHeader header = read_safetensors_header(file.file.bytes(), path.string());
     for (const SafetensorsEntry& e : header.tensors) {
       checkpoint.tensors.push_back({e.name, *onnx_type_of_safetensors(e.dtype), e.shape,
                                     checkpoint.files.size(), e.begin, e.end - e.begin});

@@ -58,6 +58,7 @@ async function checkSummary(page, m) {
   const storage = (await tableRows(page, '[data-testid=summary-storage]')).map(([kind, tensors]) => [kind, tensors]);
   const apiStorage = Object.entries(s.by_storage).map(([kind, v]) => [kind, formatInt(v.tensors)]);
   check(`${m.label} summary: sizes by storage`, same(storage.sort(), apiStorage.sort()), { storage, apiStorage });
+  await checkDataFiles(page, m, s);
   const metadata = await page.$eval('[data-testid=summary-metadata]', (card) => card.textContent);
   check(`${m.label} summary: producer`, metadata.includes(s.producer_name), metadata);
   // A notice where the files on disk are no longer those opened (browser_test.py replaces one
@@ -73,6 +74,26 @@ async function checkSummary(page, m) {
   const shown = await texts(page, '[data-testid=summary-warnings] li');
   check(`${m.label} summary: the warnings of check`, same(shown, warnings), { shown, warnings });
   await screenshot(page, shots, m.label, 'summary');
+}
+
+/** The data files card: a row per file of the summary's data_files; each safetensors header,
+ * opened, lists /api/safetensors' entries beside the model's tensor that points at each. */
+async function checkDataFiles(page, m, s) {
+  const rows = await page.$$eval('[data-testid=data-file-row]', (all) => all.map((row) =>
+    [...row.children].slice(0, 3).map((cell) => cell.textContent.trim())));
+  const want = s.data_files.map((f) => [f.location, f.format, formatInt(f.tensors)]);
+  check(`${m.label} summary: the data files`, same(rows, want), { rows, want });
+  for (const f of s.data_files.filter((file) => file.format === 'safetensors').slice(0, 2)) {
+    const selector = `[data-testid=safetensors-header][data-file="${f.location}"]`;
+    await page.click(`${selector} summary`);
+    await page.waitForSelector(`${selector}[data-state=done]`, { timeout: 30000 });
+    const entries = await tableRows(page, `${selector} [data-testid=safetensors-entries]`);
+    const header = await api(m.url, 'safetensors', { file: f.location, limit: 1000 });
+    const wantEntries = header.entries.map((e) => [e.name, e.dtype, `[${e.shape.join(', ')}]`,
+      `${formatInt(e.data_offsets[0])}–${formatInt(e.data_offsets[1])}`, e.tensor ? e.tensor.name : 'not read']);
+    check(`${m.label} summary: the header of ${f.location}`, entries.length > 0 && same(entries, wantEntries),
+      { entries: entries.slice(0, 5), want: wantEntries.slice(0, 5) });
+  }
 }
 
 /** data-name of the tensor table's rows, in order. */

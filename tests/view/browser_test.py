@@ -3,7 +3,8 @@ after the viewer opened it, a 320 GB sparse one, one of 360,003 nodes, and graph
 PaddleOCR-shaped, torch-exported, 300,001-node flat-named and If/Loop/Scan ones), takes the ten
 real exporters' models of real_models.py (PaddleOCR, IS-Net quantized by ONNX Runtime, tf2onnx's
 and torch's wake-word models, Silero VAD, ...) and torch 2.15's dynamo export of a Llama
-(tests/exporters/), starts `onnxmap view` on each and runs
+(tests/exporters/), with two models whose weights are safetensors files (the Hub's shards, and
+that export pointing into its checkpoint), starts `onnxmap view` on each and runs
 browser_test.mjs (puppeteer-core driving the system's Chromium) against them. Screenshots of
 every page land in WORK/view-screenshots/, WORK being ONNXMAP_BROWSER_WORK (tests/meson.build:
 the build's tests/), with figures.txt: the graph page's figures (times, box and edge counts) the
@@ -131,6 +132,27 @@ def dynamo_llama():
     return pathlib.Path(made.stdout.strip().splitlines()[-1]) / "torch-llama" / "model.onnx"
 
 
+def safetensors_models(onnxmap, tmp_path):
+    """Models whose data lives in safetensors files: the small model's weights in the Hub's
+    shards, and the dynamo export pointing into the checkpoint it came from (convert
+    --weights-from --share-transposed)."""
+    shards = tmp_path / "shards" / "model.onnx"
+    shards.parent.mkdir()
+    subprocess.run([onnxmap.path, "synth", tmp_path / "st-source.onnx", "--layers", "2",
+                    "--hidden", "64"], check=True, capture_output=True)
+    subprocess.run([onnxmap.path, "convert", tmp_path / "st-source.onnx", shards,
+                    "--data-format", "safetensors", "--shard-size", "256K"], check=True,
+                   capture_output=True)
+    export = dynamo_llama()
+    folder = tmp_path / "checkpoint"
+    folder.mkdir()
+    shutil.copyfile(export.parent / "checkpoint.safetensors", folder / "model.safetensors")
+    subprocess.run([onnxmap.path, "convert", export, folder / "model.onnx", "--weights-from",
+                    folder / "model.safetensors", "--share-transposed"], check=True,
+                   capture_output=True)
+    return [("safetensors-shards", shards), ("dynamo-llama-checkpoint", folder / "model.onnx")]
+
+
 def test_pages_in_chromium(onnxmap, chromium, node_and_npm, modules, real_paths, work, tmp_path):
     shots = work / "view-screenshots"
     shutil.rmtree(shots, ignore_errors=True)
@@ -151,6 +173,8 @@ def test_pages_in_chromium(onnxmap, chromium, node_and_npm, modules, real_paths,
         for model_id, path in real_paths.items():
             viewers.append((f"real-{model_id}", Viewer(onnxmap.path, path).__enter__()))
         viewers.append(("dynamo-llama", Viewer(onnxmap.path, dynamo_llama()).__enter__()))
+        for label, path in safetensors_models(onnxmap, tmp_path):
+            viewers.append((label, Viewer(onnxmap.path, path).__enter__()))
         command = [node_and_npm[0], str(HERE / "browser_test.mjs"), chromium, str(shots)]
         command += [f"{label}={v.url}" for label, v in viewers]
         # Run from the modules' folder: the script requires puppeteer-core from there.

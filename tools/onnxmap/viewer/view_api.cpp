@@ -196,8 +196,16 @@ const nlohmann::json& ViewApi::warnings() {
 }
 
 const nlohmann::json& ViewApi::summary() {
-  std::call_once(summary_once_, [this] { summary_ = view_summary(model_, source_); });
+  std::call_once(summary_once_, [this] {
+    summary_ = view_summary(model_, source_);
+    summary_["data_files"] = data_files().summary();
+  });
   return summary_;
+}
+
+const DataFiles& ViewApi::data_files() {
+  std::call_once(data_files_once_, [this] { data_files_ = std::make_unique<DataFiles>(model_); });
+  return *data_files_;
 }
 
 // Names repeat across graphs (an If's two branches may each make "x"): `index`, a row of
@@ -261,6 +269,10 @@ nlohmann::json ViewApi::api(const HttpRequest& r) {
     return out;
   }
   if (path == "/api/warnings") return warnings();
+  if (path == "/api/safetensors") {
+    return data_files().header(text_param(r, "file"), number_param(r, "offset", 0, UINT64_MAX),
+                               number_param(r, "limit", 100, kMaxRows));
+  }
   if (path == "/api/tensors") {
     TensorPageQuery q;
     q.sort = r.query.contains("sort") ? text_param(r, "sort") : "index";

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "data_files.hpp"
 #include "graph_layout.hpp"
 #include "http_server.hpp"
 #include "node_graph.hpp"
@@ -47,6 +48,7 @@ class ViewApi {
   // request tries Graphviz again.
   [[nodiscard]] nlohmann::json first_drawing();
   [[nodiscard]] const nlohmann::json& summary();
+  [[nodiscard]] const DataFiles& data_files();
   [[nodiscard]] const nlohmann::json& warnings();
   [[nodiscard]] Tensor named_tensor(const HttpRequest& request) const;
 
@@ -60,6 +62,8 @@ class ViewApi {
   std::map<std::string, std::shared_ptr<const NodeGraph>> subgraphs_;  // by path
   std::once_flag summary_once_;
   nlohmann::json summary_;
+  std::once_flag data_files_once_;
+  std::unique_ptr<DataFiles> data_files_;
   std::mutex first_drawing_mutex_;
   nlohmann::json first_drawing_;  // null until a drawing without a layout_note is kept
   std::once_flag warnings_once_;

@@ -1,10 +1,12 @@
 // The summary page (#/summary): the model's metadata, inputs and outputs, counts, sizes by
-// dtype and by storage, the op-type histogram, functions and the findings of check.
+// dtype and by storage, the external data files (safetensors headers), the op-type histogram,
+// functions and the findings of check.
 
 import { el, appendChildren, card, bytesSpan } from './dom.js';
 import { formatBytes, formatInt } from './format.js';
 import { href } from './url.js';
 import { api } from './api.js';
+import { dataFilesCard } from './datafiles.js';
 
 export async function render(main, params, ctx) {
   // Asked anew at each visit (the server keeps the summary): whether the file on disk is still
@@ -25,7 +27,8 @@ export async function render(main, params, ctx) {
     el('div', { class: 'grid-2' },
       el('div', { class: 'column' }, metadataCard(s), ioCard('Inputs', 'summary-inputs', s.inputs),
         ioCard('Outputs', 'summary-outputs', s.outputs), warnings, functionsCard(s.functions)),
-      el('div', { class: 'column' }, dtypeCard(s.by_dtype), storageCard(s.by_storage), opsCard(s.op_types)))]);
+      el('div', { class: 'column' }, dtypeCard(s.by_dtype), storageCard(s.by_storage),
+        dataFilesCard(s.data_files), opsCard(s.op_types)))]);
   ctx.ready();
 }
 
