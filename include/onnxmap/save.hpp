@@ -61,7 +61,7 @@ struct WeightsFrom {
   std::filesystem::path source;
   // Initializer name -> the checkpoint's tensor name, where they differ. An initializer found by
   // name (its own, or the one given here) must have the tensor's element type and shape (else an
-  // error names both) and the same values (compared at 64 elements spread over it, or all of them
+  // error names both) and the same values (compared at 16 places spread over it, or all of them
   // with compare_all_bytes; a difference is an error).
   std::map<std::string, std::string, std::less<>> names;
   bool compare_all_bytes = false;

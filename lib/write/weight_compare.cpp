@@ -10,7 +10,7 @@ namespace onnxmap::detail {
 
 namespace {
 
-constexpr std::size_t kSamples = 64;
+constexpr std::size_t kSamples = 16;
 constexpr std::size_t kSampleBytes = 16;  // of sampled_equal's windows
 constexpr std::uint64_t kTile = 64;       // elements a side, of transposed_equal's tiles
 

@@ -11,13 +11,13 @@
 namespace onnxmap::detail {
 
 // The fingerprint of a tensor of `count` elements of `element_size` bytes (1, 2, 4 or 8): a hash
-// of 64 elements spread over it, the first and the last among them. With `transposed_rows` > 0,
+// of 16 elements spread over it, the first and the last among them. With `transposed_rows` > 0,
 // `bytes` is a matrix of that many rows and the elements are read as its transpose's: the
 // fingerprint a [columns, rows] tensor holding the transpose would have.
 [[nodiscard]] std::uint64_t fingerprint(std::span<const std::byte> bytes, std::size_t element_size,
                                         std::uint64_t transposed_rows = 0);
 
-// Whether `a` and `b` agree at the 64 places of 16 bytes spread over them that fingerprint
+// Whether `a` and `b` agree at the 16 places of 16 bytes spread over them that fingerprint
 // would read (a cheap test for two tensors said to be the same); sizes must be equal.
 [[nodiscard]] bool sampled_equal(std::span<const std::byte> a, std::span<const std::byte> b);
 

@@ -93,7 +93,7 @@ class Matcher {
                       describe(c->type, c->shape),
                   Error::kNoOffset, tensor.path());
     }
-    const auto ours = tensor.bytes();
+    const auto ours = stored_bytes(t);
     const auto theirs = checkpoint_.bytes(*c);
     if (!(options_.compare_all_bytes ? equal_bytes(ours, theirs) : sampled_equal(ours, theirs))) {
       throw Error(ErrorKind::invalid_argument,
@@ -138,7 +138,7 @@ class Matcher {
     const auto type = static_cast<DataType>(t.data_type);
     const std::size_t size = element_size(type);
     if (size == 0) return {};
-    const auto ours = model_.tensor_at(id).bytes();
+    const auto ours = stored_bytes(t);
     const auto [first, last] = prints_.equal_range(content_key(type, dims_of(t),
                                                                fingerprint(ours, size)));
     // The same bytes as stored before a transpose, for a square matrix that could be either.
@@ -155,6 +155,13 @@ class Matcher {
       if (same) return {f.transposed ? MatchKind::transposed : MatchKind::content, f.tensor};
     }
     return {};
+  }
+
+  // The tensor's payload in its mapped file. Not Tensor::bytes(): inside a front end's scope
+  // that reads every page first, and the comparisons here read only what they need (each
+  // under the fault guard).
+  std::span<const std::byte> stored_bytes(const TensorRecord& t) const {
+    return index_.payload_file(t)->bytes().subspan(t.payload_offset, t.payload_length);
   }
 
   std::span<const std::int64_t> dims_of(const TensorRecord& t) const {

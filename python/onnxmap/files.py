@@ -80,7 +80,7 @@ def convert(src, dst, *, external_data=None, location=None, size_threshold=None,
     weights_from (a .safetensors file, an index or a folder, in dst's folder or below) points
     each initializer found there into those files, writing none of its bytes (SaveOptions::
     weights_from): found by name (its own, or the one weights_names, a dict, gives), its type,
-    shape and values checked (at 64 places, all with compare_all_bytes); else by content
+    shape and values checked (at 16 places, all with compare_all_bytes); else by content
     (match_content, default True), straight or transposed; share_transposed replaces a
     transposed copy by the checkpoint's tensor and a Transpose node. Returns a dict of what was
     written; its "shared" counts the tensors and bytes found by_name, by_content, transposed,

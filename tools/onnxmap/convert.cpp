@@ -226,7 +226,7 @@ void add_convert_verb(CLI::App& app) {
                   "a JSON object of initializer names to the checkpoint's, where they differ")
       ->needs(weights);
   sub->add_flag("--compare-all-bytes", args->options.weights_from.compare_all_bytes,
-                "compare every byte of an initializer found by name (default: 64 places)")
+                "compare every byte of an initializer found by name (default: 16 places)")
       ->needs(weights);
   sub->add_flag("--no-content-match", args->no_content_match,
                 "find initializers by name only, not by content")
