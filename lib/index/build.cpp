@@ -7,6 +7,7 @@
 #include "index/model_index.hpp"
 #include "index/name_table.hpp"
 #include "index/tensor_table.hpp"
+#include "io/lfs_pointer.hpp"
 
 namespace onnxmap::detail {
 
@@ -66,6 +67,10 @@ std::shared_ptr<ModelIndex> build_index(MappedFile file, std::string display_nam
                                         std::filesystem::path folder, MessageKind root,
                                         const OpenOptions& options, IndexScope scope) {
   check_options(options);
+  // A clone without Git LFS holds a pointer where the model should be: say so, not "wire type 6".
+  if (const auto pointer = lfs_pointer(file.bytes())) {
+    throw Error(ErrorKind::io, lfs_pointer_message(*pointer), Error::kNoOffset, {}, display_name);
+  }
   auto index = std::make_shared<ModelIndex>();
   index->file = std::move(file);
   index->display_name = std::move(display_name);

@@ -3,12 +3,51 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
 #include <string>
+#include <vector>
 
 #include "common/location.hpp"
 #include "index/tensor_table.hpp"
+#include "io/lfs_pointer.hpp"
 
 namespace onnxmap::detail {
+
+namespace {
+
+// A file name as exporters' conventions vary it: lower case, without '.', '_' and '-'
+// ("model.onnx.data", "model.onnx_data" and "Model.ONNX-data" alike).
+std::string convention_free(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    if (c != '.' && c != '_' && c != '-') {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
+// For a data file that does not exist: " (the folder holds 'model.onnx_data': ...)" where a file
+// beside it differs from the name only by such a convention, else "".
+std::string named_otherwise(const std::filesystem::path& model_folder, std::string_view location) {
+  const std::filesystem::path wanted{std::string(location)};
+  const std::filesystem::path folder = model_folder / wanted.parent_path();
+  const std::string key = convention_free(wanted.filename().string());
+  std::error_code ec;
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           folder.empty() ? std::filesystem::path(".") : folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (convention_free(name) == key && found.size() < 3) found.push_back(name);
+  }
+  if (found.empty()) return "";
+  std::string names;
+  for (const std::string& name : found) names += (names.empty() ? "'" : ", '") + name + "'";
+  return " (the folder holds " + names + ": another exporter's name for it? rename it to '" +
+         wanted.filename().string() + "' if it is this model's data)";
+}
+
+}  // namespace
 
 std::uint32_t open_data_file(ModelIndex& index, std::string_view location) {
   for (std::uint32_t i = 0; i < index.data_files.size(); ++i) {
@@ -24,7 +63,9 @@ std::uint32_t open_data_file(ModelIndex& index, std::string_view location) {
   std::error_code ec;
   const auto status = std::filesystem::status(full, ec);
   if (ec || !std::filesystem::exists(status)) {
-    throw Error(ErrorKind::io, "external data file '" + full.string() + "' does not exist",
+    throw Error(ErrorKind::io,
+                "external data file '" + full.string() + "' does not exist" +
+                    named_otherwise(index.folder, location),
                 Error::kNoOffset, "external_data");
   }
   if (!std::filesystem::is_regular_file(status)) {
@@ -46,7 +87,13 @@ std::uint32_t open_data_file(ModelIndex& index, std::string_view location) {
                             "has several hard links and may be a file from outside the folder");
     }
   }
-  index.data_files.push_back({std::string(location), MappedFile::open(full, index.options.mode)});
+  MappedFile file = MappedFile::open(full, index.options.mode);
+  if (const auto pointer = lfs_pointer(file.bytes())) {
+    throw Error(ErrorKind::io, "external data file '" + std::string(location) + "' " +
+                                   lfs_pointer_message(*pointer),
+                Error::kNoOffset, "external_data");
+  }
+  index.data_files.push_back({std::string(location), std::move(file)});
   return static_cast<std::uint32_t>(index.data_files.size() - 1);
 }
 

@@ -78,8 +78,8 @@ std::vector<DataFileInfo> data_files(const Model& model) {
       file.header_bytes = header.data_start;
       file.metadata = std::move(header.metadata);
       for (detail::SafetensorsEntry& e : header.tensors) {
-        file.entries.push_back({std::move(e.name), std::move(e.dtype), std::move(e.shape),
-                                e.begin, e.end});
+        file.entries.push_back(
+            {std::move(e.name), std::move(e.dtype), std::move(e.shape), e.begin, e.end});
       }
     } catch (const Error& e) {
       file.error = e.detail();

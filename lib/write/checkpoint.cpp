@@ -93,10 +93,9 @@ std::string location_in(const fs::path& file, const fs::path& folder) {
 }  // namespace
 
 const CheckpointTensor* Checkpoint::find(std::string_view name) const {
-  const auto it = std::lower_bound(tensors.begin(), tensors.end(), name,
-                                   [](const CheckpointTensor& t, std::string_view n) {
-                                     return t.name < n;
-                                   });
+  const auto it =
+      std::lower_bound(tensors.begin(), tensors.end(), name,
+                       [](const CheckpointTensor& t, std::string_view n) { return t.name < n; });
   return it != tensors.end() && it->name == name ? &*it : nullptr;
 }
 
@@ -115,10 +114,9 @@ Checkpoint open_checkpoint(const fs::path& source, const fs::path& model_folder)
   auto& tensors = checkpoint.tensors;
   std::sort(tensors.begin(), tensors.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
-  const auto twice = std::adjacent_find(tensors.begin(), tensors.end(), [](const auto& a,
-                                                                           const auto& b) {
-    return a.name == b.name;
-  });
+  const auto twice =
+      std::adjacent_find(tensors.begin(), tensors.end(),
+                         [](const auto& a, const auto& b) { return a.name == b.name; });
   if (twice != tensors.end()) {
     throw Error(ErrorKind::invalid_argument,
                 "tensor '" + twice->name + "' is in two files of the checkpoint, " +

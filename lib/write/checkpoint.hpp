@@ -18,7 +18,7 @@ struct CheckpointTensor {
   std::string name;
   DataType type = DataType::undefined;
   std::vector<std::int64_t> shape;
-  std::size_t file = 0;    // into Checkpoint::files
+  std::size_t file = 0;     // into Checkpoint::files
   std::uint64_t begin = 0;  // in the file, the header included
   std::uint64_t length = 0;
 };

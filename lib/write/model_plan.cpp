@@ -225,9 +225,7 @@ class ModelPlanner {
   }
 
   using Use = SharedWeightsPlan::Use;
-  Use use_of(std::uint32_t tensor) const {
-    return shared_ ? shared_->entry(tensor).use : Use::own;
-  }
+  Use use_of(std::uint32_t tensor) const { return shared_ ? shared_->entry(tensor).use : Use::own; }
 
   // A tensor found in the checkpoint: its own fields, or (replaced by the checkpoint's tensor)
   // the name, type and dims of that one, then external data entries pointing into it.

@@ -95,9 +95,8 @@ void SharedWeightsPlan::plan_transposes(const Model& model, const WeightsFrom& o
   graph_record_ = main_graph(index);
   const std::uint32_t graph_record = graph_record_;
   const auto opsets = model.opset_imports();
-  const bool default_domain = std::any_of(opsets.begin(), opsets.end(), [](const auto& o) {
-    return is_default_domain(o.domain);
-  });
+  const bool default_domain = std::any_of(
+      opsets.begin(), opsets.end(), [](const auto& o) { return is_default_domain(o.domain); });
   const auto graph = model.graph();
   if (!options.share_transposed || graph_record == kNone || !default_domain || !graph) return;
   std::set<std::string, std::less<>> names = names_in(*graph);

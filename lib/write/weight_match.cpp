@@ -40,7 +40,9 @@ std::size_t element_size(DataType type) {
 class Matcher {
  public:
   Matcher(const Model& model, const Checkpoint& checkpoint, const WeightsFrom& options)
-      : model_(model), index_(*ViewAccess::index(model)), checkpoint_(checkpoint),
+      : model_(model),
+        index_(*ViewAccess::index(model)),
+        checkpoint_(checkpoint),
         options_(options) {}
 
   std::vector<WeightMatch> run(std::span<const std::uint32_t> candidates) {
@@ -139,8 +141,8 @@ class Matcher {
     const std::size_t size = element_size(type);
     if (size == 0) return {};
     const auto ours = stored_bytes(t);
-    const auto [first, last] = prints_.equal_range(content_key(type, dims_of(t),
-                                                               fingerprint(ours, size)));
+    const auto [first, last] =
+        prints_.equal_range(content_key(type, dims_of(t), fingerprint(ours, size)));
     // The same bytes as stored before a transpose, for a square matrix that could be either.
     std::vector<Found> found;
     for (auto it = first; it != last; ++it) found.push_back(it->second);

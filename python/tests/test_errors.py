@@ -127,3 +127,18 @@ def test_truncations_never_crash(tmp_path):
                 [model[n].numpy() for n in model.keys()]
         except onnxmap.Error:
             pass
+
+
+def test_a_git_lfs_pointer_is_named(tmp_path):
+    """A clone without Git LFS: open() of the pointer, and a load of a model whose data file is
+    one, say so (tests/cli/not_what_they_claim_test.py: every verb)."""
+    pointer = (b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"ab" * 32 +
+               b"\nsize 123456\n")
+    (tmp_path / "p.onnx").write_bytes(pointer)
+    error = raised(lambda: onnxmap.open(tmp_path / "p.onnx"))
+    assert error.kind == "io" and "Git LFS pointer to an object of 123456 bytes" in str(error)
+    subprocess.run([ONNXMAP_EXE, "synth", tmp_path / "m.onnx", "--layers", "1", "--hidden", "64",
+                    "--external-data"], check=True, capture_output=True)
+    (tmp_path / "m.onnx.data").write_bytes(pointer)
+    error = raised(lambda: onnxmap.open(tmp_path / "m.onnx"))
+    assert "external data file 'm.onnx.data' is a Git LFS pointer" in str(error)

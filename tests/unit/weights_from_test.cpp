@@ -84,8 +84,7 @@ class WeightsFrom : public TempFolder {
   }
 
   // With external data for the model's own tensors unless `options` say otherwise.
-  SaveResult save_sharing(const ModelBuilder& builder,
-                          SaveOptions options = keep()) {
+  SaveResult save_sharing(const ModelBuilder& builder, SaveOptions options = keep()) {
     save(builder, at("g.onnx"));
     options.weights_from.source = at("ckpt.safetensors");
     return save(Model::open(at("g.onnx")), at("out.onnx"), options);
@@ -108,8 +107,8 @@ TEST_F(WeightsFrom, InitializersPointIntoTheCheckpointByNameAndContent) {
   const Model out = Model::open(at("out.onnx"));
   const Model checkpoint_model = Model::open(at("w.onnx"));
   for (const char* name : {"up", "val_7", "renamed", "own"}) {
-    EXPECT_TRUE(std::ranges::equal(out.tensor(name).data().bytes(),
-                                   original.tensor(name).data().bytes()))
+    EXPECT_TRUE(
+        std::ranges::equal(out.tensor(name).data().bytes(), original.tensor(name).data().bytes()))
         << name;
   }
   EXPECT_EQ(out.tensor("up").data_file(), "ckpt.safetensors");
@@ -169,10 +168,10 @@ TEST_F(WeightsFrom, MismatchesAreCleanErrors) {
   };
   ModelBuilder other_shape;
   other_shape.ir_version(10).opset("", 21);
-  other_shape.graph("g").initializer(
-      TensorBuilder("up", DataType::float32, {32, 16}, kUp));
-  EXPECT_NE(error_of(other_shape).find("'up' is FLOAT [32, 16], the checkpoint's 'up' "
-                                       "(ckpt.safetensors) FLOAT [16, 32]"),
+  other_shape.graph("g").initializer(TensorBuilder("up", DataType::float32, {32, 16}, kUp));
+  EXPECT_NE(error_of(other_shape)
+                .find("'up' is FLOAT [32, 16], the checkpoint's 'up' "
+                      "(ckpt.safetensors) FLOAT [16, 32]"),
             std::string::npos)
       << error_of(other_shape);
   ModelBuilder other_values;
@@ -213,8 +212,7 @@ TEST_F(WeightsFrom, SourcesThatAreNoCheckpointAreCleanErrors) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(error_of(at("absent.safetensors")).find("no such file or folder"),
-            std::string::npos);
+  EXPECT_NE(error_of(at("absent.safetensors")).find("no such file or folder"), std::string::npos);
   EXPECT_NE(error_of(at("g.onnx")).find("is not a checkpoint"), std::string::npos);
   std::filesystem::create_directory(at("empty"));
   EXPECT_NE(error_of(at("empty")).find("holds no .safetensors file"), std::string::npos);

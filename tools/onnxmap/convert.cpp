@@ -5,8 +5,8 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "format.hpp"

@@ -88,9 +88,12 @@ nlohmann::json DataFiles::header(const std::string& location, std::uint64_t offs
     }
     entries.push_back(std::move(row));
   }
-  return {{"location", location},      {"size", it->size},
-          {"header_bytes", it->header_bytes}, {"metadata", it->metadata},
-          {"total", it->entries.size()}, {"offset", offset},
+  return {{"location", location},
+          {"size", it->size},
+          {"header_bytes", it->header_bytes},
+          {"metadata", it->metadata},
+          {"total", it->entries.size()},
+          {"offset", offset},
           {"entries", std::move(entries)}};
 }
 
