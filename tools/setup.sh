@@ -17,8 +17,10 @@ onnxmap_demo_packages=(
   libcli11-dev nlohmann-json3-dev
   # onnxmap view's graph page: Graphviz's dot program lays out each scene (run per drawing).
   graphviz
-  # SHA-1 of external data checksums (check --data).
+  # SHA-1 of external data checksums (check --data), SHA-256 of manifests (hash, verify).
   libssl-dev
+  # XXH3-128, the fast manifests' hash (hash --algorithm xxh3-128).
+  libxxhash-dev
   # Models read over HTTP (http:// and https:// URLs): the headers, and libcurl loaded at run time.
   libcurl4-openssl-dev
 )

@@ -23,4 +23,5 @@
 #include "onnxmap/stats.hpp"
 #include "onnxmap/sub_byte.hpp"
 #include "onnxmap/synth.hpp"
+#include "onnxmap/verify.hpp"
 #include "onnxmap/version.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "check/checks.hpp"
-#include "check/sha1.hpp"
+#include "io/digest.hpp"
 #include "io/fault_guard.hpp"
 #include "io/guarded_bytes.hpp"
 #include "io/mapped_file.hpp"
@@ -134,7 +134,7 @@ class DataReader {
     const auto file = files_.find(location);
     if (file == files_.end()) return std::nullopt;  // could not be opened: reported already
     const std::span<const std::byte> bytes = file->second;
-    Sha1 sha;
+    Digest sha(DigestAlgorithm::sha1);
     for (std::size_t at = 0; at < bytes.size(); at += kChunk) {
       const auto chunk = bytes.subspan(at, std::min(kChunk, bytes.size() - at));
       sha.update(chunk);
@@ -161,7 +161,7 @@ class DataReader {
       const auto file = file_digest(location);
       if (!file) continue;
       const std::string expected = lowercase(stored);
-      if (*file == expected || sha1_hex(t.bytes()) == expected) continue;
+      if (*file == expected || digest_hex(DigestAlgorithm::sha1, t.bytes()) == expected) continue;
       add_problem(report_, ProblemKind::checksum, path,
                   "checksum " + expected + " is neither the SHA-1 of '" + location + "' (" + *file +
                       ") nor of the tensor's bytes",

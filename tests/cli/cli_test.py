@@ -13,8 +13,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 # Every verb whose --help shows examples, in the order a newcomer would try them.
-EXAMPLE_VERBS = ("synth", "info", "ls", "graph", "dump", "get", "convert", "check", "diff",
-                 "load", "stats", "view")
+EXAMPLE_VERBS = ("synth", "info", "ls", "graph", "dump", "get", "convert", "check", "hash",
+                 "verify", "diff", "load", "stats", "view")
 
 
 @pytest.fixture(scope="module")

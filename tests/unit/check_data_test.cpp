@@ -8,15 +8,17 @@
 #include <filesystem>
 #include <fstream>
 
-#include "check/sha1.hpp"
 #include "check_builder.hpp"
+#include "io/digest.hpp"
 #include "schema/fields.hpp"
 #include "test_support.hpp"
 
 namespace onnxmap {
 namespace {
 
-using detail::sha1_hex;
+std::string sha1_hex(std::span<const std::byte> bytes) {
+  return detail::digest_hex(DigestAlgorithm::sha1, bytes);
+}
 using test::check_bytes;
 using test::findings;
 using test::GP;
@@ -41,13 +43,30 @@ TEST(Sha1, KnownVectors) {
   EXPECT_EQ(sha1_hex(as_bytes(million)), "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
   // Any split into updates gives the same digest (block boundaries, padding across blocks).
   for (const std::size_t split : {1UL, 55UL, 56UL, 63UL, 64UL, 65UL, 1000UL}) {
-    detail::Sha1 sha;
+    detail::Digest sha(DigestAlgorithm::sha1);
     const auto all = as_bytes(million);
     for (std::size_t at = 0; at < all.size(); at += split) {
       sha.update(all.subspan(at, std::min(split, all.size() - at)));
     }
     EXPECT_EQ(sha.finish_hex(), "34aa973cd4c4daa4f61eeb2bdbad27316534016f") << split;
   }
+  // The manifests' algorithms (FIPS 180-4's vectors; XXH3-128 as the xxhash package gives it).
+  const auto sha256 = [](std::span<const std::byte> b) {
+    return detail::digest_hex(DigestAlgorithm::sha256, b);
+  };
+  EXPECT_EQ(sha256({}), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256(as_bytes("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const auto xxh3 = [](std::span<const std::byte> b) {
+    return detail::digest_hex(DigestAlgorithm::xxh3_128, b);
+  };
+  EXPECT_EQ(xxh3({}), "99aa06d3014798d86001c324468d497f");
+  EXPECT_EQ(xxh3(as_bytes("abc")), "06b05ab6733a618578af5f94892f3950");
+  detail::Digest pieces(DigestAlgorithm::xxh3_128);
+  for (std::size_t at = 0; at < million.size(); at += 4093) {
+    pieces.update(as_bytes(million).subspan(at, std::min<std::size_t>(4093, million.size() - at)));
+  }
+  EXPECT_EQ(pieces.finish_hex(), "a545df8e384a9579b1fd6fae5285c4eb");
 }
 
 // A model with `tensors` as initializers of a graph that only passes x through.

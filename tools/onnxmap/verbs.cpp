@@ -27,6 +27,8 @@ constexpr std::pair<std::string_view, std::string_view> kExamples[] = {
     {"convert", "onnxmap convert model.onnx split.onnx --external-data split.onnx.data"},
     {"convert", "onnxmap convert split.onnx whole.onnx --inline"},
     {"check", "onnxmap check split.onnx --data"},
+    {"hash", "onnxmap hash split.onnx -o split.manifest.json"},
+    {"verify", "onnxmap verify split.onnx split.manifest.json"},
     {"diff", "onnxmap diff model.onnx whole.onnx"},
     {"diff", "onnxmap diff model.onnx split.onnx --json --tolerance 1e-3"},
     {"load", "onnxmap load model.onnx --mode direct"},
@@ -94,11 +96,13 @@ void register_verbs(CLI::App& app) {
   add_dump_verb(app);
   add_get_verb(app);
   add_graph_verb(app);
+  add_hash_verb(app);
   add_info_verb(app);
   add_load_verb(app);
   add_ls_verb(app);
   add_stats_verb(app);
   add_synth_verb(app);
+  add_verify_verb(app);
   add_view_verb(app);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     sub->footer(examples_footer(*sub));

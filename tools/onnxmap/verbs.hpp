@@ -36,11 +36,13 @@ void add_diff_verb(CLI::App& app);
 void add_dump_verb(CLI::App& app);
 void add_get_verb(CLI::App& app);
 void add_graph_verb(CLI::App& app);
+void add_hash_verb(CLI::App& app);
 void add_info_verb(CLI::App& app);
 void add_load_verb(CLI::App& app);
 void add_ls_verb(CLI::App& app);
 void add_stats_verb(CLI::App& app);
 void add_synth_verb(CLI::App& app);
+void add_verify_verb(CLI::App& app);
 void add_view_verb(CLI::App& app);
 
 // Called by each verb's file to make itself known.

@@ -1,0 +1,91 @@
+#pragma once
+// Weights verified: digests of a model's files and of each tensor's stored bytes (hash_model),
+// a manifest holding them in JSON (docs/verify.md), and a model checked against one
+// (verify_model): a flipped bit, a truncated or swapped file and a tensor moved within its file
+// are each a mismatch naming the tensor or file and both digests.
+//
+// Threads: hash_model and verify_model read only their model, on threads of their own (one
+// file at a time each, so a sharded checkpoint uses every core), and return when done.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "onnxmap/export.hpp"
+#include "onnxmap/model.hpp"
+#include "onnxmap/options.hpp"
+
+namespace onnxmap {
+
+enum class DigestAlgorithm : std::uint8_t {
+  sha256,    // what model-signing tools list (the default)
+  xxh3_128,  // XXH3's 128-bit hash: not cryptographic, at memory speed
+  sha1,      // what ONNX's external data `checksum` key holds (check --data); not for manifests
+};
+// "sha256", "xxh3-128", "sha1", and back (nullopt for another name).
+[[nodiscard]] ONNXMAP_API std::string_view to_string(DigestAlgorithm algorithm) noexcept;
+[[nodiscard]] ONNXMAP_API std::optional<DigestAlgorithm> parse_digest_algorithm(
+    std::string_view name) noexcept;
+
+struct FileDigest {
+  std::string file;  // the model file's name, or a data file's location as the model names it
+  std::uint64_t size = 0;
+  std::string digest;  // lowercase hex
+};
+
+struct TensorDigest {
+  std::string name;  // Tensor::lookup_name()
+  std::string path;  // Tensor::path(): which tensor of that name
+  std::string file;  // as FileDigest::file
+  std::uint64_t offset = 0;  // of its stored bytes in `file`
+  std::uint64_t length = 0;
+  std::string digest;
+};
+
+struct Manifest {
+  DigestAlgorithm algorithm = DigestAlgorithm::sha256;
+  std::vector<FileDigest> files;      // the model file first, then its data files
+  std::vector<TensorDigest> tensors;  // each tensor stored in raw_data or external data
+};
+
+struct HashOptions {
+  DigestAlgorithm algorithm = DigestAlgorithm::sha256;  // hash_model's; verify takes the manifest's
+  unsigned threads = 0;                                  // files hashed at once; 0: one a core
+  ProgressCallback progress;                             // bytes hashed, of the total
+};
+
+// Every file's and every stored tensor's digest, each byte read once (a file's tensors are
+// hashed from the reads of the file). Throws onnxmap::Error (io) for a read that fails.
+[[nodiscard]] ONNXMAP_API Manifest hash_model(const Model& model, const HashOptions& options = {});
+
+// The manifest as JSON (docs/verify.md), and back. parse_manifest also takes the payload a
+// model-signing tool signs (its per-file SHA-256 list), which gives files and no tensors; it
+// throws onnxmap::Error (invalid_argument) naming `name` for anything else.
+[[nodiscard]] ONNXMAP_API std::string to_json(const Manifest& manifest);
+[[nodiscard]] ONNXMAP_API Manifest parse_manifest(std::string_view json, const std::string& name);
+
+struct Mismatch {
+  std::string what;  // "tensor", or "file"
+  std::string name;  // the tensor's name, or the file's
+  std::string file;  // the file the tensor is in (a file's: itself)
+  std::string expected;  // the manifest's digest, or "missing"/a size, as `detail` says
+  std::string actual;
+  std::string detail;  // one line for a person
+};
+
+// What verify_model found: every mismatch; none when the model is the manifest's.
+struct VerifyReport {
+  std::vector<Mismatch> mismatches;
+  std::uint64_t files = 0, tensors = 0, bytes = 0;  // checked
+  [[nodiscard]] bool ok() const noexcept { return mismatches.empty(); }
+};
+
+// Hashes `model` as hash_model does, with the manifest's algorithm, and compares: each file's
+// size and digest, each tensor's place (file, offset, length) and digest; a tensor or file of
+// one side missing from the other is a mismatch too.
+[[nodiscard]] ONNXMAP_API VerifyReport verify_model(const Model& model, const Manifest& manifest,
+                                                    const HashOptions& options = {});
+
+}  // namespace onnxmap
