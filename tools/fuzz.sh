@@ -21,7 +21,7 @@ seconds=${1:-60}
 build="build-asan"
 work=$build/fuzz
 # shellcheck disable=SC2206  # FUZZ_TARGETS is a list of words on purpose
-targets=(${FUZZ_TARGETS:-fuzz_model fuzz_tensor fuzz_external fuzz_load_modes fuzz_save_roundtrip fuzz_view fuzz_urls fuzz_safetensors})
+targets=(${FUZZ_TARGETS:-fuzz_model fuzz_tensor fuzz_external fuzz_load_modes fuzz_save_roundtrip fuzz_view fuzz_urls fuzz_safetensors fuzz_manifest})
 
 onnxmap_asan_setup
 ninja -C "$build" --quiet "${targets[@]/#/tests/fuzz/}"
@@ -64,6 +64,7 @@ seeds_of() {
     fuzz_external) echo "$seeds/external" ;;
     fuzz_urls) echo "tests/fuzz/regressions/fuzz_urls" ;;
     fuzz_safetensors) echo "tests/fuzz/regressions/fuzz_safetensors" ;;
+    fuzz_manifest) echo "tests/fuzz/regressions/fuzz_manifest" ;;
   esac
 }
 

@@ -48,6 +48,10 @@ struct Manifest {
   DigestAlgorithm algorithm = DigestAlgorithm::sha256;
   std::vector<FileDigest> files;      // the model file first, then its data files
   std::vector<TensorDigest> tensors;  // each tensor stored in raw_data or external data
+  // A model-signing tool's payload: files named relative to the folder it signed (each of the
+  // model's files matches the one whose name ends with its own), sizes unknown, no tensors;
+  // files the model does not read (a tokenizer, a config) are not its concern.
+  bool signed_files_only = false;
 };
 
 struct HashOptions {
@@ -84,7 +88,8 @@ struct VerifyReport {
 
 // Hashes `model` as hash_model does, with the manifest's algorithm, and compares: each file's
 // size and digest, each tensor's place (file, offset, length) and digest; a tensor or file of
-// one side missing from the other is a mismatch too.
+// one side missing from the other is a mismatch too (for signed_files_only: each of the model's
+// files must be listed, and is compared by digest).
 [[nodiscard]] ONNXMAP_API VerifyReport verify_model(const Model& model, const Manifest& manifest,
                                                     const HashOptions& options = {});
 

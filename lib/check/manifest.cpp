@@ -15,7 +15,6 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr std::string_view kFormat = "onnxmap-manifest/1";
-constexpr std::uint64_t kUnknownSize = UINT64_MAX;  // a signing payload gives no sizes
 
 [[noreturn]] void fail(const std::string& name, const std::string& why) {
   throw Error(ErrorKind::invalid_argument, "not a manifest: " + why, Error::kNoOffset, {}, name);
@@ -86,6 +85,7 @@ Manifest from_signing(const Json& statement, const std::string& name) {
     fail(name, "an in-toto statement without predicate.resources");
   }
   Manifest manifest;
+  manifest.signed_files_only = true;
   for (const Json& r : (*predicate)["resources"]) {
     if (!r.is_object()) fail(name, "a resource that is not an object");
     const std::string algorithm = text_of(r, "algorithm", name);
@@ -93,9 +93,51 @@ Manifest from_signing(const Json& statement, const std::string& name) {
       fail(name, "resource '" + text_of(r, "name", name) + "' is hashed with " + algorithm +
                      "; onnxmap verifies the \"files\" serialization's sha256 (sign with it)");
     }
-    manifest.files.push_back({text_of(r, "name", name), kUnknownSize, text_of(r, "digest", name)});
+    manifest.files.push_back({text_of(r, "name", name), 0, text_of(r, "digest", name)});
   }
   return manifest;
+}
+
+// The manifest's entry for file `file` of the model: the one of its name, or for a signing
+// payload one whose name ends with "/" and it; null when there is none.
+const FileDigest* listed(const Manifest& manifest, const std::string& file) {
+  for (const FileDigest& f : manifest.files) {
+    if (f.file == file) return &f;
+  }
+  if (!manifest.signed_files_only) return nullptr;
+  for (const FileDigest& f : manifest.files) {
+    if (f.file.size() > file.size() && f.file.ends_with("/" + file)) return &f;
+  }
+  return nullptr;
+}
+
+template <class Add>
+void compare_files(const Manifest& found, const Manifest& manifest, VerifyReport& report,
+                   const Add& add) {
+  std::map<std::string, bool> read;  // the manifest's files the model reads
+  for (const FileDigest& got : found.files) {
+    const FileDigest* want = listed(manifest, got.file);
+    if (want == nullptr) {
+      add("file", got.file, got.file, "", got.digest, "is not in the manifest");
+      continue;
+    }
+    read[want->file] = true;
+    ++report.files;
+    report.bytes += got.size;
+    if (!manifest.signed_files_only && want->size != got.size) {
+      add("file", got.file, got.file, std::to_string(want->size), std::to_string(got.size),
+          "is " + std::to_string(got.size) + " bytes, the manifest's " +
+              std::to_string(want->size));
+    } else if (want->digest != got.digest) {
+      add("file", got.file, got.file, want->digest, got.digest,
+          "digest " + got.digest + ", the manifest's " + want->digest);
+    }
+  }
+  for (const FileDigest& want : manifest.files) {
+    if (!manifest.signed_files_only && !read.contains(want.file)) {
+      add("file", want.file, want.file, want.digest, "", "the model does not read this file");
+    }
+  }
 }
 
 }  // namespace
@@ -117,7 +159,8 @@ std::optional<DigestAlgorithm> parse_digest_algorithm(std::string_view name) noe
 }
 
 std::string to_json(const Manifest& manifest) {
-  Json files = Json::array(), tensors = Json::array();
+  using Ordered = nlohmann::ordered_json;  // keys in the order docs/verify.md gives them
+  Ordered files = Ordered::array(), tensors = Ordered::array();
   for (const FileDigest& f : manifest.files) {
     files.push_back({{"file", f.file}, {"size", f.size}, {"digest", f.digest}});
   }
@@ -125,8 +168,8 @@ std::string to_json(const Manifest& manifest) {
     tensors.push_back({{"name", t.name}, {"path", t.path}, {"file", t.file},
                        {"offset", t.offset}, {"length", t.length}, {"digest", t.digest}});
   }
-  const Json out = {{"format", kFormat}, {"algorithm", to_string(manifest.algorithm)},
-                    {"files", files}, {"tensors", tensors}};
+  const Ordered out = {{"format", kFormat}, {"algorithm", to_string(manifest.algorithm)},
+                       {"files", files}, {"tensors", tensors}};
   return out.dump(1) + "\n";
 }
 
@@ -151,30 +194,7 @@ VerifyReport verify_model(const Model& model, const Manifest& manifest,
     report.mismatches.push_back({std::move(what), std::move(name), std::move(file),
                                  std::move(expected), std::move(actual), std::move(detail)});
   };
-  std::map<std::string, const FileDigest*> files;
-  for (const FileDigest& f : found.files) files[f.file] = &f;
-  for (const FileDigest& want : manifest.files) {
-    const auto it = files.find(want.file);
-    if (it == files.end()) {
-      add("file", want.file, want.file, want.digest, "", "the model does not read this file");
-      continue;
-    }
-    const FileDigest& got = *it->second;
-    files.erase(it);
-    ++report.files;
-    report.bytes += got.size;
-    if (want.size != kUnknownSize && want.size != got.size) {
-      add("file", want.file, want.file, std::to_string(want.size), std::to_string(got.size),
-          "is " + std::to_string(got.size) + " bytes, the manifest's " +
-              std::to_string(want.size));
-    } else if (want.digest != got.digest) {
-      add("file", want.file, want.file, want.digest, got.digest,
-          "digest " + got.digest + ", the manifest's " + want.digest);
-    }
-  }
-  for (const auto& [file, got] : files) {
-    add("file", file, file, "", got->digest, "is not in the manifest");
-  }
+  compare_files(found, manifest, report, add);
   std::map<std::string, const TensorDigest*> tensors;  // by path
   for (const TensorDigest& t : found.tensors) tensors[t.path] = &t;
   for (const TensorDigest& want : manifest.tensors) {
@@ -200,6 +220,7 @@ VerifyReport verify_model(const Model& model, const Manifest& manifest,
     }
   }
   for (const auto& [path, got] : tensors) {
+    if (manifest.signed_files_only) break;  // its files' digests cover the tensors
     add("tensor", got->name, got->file, "", got->digest, "is not in the manifest");
   }
   return report;
