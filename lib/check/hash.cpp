@@ -1,9 +1,11 @@
-// hash_model and verify_model (verify.hpp): one job per file (the model file, each data file),
-// jobs spread over threads; a job reads its file once, in chunks through the map, and feeds each
-// chunk to the file's digest and to the digests of the tensors that lie in it.
+// hash_model (verify.hpp): the work cut into tasks spread over a pool of threads: one a file
+// for the file's digest, read through the map in chunks, and the tensors' digests in groups of
+// about kGroup bytes of a file each, read through the same map at the same time (a cold page is
+// read from the disk once, by whichever task touches it first). verify_model is manifest.cpp's.
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -20,107 +22,89 @@ namespace {
 using detail::Digest;
 
 constexpr std::uint64_t kChunk = std::uint64_t{16} << 20U;
+constexpr std::uint64_t kGroup = std::uint64_t{64} << 20U;
 
-struct Slot {
-  std::size_t tensor;  // into Manifest::tensors
-  std::uint64_t begin, end;
-};
+// The digest of `bytes`, fed in chunks, counting them into `done`.
+std::string digest_of(DigestAlgorithm algorithm, std::span<const std::byte> bytes,
+                      std::atomic<std::uint64_t>& done) {
+  Digest digest(algorithm);
+  for (std::uint64_t at = 0; at < bytes.size(); at += kChunk) {
+    const std::uint64_t length = std::min<std::uint64_t>(kChunk, bytes.size() - at);
+    digest.update(bytes.subspan(at, length));
+    done += length;
+  }
+  return digest.finish_hex();
+}
 
-struct FileJob {
-  std::size_t file;  // into Manifest::files
-  const MappedFile* mapped;
-  std::string_view location;  // for the fetcher: "" for the model file
-  std::vector<Slot> slots;    // by offset
-};
-
-// The files and the tensors of `model`, digests empty; and one job per file.
-std::vector<FileJob> plan(const Model& model, const detail::ModelIndex& index,
-                          Manifest& manifest) {
-  std::vector<FileJob> jobs;
+// The files and tensors of `model` (digests empty), and the mapped file of each entry of files.
+std::vector<const MappedFile*> list(const Model& model, const detail::ModelIndex& index,
+                                    Manifest& manifest) {
+  std::vector<const MappedFile*> mapped{&index.file};
   manifest.files.push_back({index.file.path().filename().string(), index.file.size(), ""});
-  jobs.push_back({0, &index.file, "", {}});
   for (const detail::DataFile& data : index.data_files) {
     manifest.files.push_back({data.location, data.file.size(), ""});
-    jobs.push_back({jobs.size(), &data.file, data.location, {}});
+    mapped.push_back(&data.file);
   }
   for (std::uint32_t t = 0; t < index.tensors.size(); ++t) {
     const detail::TensorRecord& r = index.tensors[t];
     if (!r.has_stored_bytes()) continue;
-    const std::size_t job = r.storage == TensorStorage::external ? r.data_file + 1 : 0;
+    const std::size_t file = r.storage == TensorStorage::external ? r.data_file + 1 : 0;
     const Tensor tensor = model.tensor_at(t);
     manifest.tensors.push_back({std::string(tensor.lookup_name()), tensor.path(),
-                                manifest.files[job].file, r.payload_offset, r.payload_length, ""});
-    jobs[job].slots.push_back(
-        {manifest.tensors.size() - 1, r.payload_offset, r.payload_offset + r.payload_length});
+                                manifest.files[file].file, r.payload_offset, r.payload_length,
+                                ""});
   }
-  for (FileJob& job : jobs) {
-    std::stable_sort(job.slots.begin(), job.slots.end(),
-                     [](const Slot& a, const Slot& b) { return a.begin < b.begin; });
-  }
-  return jobs;
+  return mapped;
 }
 
-// Reads the job's file once and fills its digests in `manifest` (each job writes only its own).
-void run(const FileJob& job, const detail::ModelIndex& index, DigestAlgorithm algorithm,
-         Manifest& manifest, std::atomic<std::uint64_t>& done) {
-  const std::span<const std::byte> bytes = job.mapped->bytes();
-  if (index.fetcher) index.fetcher->fetch(job.location, 0, bytes.size());
-  job.mapped->advise_sequential(0, bytes.size());
-  Digest file(algorithm);
-  std::vector<std::pair<const Slot*, Digest>> open;  // tensors begun, not ended
-  std::size_t next = 0;
-  const auto finish = [&](std::pair<const Slot*, Digest>& tensor) {
-    manifest.tensors[tensor.first->tensor].digest = tensor.second.finish_hex();
-  };
-  for (std::uint64_t at = 0; at < bytes.size(); at += kChunk) {
-    const std::uint64_t end = std::min<std::uint64_t>(bytes.size(), at + kChunk);
-    file.update(bytes.subspan(at, end - at));
-    while (next < job.slots.size() && job.slots[next].begin < end) {
-      open.emplace_back(&job.slots[next++], Digest(algorithm));
-    }
-    for (auto it = open.begin(); it != open.end();) {
-      const Slot& slot = *it->first;
-      const std::uint64_t from = std::max(slot.begin, at), to = std::min(slot.end, end);
-      if (from < to) it->second.update(bytes.subspan(from, to - from));
-      if (slot.end > end) {
-        ++it;
-        continue;
+// The tasks that fill `manifest`'s digests: each writes digests no other task writes. They hold
+// `manifest`, `done` and the files of `mapped` by reference.
+std::vector<std::function<void()>> tasks_for(std::span<const MappedFile* const> mapped,
+                                             DigestAlgorithm algorithm, Manifest& manifest,
+                                             std::atomic<std::uint64_t>& done) {
+  std::vector<std::function<void()>> tasks;
+  for (std::size_t f = 0; f < mapped.size(); ++f) {
+    tasks.emplace_back([&manifest, &done, file = mapped[f], f, algorithm] {
+      file->advise_sequential(0, file->size());
+      manifest.files[f].digest = digest_of(algorithm, file->bytes(), done);
+    });
+  }
+  std::map<std::string_view, const MappedFile*> file_of;
+  for (std::size_t f = 0; f < manifest.files.size(); ++f) file_of[manifest.files[f].file] = mapped[f];
+  // Groups of tensors, each tensor with the file it lies in.
+  std::vector<std::pair<std::size_t, const MappedFile*>> group;
+  std::uint64_t bytes = 0;
+  const auto close_group = [&] {
+    if (group.empty()) return;
+    tasks.emplace_back([&manifest, &done, group = std::move(group), algorithm] {
+      for (const auto& [i, file] : group) {
+        TensorDigest& d = manifest.tensors[i];
+        d.digest = digest_of(algorithm, file->bytes().subspan(d.offset, d.length), done);
       }
-      finish(*it);
-      it = open.erase(it);
-    }
-    done += end - at;
+    });
+    group = {};
+    bytes = 0;
+  };
+  for (std::size_t t = 0; t < manifest.tensors.size(); ++t) {
+    group.emplace_back(t, file_of.at(manifest.tensors[t].file));
+    bytes += manifest.tensors[t].length;
+    if (bytes >= kGroup) close_group();
   }
-  // Empty tensors at the file's end (the index keeps every other inside it).
-  while (next < job.slots.size()) open.emplace_back(&job.slots[next++], Digest(algorithm));
-  for (auto& tensor : open) finish(tensor);
-  manifest.files[job.file].digest = file.finish_hex();
+  close_group();
+  return tasks;
 }
 
-}  // namespace
-
-Manifest hash_model(const Model& model, const HashOptions& options) {
-  if (options.algorithm == DigestAlgorithm::sha1) {
-    throw Error(ErrorKind::invalid_argument,
-                "a manifest's digests are sha256 or xxh3-128 (sha1 is for checksum keys)");
-  }
-  const detail::ModelIndex& index = *detail::ViewAccess::index(model);
-  Manifest manifest;
-  manifest.algorithm = options.algorithm;
-  const std::vector<FileJob> jobs = plan(model, index, manifest);
-  std::uint64_t total = 0;
-  for (const FileDigest& f : manifest.files) total += f.size;
-  const unsigned threads = std::max(1U, std::min<unsigned>(
-      options.threads ? options.threads : std::thread::hardware_concurrency(), jobs.size()));
+// Runs `tasks` on `threads` threads (the caller's among them); the first error stops the rest
+// and is thrown.
+void run_all(const std::vector<std::function<void()>>& tasks, unsigned threads) {
   std::atomic<std::size_t> next{0};
-  std::atomic<std::uint64_t> done{0};
   std::atomic<bool> stop{false};
   std::mutex failed_mutex;
-  std::exception_ptr failed;  // the first error; the other jobs stop
+  std::exception_ptr failed;
   const auto work = [&] {
-    for (std::size_t j = next++; j < jobs.size() && !stop; j = next++) {
+    for (std::size_t i = next++; i < tasks.size() && !stop; i = next++) {
       try {
-        run(jobs[j], index, options.algorithm, manifest, done);
+        tasks[i]();
       } catch (...) {
         const std::lock_guard lock(failed_mutex);
         if (!failed) failed = std::current_exception();
@@ -133,7 +117,31 @@ Manifest hash_model(const Model& model, const HashOptions& options) {
   work();
   for (std::thread& t : pool) t.join();
   if (failed) std::rethrow_exception(failed);
-  if (options.progress) options.progress(done.load(), total);
+}
+
+}  // namespace
+
+Manifest hash_model(const Model& model, const HashOptions& options) {
+  if (options.algorithm == DigestAlgorithm::sha1) {
+    throw Error(ErrorKind::invalid_argument,
+                "a manifest's digests are sha256 or xxh3-128 (sha1 is for checksum keys)");
+  }
+  const detail::ModelIndex& index = *detail::ViewAccess::index(model);
+  Manifest manifest;
+  manifest.algorithm = options.algorithm;
+  const std::vector<const MappedFile*> mapped = list(model, index, manifest);
+  if (index.fetcher) {  // a URL's files, fetched whole into the mirror first
+    index.fetcher->fetch("", 0, index.file.size());
+    for (const detail::DataFile& data : index.data_files) {
+      index.fetcher->fetch(data.location, 0, data.file.size());
+    }
+  }
+  std::atomic<std::uint64_t> done{0};
+  const auto tasks = tasks_for(mapped, options.algorithm, manifest, done);
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  const unsigned threads = options.threads != 0 ? options.threads : cores;
+  run_all(tasks, std::max<unsigned>(1, std::min<std::size_t>(threads, tasks.size())));
+  if (options.progress) options.progress(done.load(), done.load());
   return manifest;
 }
 

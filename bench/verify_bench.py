@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""onnxmap hash and verify against sha256sum of the same files, on the same machine, warm.
+
+    verify_bench.py [--runs N] ONNXMAP DIR MODEL [MODEL...]
+
+For each MODEL (DIR/MODEL.onnx, made by tools/bench.sh; llm-2g is one inline file) and its copy
+split into data files of 256 MiB (convert --external-data --max-file-size 256M): `sha256sum` of
+the model's files (coreutils: no SHA instructions), `openssl dgst -sha256` of them (one core with
+them: the speed of one SHA-256 stream), `cat` of them (reading the page cache), `onnxmap hash` (SHA-256 of every file and every tensor), `hash --algorithm
+xxh3-128` and `verify` against the SHA-256 manifest, each a fresh process, median of N runs (3
+unless told), the files in the page cache (read once before). Prints a markdown table: time,
+throughput over the files' bytes, and sha256sum's time over each row's.
+"""
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+
+def seconds(command):
+    start = time.monotonic()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.monotonic() - start
+
+
+def files_of(model):
+    folder = model.parent
+    return [model] + sorted(p for p in folder.iterdir()
+                            if p.name.startswith(model.name + ".data"))
+
+
+def main():
+    args = sys.argv[1:]
+    runs = 3
+    if args[:1] == ["--runs"]:
+        runs, args = int(args[1]), args[2:]
+    onnxmap, folder, names = args[0], pathlib.Path(args[1]), args[2:]
+    print("| model | files | command | ms | MiB/s | sha256sum time / this |")
+    print("|---|---|---|---|---|---|")
+    for name in names:
+        split = folder / "verify-split"
+        shutil.rmtree(split, ignore_errors=True)
+        split.mkdir()
+        subprocess.run([onnxmap, "convert", folder / f"{name}.onnx", split / f"{name}.onnx",
+                        "--external-data", "--max-file-size", "256M"], check=True,
+                       stdout=subprocess.DEVNULL)
+        for model in (folder / f"{name}.onnx", split / f"{name}.onnx"):
+            files = files_of(model)
+            size = sum(f.stat().st_size for f in files)
+            manifest = split / "manifest.json"
+            subprocess.run([onnxmap, "hash", model, "-o", manifest], check=True)
+            commands = {"sha256sum": ["sha256sum", *files],
+                        "openssl dgst -sha256": ["openssl", "dgst", "-sha256", *files],
+                        "cat > /dev/null": ["cat", *files],
+                        "onnxmap hash": [onnxmap, "hash", model, "-o", split / "m2.json"],
+                        "onnxmap hash --algorithm xxh3-128": [onnxmap, "hash", model,
+                                                              "--algorithm", "xxh3-128", "-o",
+                                                              split / "m3.json"],
+                        "onnxmap verify": [onnxmap, "verify", model, manifest]}
+            times = {label: [] for label in commands}
+            for _ in range(runs):
+                for label, command in commands.items():
+                    times[label].append(seconds(command))
+            base = statistics.median(times["sha256sum"])
+            for label, measured in times.items():
+                t = statistics.median(measured)
+                print(f"| {name} | {len(files)} ({size / 2**30:.2f} GiB) | {label} | "
+                      f"{t * 1000:.0f} | {size / 2**20 / t:.0f} | {base / t:.2f}x |")
+        shutil.rmtree(split, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
