@@ -9,8 +9,13 @@ the model's files (coreutils: no SHA instructions), `openssl dgst -sha256` of th
 them: the speed of one SHA-256 stream), `cat` of them (reading the page cache), `onnxmap hash` (SHA-256 of every file and every tensor), `hash --algorithm
 xxh3-128` and `verify` against the SHA-256 manifest, each a fresh process, median of N runs (3
 unless told), the files in the page cache (read once before). Prints a markdown table: time,
-throughput over the files' bytes, and sha256sum's time over each row's.
+throughput over the files' bytes, and sha256sum's time over each row's. Then `load` of the inline
+model without and with `--verify` (XXH3-128, SHA-256), warm in the read mode and cold in the
+direct mode (the model's pages evicted with posix_fadvise before each run): the load's seconds,
+and the throughput against the load without verification.
 """
+import json
+import os
 import pathlib
 import shutil
 import statistics
@@ -29,6 +34,43 @@ def files_of(model):
     folder = model.parent
     return [model] + sorted(p for p in folder.iterdir()
                             if p.name.startswith(model.name + ".data"))
+
+
+def evict(files):
+    """Drops the files' pages from the page cache (theirs only, not the machine's)."""
+    for path in files:
+        fd = os.open(path, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+
+
+def load_rows(onnxmap, name, model, work, runs):
+    """`load` without and with --verify (XXH3-128, SHA-256), warm (read mode) and cold (direct
+    mode, the files evicted before each run): the load's own seconds (--json)."""
+    manifests = {}
+    for algorithm in ("xxh3-128", "sha256"):
+        manifests[algorithm] = work / f"{algorithm}.json"
+        subprocess.run([onnxmap, "hash", model, "--algorithm", algorithm, "-o",
+                        manifests[algorithm]], check=True)
+    rows = []
+    for cache, mode in (("warm", "read"), ("cold", "direct")):
+        variants = {"load": [], "load --verify (xxh3-128)": ["--verify", manifests["xxh3-128"]],
+                    "load --verify (sha256)": ["--verify", manifests["sha256"]]}
+        times = {label: [] for label in variants}
+        for _ in range(runs):
+            for label, extra in variants.items():
+                if cache == "cold":
+                    evict(files_of(model))
+                done = subprocess.run([onnxmap, "load", model, "--mode", mode, "--json", *extra],
+                                      check=True, capture_output=True, text=True)
+                times[label].append(json.loads(done.stdout)["seconds"])
+        base = statistics.median(times["load"])
+        size = sum(f.stat().st_size for f in files_of(model))
+        for label, measured in times.items():
+            t = statistics.median(measured)
+            rows.append(f"| {name} | {cache}, mode {mode} | {label} | {t * 1000:.0f} | "
+                        f"{size / 2**20 / t:.0f} | {base / t:.2f}x |")
+    return rows
 
 
 def main():
@@ -68,6 +110,9 @@ def main():
                 t = statistics.median(measured)
                 print(f"| {name} | {len(files)} ({size / 2**30:.2f} GiB) | {label} | "
                       f"{t * 1000:.0f} | {size / 2**20 / t:.0f} | {base / t:.2f}x |")
+        print("\n| model | cache | command | ms | MiB/s | throughput vs load |")
+        print("|---|---|---|---|---|---|")
+        print("\n".join(load_rows(onnxmap, name, folder / f"{name}.onnx", split, runs)))
         shutil.rmtree(split, ignore_errors=True)
 
 

@@ -7,13 +7,17 @@
 // Threads: hash_model and verify_model read only their model, on threads of their own (one
 // file at a time each, so a sharded checkpoint uses every core), and return when done.
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "onnxmap/export.hpp"
+#include "onnxmap/load.hpp"
 #include "onnxmap/model.hpp"
 #include "onnxmap/options.hpp"
 
@@ -92,5 +96,21 @@ struct VerifyReport {
 // files must be listed, and is compared by digest).
 [[nodiscard]] ONNXMAP_API VerifyReport verify_model(const Model& model, const Manifest& manifest,
                                                     const HashOptions& options = {});
+
+// What verifies a load as its bytes land (load --verify): a LoadOptions::on_landed for `plan`
+// that computes each whole tensor's digest with the manifest's algorithm, on the loader's
+// threads, and throws onnxmap::Error (bad_tensor) naming the tensor, its file and both digests
+// when it differs from the manifest's entry (found by the tensor's path): the load stops, and
+// that tensor is never handed to the callback. A row slice (a tensor-parallel rank's part) and
+// a tensor the manifest has no entry for (typed fields: no stored bytes) are not verified;
+// `verified` counts the items that were. Throws onnxmap::Error (invalid_argument) when the
+// manifest holds no tensors (a signing tool's payload: use verify_model).
+struct LandedVerifier {
+  LoadCallback on_landed;
+  std::shared_ptr<std::atomic<std::uint64_t>> verified;
+  std::uint64_t not_verifiable = 0;  // items of the plan that will not be verified
+};
+[[nodiscard]] ONNXMAP_API LandedVerifier verify_as_loaded(const Manifest& manifest,
+                                                          std::span<const LoadItem> plan);
 
 }  // namespace onnxmap

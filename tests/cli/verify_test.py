@@ -162,3 +162,32 @@ def test_hostile_manifests_are_clean_errors(onnxmap, model, text, says):
     done = verify(onnxmap, model, model.parent / "bad.json")
     assert done.returncode == 1 and "not a manifest: " + says in done.stderr, done.stderr
     assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("mode", ["read", "map", "direct"])
+def test_load_verify_checks_each_tensor_as_it_lands(onnxmap, model, mode):
+    manifest, m = hashed(onnxmap, model)
+    done = onnxmap("load", model, "--verify", manifest, "--mode", mode, "--json", text=True)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert (out["verified"], out["not_verified"]) == (len(m["tensors"]), 0)
+    t = next(t for t in m["tensors"] if t["name"] == "model.layers.1.mlp.gate_proj.weight")
+    data = model.parent / "m.onnx.data"
+    raw = bytearray(data.read_bytes())
+    raw[t["offset"] + 7] ^= 0x80
+    data.write_bytes(raw)
+    done = onnxmap("load", model, "--verify", manifest, "--mode", mode, text=True)
+    assert done.returncode == 1 and done.stdout == ""
+    got = sha256(data, t["offset"], t["length"])
+    assert (f"tensor 'model.layers.1.mlp.gate_proj.weight' in 'm.onnx.data': sha256 digest "
+            f"{got}, the manifest's {t['digest']}; the load stopped") in done.stderr
+
+
+def test_load_verify_of_a_shard_and_of_a_files_only_payload(onnxmap, model):
+    manifest, _ = hashed(onnxmap, model)
+    out = json.loads(onnxmap("load", model, "--verify", manifest, "--shard", "0/2", "--json",
+                             text=True).stdout)
+    assert out["verified"] + out["not_verified"] == out["tensors"] and out["not_verified"] > 0
+    (model.parent / "statement.json").write_text(json.dumps(statement(model)))
+    done = onnxmap("load", model, "--verify", model.parent / "statement.json", text=True)
+    assert done.returncode == 1 and "the manifest has no tensor digests" in done.stderr

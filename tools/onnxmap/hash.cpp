@@ -2,14 +2,13 @@
 // a manifest (docs/verify.md); onnxmap verify MODEL MANIFEST: the model against one, each
 // mismatch a line naming the tensor or file and both digests (exit 1 if any).
 
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "format.hpp"
 #include "load_mode_option.hpp"
+#include "manifest_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
 #include "tooling.hpp"
@@ -48,14 +47,6 @@ int run_hash(const HashArgs& args) {
   const std::span<const std::byte> bytes = std::as_bytes(std::span(manifest));
   tooling::save_bytes(args.out, std::span(&bytes, 1));
   return kExitOk;
-}
-
-Manifest read_manifest(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::io, "cannot read the manifest", Error::kNoOffset, {}, path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_manifest(text.str(), path);
 }
 
 int run_verify(const HashArgs& args) {

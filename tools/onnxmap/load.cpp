@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <array>
+#include <optional>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <variant>
 
 #include "format.hpp"
+#include "manifest_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "progress_bar.hpp"
 #include "remote_flags.hpp"
@@ -32,6 +34,7 @@ struct LoadArgs {
   std::string shard;  // "RANK/RANKS" or ""
   bool json = false;
   std::string device;  // "" (host memory through the loader), "host" or "cuda:N"
+  std::string verify;  // a manifest: each tensor's digest checked as it lands
   RemoteOptions remote;
 };
 
@@ -114,6 +117,11 @@ void print_load_text(const nlohmann::json& out) {
     std::cout << (out["direct"].get<bool>() ? ", O_DIRECT" : ", O_DIRECT refused: buffered");
   }
   print_retries(out);
+  if (out.contains("verified")) {
+    std::cout << ", " << out["verified"].get<std::uint64_t>() << " verified";
+    const auto left = out["not_verified"].get<std::uint64_t>();
+    if (left > 0) std::cout << " (" << left << " not: row slices or typed fields)";
+  }
   std::array<char, 64> cpu{};
   std::snprintf(cpu.data(), cpu.size(), "; CPU %.2f s user, %.2f s system",
                 out["cpu_user_seconds"].get<double>(), out["cpu_system_seconds"].get<double>());
@@ -189,13 +197,22 @@ int run_load(const LoadArgs& args) {
   options.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
   // Every page of every tensor is read once, so map-mode bytes are really in this process; a
   // file that shrank while open is then an error, not SIGBUS (touch_pages is guarded).
+  std::optional<LandedVerifier> verifier;
+  if (!args.verify.empty()) {
+    verifier = verify_as_loaded(read_manifest(args.verify), plan);
+    options.on_landed = verifier->on_landed;
+  }
   std::byte sink{};
   const LoadStats stats = load(
       plan, [&](const LoadedTensor& t) { sink ^= tooling::touch_pages(t.bytes); }, options);
   [[maybe_unused]] volatile std::byte keep = sink;
   const CpuSeconds cpu_after = CpuSeconds::now();
   const CpuSeconds cpu{cpu_after.user - cpu_before.user, cpu_after.system - cpu_before.system};
-  const nlohmann::json out = load_json(into_memory, stats, cpu);
+  nlohmann::json out = load_json(into_memory, stats, cpu);
+  if (verifier) {
+    out["verified"] = verifier->verified->load();
+    out["not_verified"] = verifier->not_verifiable;
+  }
   if (args.json) {
     print_json(std::cout, out);
   } else {
@@ -228,6 +245,10 @@ void add_load_verb(CLI::App& app) {
   sub->add_option("--device", args->device,
                   "cuda:N or host: copy every tensor into that device's memory (CUDA loaded at "
                   "run time) and report GB/s, CPU seconds and the path taken");
+  sub->add_option("--verify", args->verify,
+                  "a manifest of onnxmap hash: each tensor's digest checked as it lands; a "
+                  "mismatch stops the load (exit 1)")
+      ->excludes("--device");
   sub->add_flag("--json", args->json, "an object with tensors, bytes, seconds, gb_per_s, ...");
   add_verb(sub, [args] { return run_load(*args); });
 }
