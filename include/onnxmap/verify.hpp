@@ -10,8 +10,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,9 +40,9 @@ struct FileDigest {
 };
 
 struct TensorDigest {
-  std::string name;  // Tensor::lookup_name()
-  std::string path;  // Tensor::path(): which tensor of that name
-  std::string file;  // as FileDigest::file
+  std::string name;          // Tensor::lookup_name()
+  std::string path;          // Tensor::path(): which tensor of that name
+  std::string file;          // as FileDigest::file
   std::uint64_t offset = 0;  // of its stored bytes in `file`
   std::uint64_t length = 0;
   std::string digest;
@@ -60,8 +60,8 @@ struct Manifest {
 
 struct HashOptions {
   DigestAlgorithm algorithm = DigestAlgorithm::sha256;  // hash_model's; verify takes the manifest's
-  unsigned threads = 0;                                  // files hashed at once; 0: one a core
-  ProgressCallback progress;                             // bytes hashed, of the total
+  unsigned threads = 0;                                 // files hashed at once; 0: one a core
+  ProgressCallback progress;                            // bytes hashed, of the total
 };
 
 // Every file's and every stored tensor's digest, each byte read once (a file's tensors are
@@ -75,9 +75,9 @@ struct HashOptions {
 [[nodiscard]] ONNXMAP_API Manifest parse_manifest(std::string_view json, const std::string& name);
 
 struct Mismatch {
-  std::string what;  // "tensor", or "file"
-  std::string name;  // the tensor's name, or the file's
-  std::string file;  // the file the tensor is in (a file's: itself)
+  std::string what;      // "tensor", or "file"
+  std::string name;      // the tensor's name, or the file's
+  std::string file;      // the file the tensor is in (a file's: itself)
   std::string expected;  // the manifest's digest, or "missing"/a size, as `detail` says
   std::string actual;
   std::string detail;  // one line for a person

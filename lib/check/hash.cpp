@@ -51,8 +51,7 @@ std::vector<const MappedFile*> list(const Model& model, const detail::ModelIndex
     const std::size_t file = r.storage == TensorStorage::external ? r.data_file + 1 : 0;
     const Tensor tensor = model.tensor_at(t);
     manifest.tensors.push_back({std::string(tensor.lookup_name()), tensor.path(),
-                                manifest.files[file].file, r.payload_offset, r.payload_length,
-                                ""});
+                                manifest.files[file].file, r.payload_offset, r.payload_length, ""});
   }
   return mapped;
 }
@@ -70,7 +69,8 @@ std::vector<std::function<void()>> tasks_for(std::span<const MappedFile* const> 
     });
   }
   std::map<std::string_view, const MappedFile*> file_of;
-  for (std::size_t f = 0; f < manifest.files.size(); ++f) file_of[manifest.files[f].file] = mapped[f];
+  for (std::size_t f = 0; f < manifest.files.size(); ++f)
+    file_of[manifest.files[f].file] = mapped[f];
   // Groups of tensors, each tensor with the file it lies in.
   std::vector<std::pair<std::size_t, const MappedFile*>> group;
   std::uint64_t bytes = 0;

@@ -40,8 +40,8 @@ LandedVerifier verify_as_loaded(const Manifest& manifest, std::span<const LoadIt
     const std::string got = detail::digest_hex(algorithm, t.bytes);
     if (got != want.digest) {
       throw Error(ErrorKind::bad_tensor,
-                  "tensor '" + want.name + "' in '" + want.file + "': " +
-                      std::string(to_string(algorithm)) + " digest " + got +
+                  "tensor '" + want.name + "' in '" + want.file +
+                      "': " + std::string(to_string(algorithm)) + " digest " + got +
                       ", the manifest's " + want.digest + "; the load stopped",
                   Error::kNoOffset, want.path);
     }

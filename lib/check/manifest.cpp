@@ -165,11 +165,17 @@ std::string to_json(const Manifest& manifest) {
     files.push_back({{"file", f.file}, {"size", f.size}, {"digest", f.digest}});
   }
   for (const TensorDigest& t : manifest.tensors) {
-    tensors.push_back({{"name", t.name}, {"path", t.path}, {"file", t.file},
-                       {"offset", t.offset}, {"length", t.length}, {"digest", t.digest}});
+    tensors.push_back({{"name", t.name},
+                       {"path", t.path},
+                       {"file", t.file},
+                       {"offset", t.offset},
+                       {"length", t.length},
+                       {"digest", t.digest}});
   }
-  const Ordered out = {{"format", kFormat}, {"algorithm", to_string(manifest.algorithm)},
-                       {"files", files}, {"tensors", tensors}};
+  const Ordered out = {{"format", kFormat},
+                       {"algorithm", to_string(manifest.algorithm)},
+                       {"files", files},
+                       {"tensors", tensors}};
   return out.dump(1) + "\n";
 }
 

@@ -89,9 +89,10 @@ std::uint32_t open_data_file(ModelIndex& index, std::string_view location) {
   }
   MappedFile file = MappedFile::open(full, index.options.mode);
   if (const auto pointer = lfs_pointer(file.bytes())) {
-    throw Error(ErrorKind::io, "external data file '" + std::string(location) + "' " +
-                                   lfs_pointer_message(*pointer),
-                Error::kNoOffset, "external_data");
+    throw Error(
+        ErrorKind::io,
+        "external data file '" + std::string(location) + "' " + lfs_pointer_message(*pointer),
+        Error::kNoOffset, "external_data");
   }
   index.data_files.push_back({std::string(location), std::move(file)});
   return static_cast<std::uint32_t>(index.data_files.size() - 1);

@@ -13,8 +13,7 @@ namespace onnxmap::detail {
 namespace {
 
 [[noreturn]] void fail(DigestAlgorithm algorithm, const char* what) {
-  throw Error(ErrorKind::io,
-              std::string(to_string(algorithm)) + " digest: " + what + " failed");
+  throw Error(ErrorKind::io, std::string(to_string(algorithm)) + " digest: " + what + " failed");
 }
 
 std::string hex(std::span<const unsigned char> digest) {
@@ -31,8 +30,8 @@ std::string hex(std::span<const unsigned char> digest) {
 
 struct Digest::State {
   DigestAlgorithm algorithm;
-  EVP_MD_CTX* evp = nullptr;         // SHA-1, SHA-256
-  XXH3_state_t* xxh3 = nullptr;      // XXH3-128
+  EVP_MD_CTX* evp = nullptr;     // SHA-1, SHA-256
+  XXH3_state_t* xxh3 = nullptr;  // XXH3-128
 
   explicit State(DigestAlgorithm a) : algorithm(a) {
     if (a == DigestAlgorithm::xxh3_128) {

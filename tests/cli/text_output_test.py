@@ -23,8 +23,10 @@ GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 # Text that only a C++ exception or a crash puts in front of a person.
 LEAKS = ("basic_string", "std::", "what()", "internal error", "terminate called",
          "Sanitizer", "Segmentation fault", "Aborted")
-# Every verb; each one that prints takes --json (get writes a file or .npy bytes).
-VERBS = ("check", "convert", "dump", "get", "graph", "info", "load", "ls", "synth")
+# Every verb; each one that prints takes --json (get writes a file or .npy bytes, hash a
+# manifest, which is JSON).
+VERBS = ("check", "convert", "dump", "get", "graph", "hash", "info", "load", "ls", "synth",
+         "verify")
 
 
 @pytest.fixture(scope="session")
@@ -108,6 +110,14 @@ def model_problems(run, path, scratch):
     problems = [p for verb, r in runs for p in run_problems(verb, r)]
     problems += run_problems("check", run("check", path), check_exit=True)
     problems += agreement_problems(run, path, ls_json)
+    # The model's manifest, and the model verified against it.
+    hashed = run("hash", path)
+    problems += run_problems("hash", hashed)
+    if hashed.returncode == 0:
+        manifest = scratch / "manifest.json"
+        manifest.write_bytes(hashed.stdout)
+        problems += run_problems("verify", run("verify", path, manifest))
+        manifest.unlink()
     return problems
 
 
@@ -152,7 +162,7 @@ def test_verb_help(run, verb):
     text = r.stdout.decode()
     assert r.returncode == 0 and not r.stderr and "Usage:" in text, \
         f"exit {r.returncode}, {r.stderr.decode()[:200]}"
-    if verb != "get":
+    if verb not in ("get", "hash"):
         assert "--json" in text, f"{verb} --help: no --json"
 
 

@@ -58,12 +58,19 @@ int run_verify(const HashArgs& args) {
   if (args.json) {
     nlohmann::json mismatches = nlohmann::json::array();
     for (const Mismatch& m : report.mismatches) {
-      mismatches.push_back({{"what", m.what}, {"name", m.name}, {"file", m.file},
-                            {"expected", m.expected}, {"actual", m.actual}, {"detail", m.detail}});
+      mismatches.push_back({{"what", m.what},
+                            {"name", m.name},
+                            {"file", m.file},
+                            {"expected", m.expected},
+                            {"actual", m.actual},
+                            {"detail", m.detail}});
     }
-    print_json(std::cout, {{"model", model}, {"ok", report.ok()},
-                           {"algorithm", to_string(manifest.algorithm)}, {"files", report.files},
-                           {"tensors", report.tensors}, {"bytes", report.bytes},
+    print_json(std::cout, {{"model", model},
+                           {"ok", report.ok()},
+                           {"algorithm", to_string(manifest.algorithm)},
+                           {"files", report.files},
+                           {"tensors", report.tensors},
+                           {"bytes", report.bytes},
                            {"mismatches", std::move(mismatches)}});
   } else {
     for (const Mismatch& m : report.mismatches) {
@@ -71,9 +78,8 @@ int run_verify(const HashArgs& args) {
                 << (m.what == "tensor" ? " in '" + m.file + "'" : "") << ": " << m.detail << "\n";
     }
     if (report.ok()) {
-      std::cout << model << ": ok (" << report.files << " files, " << report.tensors
-                << " tensors, " << human_bytes(report.bytes) << ", "
-                << to_string(manifest.algorithm) << ")\n";
+      std::cout << model << ": ok (" << report.files << " files, " << report.tensors << " tensors, "
+                << human_bytes(report.bytes) << ", " << to_string(manifest.algorithm) << ")\n";
     } else {
       std::cerr << "onnxmap: " << model << ": " << report.mismatches.size()
                 << (report.mismatches.size() == 1 ? " mismatch" : " mismatches") << '\n';
