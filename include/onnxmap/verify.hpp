@@ -59,9 +59,12 @@ struct Manifest {
 };
 
 struct HashOptions {
-  DigestAlgorithm algorithm = DigestAlgorithm::sha256;  // hash_model's; verify takes the manifest's
-  unsigned threads = 0;                                 // files hashed at once; 0: one a core
-  ProgressCallback progress;                            // bytes hashed, of the total
+  // hash_model's algorithm; verify_model takes the manifest's.
+  DigestAlgorithm algorithm = DigestAlgorithm::sha256;
+  // Threads hashing at once, the caller's among them; 0: one a core.
+  unsigned threads = 0;
+  // Called once, when every digest is done, with the bytes hashed as both arguments.
+  ProgressCallback progress;
 };
 
 // Every file's and every stored tensor's digest, each byte read once (a file's tensors are
