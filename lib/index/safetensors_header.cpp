@@ -192,8 +192,8 @@ SafetensorsHeader read_safetensors_header(std::span<const std::byte> file, const
   };
   const std::uint64_t start = file.size() < 8 ? 8 : safetensors_data_start(head(8));
   // A length past the limit is refused by the parser without reading it.
-  return parse_safetensors_header(head(start - 8 <= kMaxSafetensorsHeader ? start : 8),
-                                  file.size(), name);
+  return parse_safetensors_header(head(start - 8 <= kMaxSafetensorsHeader ? start : 8), file.size(),
+                                  name);
 }
 
 }  // namespace onnxmap::detail

@@ -18,18 +18,6 @@ namespace {
 
 using GP = schema::GraphProto;
 
-// The main graph's record, or kNone.
-std::uint32_t main_graph(const ModelIndex& index) {
-  const auto [first, last] = index.child_range(0);
-  for (std::uint32_t c = first; c < last; ++c) {
-    if (index.kind(c) == MessageKind::GraphProto &&
-        index.field_number(c) == schema::ModelProto::kGraph) {
-      return c;
-    }
-  }
-  return kNone;
-}
-
 // Every name the main graph uses: its inputs, outputs, initializers and nodes' values and names.
 std::set<std::string, std::less<>> names_in(const Graph& graph) {
   std::set<std::string, std::less<>> names;
@@ -92,13 +80,14 @@ SharedWeightsPlan::SharedWeightsPlan(const Model& model, const WeightsFrom& opti
 
 void SharedWeightsPlan::plan_transposes(const Model& model, const WeightsFrom& options) {
   const ModelIndex& index = *ViewAccess::index(model);
-  graph_record_ = main_graph(index);
+  const auto graph = model.graph();
+  if (!graph) return;
+  graph_record_ = ViewAccess::record(*graph);
   const std::uint32_t graph_record = graph_record_;
   const auto opsets = model.opset_imports();
   const bool default_domain = std::any_of(
       opsets.begin(), opsets.end(), [](const auto& o) { return is_default_domain(o.domain); });
-  const auto graph = model.graph();
-  if (!options.share_transposed || graph_record == kNone || !default_domain || !graph) return;
+  if (!options.share_transposed || !default_domain) return;
   std::set<std::string, std::less<>> names = names_in(*graph);
   std::set<std::string_view> inputs;
   for (const ValueInfo& v : graph->inputs()) inputs.insert(v.name());

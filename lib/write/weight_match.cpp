@@ -63,12 +63,8 @@ class Matcher {
   // A mapping that names an initializer the model lacks, or a tensor the checkpoint lacks, is
   // a mistake worth a word (a typo would otherwise quietly write the weights).
   void check_mapping() const {
-    for (const auto& mapped : options_.names) {
-      const std::string& onnx_name = mapped.first;  // a name a lambda can capture (clang 14)
-      const std::string& checkpoint_name = mapped.second;
-      if (index_.tensors.size() == 0 ||
-          std::none_of(index_.tensors.begin(), index_.tensors.end(),
-                       [&](const TensorRecord& t) { return t.name == onnx_name; })) {
+    for (const auto& [onnx_name, checkpoint_name] : options_.names) {
+      if (!model_.find_tensor(onnx_name)) {
         throw Error(ErrorKind::invalid_argument,
                     "the name mapping names '" + onnx_name + "', which is no tensor of the model");
       }

@@ -2,11 +2,9 @@
 // its data files. Messages that do not change are copied byte for byte; payloads are copied by the
 // kernel, so a 300 GB model converts at disk speed in bounded memory.
 
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "format.hpp"
@@ -14,6 +12,7 @@
 #include "onnxmap/onnxmap.hpp"
 #include "progress_bar.hpp"
 #include "remote_flags.hpp"
+#include "text_file.hpp"
 #include "verbs.hpp"
 
 namespace onnxmap::cli {
@@ -37,14 +36,10 @@ struct ConvertArgs {
 
 // The JSON object of --weights-names: initializer name -> the checkpoint's name.
 std::map<std::string, std::string, std::less<>> read_names(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
   const auto fail = [&](const std::string& why) {
     return Error(ErrorKind::invalid_argument, "name mapping: " + why, Error::kNoOffset, {}, path);
   };
-  if (!in) throw fail("cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto json = nlohmann::json::parse(text.str(), nullptr, false);
+  const auto json = nlohmann::json::parse(read_text(path, "the name mapping"), nullptr, false);
   if (json.is_discarded() || !json.is_object()) {
     throw fail("not a JSON object of initializer names to the checkpoint's names");
   }

@@ -8,9 +8,9 @@
 
 #include "format.hpp"
 #include "load_mode_option.hpp"
-#include "manifest_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "remote_flags.hpp"
+#include "text_file.hpp"
 #include "tooling.hpp"
 #include "verbs.hpp"
 
@@ -50,7 +50,7 @@ int run_hash(const HashArgs& args) {
 }
 
 int run_verify(const HashArgs& args) {
-  const Manifest manifest = read_manifest(args.manifest);
+  const Manifest manifest = parse_manifest(read_text(args.manifest, "the manifest"), args.manifest);
   HashOptions options;
   options.threads = args.threads;
   const VerifyReport report = verify_model(open_model(args, true), manifest, options);

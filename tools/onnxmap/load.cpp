@@ -5,18 +5,18 @@
 #include <sys/resource.h>
 
 #include <array>
-#include <optional>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <variant>
 
 #include "format.hpp"
-#include "manifest_file.hpp"
 #include "onnxmap/onnxmap.hpp"
 #include "progress_bar.hpp"
 #include "remote_flags.hpp"
+#include "text_file.hpp"
 #include "tooling.hpp"
 #include "verbs.hpp"
 
@@ -199,7 +199,8 @@ int run_load(const LoadArgs& args) {
   // file that shrank while open is then an error, not SIGBUS (touch_pages is guarded).
   std::optional<LandedVerifier> verifier;
   if (!args.verify.empty()) {
-    verifier = verify_as_loaded(read_manifest(args.verify), plan);
+    verifier =
+        verify_as_loaded(parse_manifest(read_text(args.verify, "the manifest"), args.verify), plan);
     options.on_landed = verifier->on_landed;
   }
   std::byte sink{};
