@@ -86,6 +86,14 @@ struct DeviceLoadOptions {
   // threads): a device load has no request_bytes. progress reports bytes on the device; a
   // cancellation throws once the copies in progress have ended.
   CommonLoadOptions load = device_load_defaults();
+  // Work on the bytes as they are read, before they reach the device (load --verify, which
+  // hashes them): called for each piece of an item in the order of the item's bytes, one piece
+  // of an item at a time (a worker holding a later piece waits until the earlier ones have
+  // passed), on the workers' threads, its bytes valid during the call; an item in memory passes
+  // as one piece, an item of no bytes as one empty piece on the calling thread. It must be safe
+  // to call from several threads at once (for different items); what it throws stops the load
+  // (default none).
+  std::function<void(const LoadedPiece&)> on_piece;
 };
 
 // What a device load did: what every load reports (LoadStats: tensors, bytes copied to the

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -100,16 +101,20 @@ struct VerifyReport {
 [[nodiscard]] ONNXMAP_API VerifyReport verify_model(const Model& model, const Manifest& manifest,
                                                     const HashOptions& options = {});
 
-// What verifies a load as its bytes land (load --verify): a LoadOptions::on_landed for `plan`
-// that computes each whole tensor's digest with the manifest's algorithm, on the loader's
-// threads, and throws onnxmap::Error (bad_tensor) naming the tensor, its file and both digests
-// when it differs from the manifest's entry (found by the tensor's path): the load stops, and
-// that tensor is never handed to the callback. A row slice (a tensor-parallel rank's part) and
+// What verifies a load as its bytes land (load --verify): a LoadOptions::on_landed (or
+// DeviceLoadOptions::on_piece) for `plan` that computes each whole tensor's digest with the
+// manifest's algorithm, on the loader's threads, and throws onnxmap::Error (bad_tensor) naming
+// the tensor, its file and both digests when it differs from the manifest's entry (found by the
+// tensor's path): the load stops, and that tensor is never handed to the callback (a device
+// load returns nothing as loaded). Each verifier serves one load of `plan`. A row slice (a tensor-parallel rank's part) and
 // a tensor the manifest has no entry for (typed fields: no stored bytes) are not verified;
 // `verified` counts the items that were. Throws onnxmap::Error (invalid_argument) when the
 // manifest holds no tensors (a signing tool's payload: use verify_model).
 struct LandedVerifier {
-  LoadCallback on_landed;
+  LoadCallback on_landed;  // for LoadOptions::on_landed (a load into memory)
+  // The same check for DeviceLoadOptions::on_piece (a load to a device, whose pieces pass in
+  // order): each tensor hashed from its pieces as they are read, judged at its last.
+  std::function<void(const LoadedPiece&)> on_piece;
   std::shared_ptr<std::atomic<std::uint64_t>> verified;
   std::uint64_t not_verifiable = 0;  // items of the plan that will not be verified
 };

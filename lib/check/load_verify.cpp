@@ -1,12 +1,58 @@
 // verify_as_loaded (verify.hpp): each whole tensor of a plan matched with its manifest entry
-// before the load, then hashed on the loader's threads as it lands.
+// before the load, then hashed on the loader's threads as it lands: whole (a load into memory)
+// or piece by piece in order (a load to a device).
 
 #include <map>
+#include <optional>
 
 #include "io/digest.hpp"
 #include "onnxmap/verify.hpp"
 
 namespace onnxmap {
+
+namespace {
+
+// What the two ways of verifying share: each item's manifest entry, or none.
+struct Expected {
+  DigestAlgorithm algorithm;
+  std::vector<std::optional<TensorDigest>> of_item;  // per plan item; none: not verified
+  std::vector<std::uint64_t> byte_size;              // per plan item
+  std::shared_ptr<std::atomic<std::uint64_t>> verified;
+
+  // Counts the item's digest `got`, or throws the mismatch.
+  void judge(std::size_t item, const std::string& got) const {
+    const TensorDigest& want = *of_item[item];
+    if (got != want.digest) {
+      throw Error(ErrorKind::bad_tensor,
+                  "tensor '" + want.name + "' in '" + want.file +
+                      "': " + std::string(to_string(algorithm)) + " digest " + got +
+                      ", the manifest's " + want.digest + "; the load stopped",
+                  Error::kNoOffset, want.path);
+    }
+    ++*verified;
+  }
+};
+
+// Each item's running digest, updated by its pieces in order (DeviceLoadOptions::on_piece
+// passes one piece of an item at a time, so an item's state is never shared between threads).
+struct Running {
+  std::shared_ptr<const Expected> expected;
+  std::vector<std::optional<detail::Digest>> state;
+
+  void piece(const LoadedPiece& p) {
+    if (!expected->of_item[p.item]) return;
+    std::optional<detail::Digest>& digest = state[p.item];
+    if (p.offset == 0) digest.emplace(expected->algorithm);
+    digest->update(p.bytes);
+    if (p.offset + p.bytes.size() == expected->byte_size[p.item]) {
+      const std::string got = digest->finish_hex();
+      digest.reset();
+      expected->judge(p.item, got);
+    }
+  }
+};
+
+}  // namespace
 
 LandedVerifier verify_as_loaded(const Manifest& manifest, std::span<const LoadItem> plan) {
   if (manifest.tensors.empty()) {
@@ -16,37 +62,26 @@ LandedVerifier verify_as_loaded(const Manifest& manifest, std::span<const LoadIt
   }
   std::map<std::string_view, const TensorDigest*> by_path;
   for (const TensorDigest& t : manifest.tensors) by_path[t.path] = &t;
-  // The manifest's entry of each item, or null for one not verified.
-  auto expected = std::make_shared<std::vector<TensorDigest>>();
-  auto index = std::make_shared<std::vector<std::size_t>>(plan.size(), SIZE_MAX);
+  auto expected = std::make_shared<Expected>();
+  expected->algorithm = manifest.algorithm;
+  expected->verified = std::make_shared<std::atomic<std::uint64_t>>(0);
   LandedVerifier out;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    const LoadItem& item = plan[i];
+  for (const LoadItem& item : plan) {
     const bool whole = item.row_begin == 0 && item.row_end == kAllRows;
     const auto found = whole ? by_path.find(item.tensor.path()) : by_path.end();
-    if (found == by_path.end()) {
-      ++out.not_verifiable;
-      continue;
-    }
-    (*index)[i] = expected->size();
-    expected->push_back(*found->second);
+    expected->of_item.push_back(
+        found == by_path.end() ? std::nullopt : std::optional<TensorDigest>(*found->second));
+    expected->byte_size.push_back(item.byte_size());
+    if (found == by_path.end()) ++out.not_verifiable;
   }
-  out.verified = std::make_shared<std::atomic<std::uint64_t>>(0);
-  out.on_landed = [expected, index, verified = out.verified,
-                   algorithm = manifest.algorithm](const LoadedTensor& t) {
-    const std::size_t at = (*index)[t.item];
-    if (at == SIZE_MAX) return;
-    const TensorDigest& want = (*expected)[at];
-    const std::string got = detail::digest_hex(algorithm, t.bytes);
-    if (got != want.digest) {
-      throw Error(ErrorKind::bad_tensor,
-                  "tensor '" + want.name + "' in '" + want.file +
-                      "': " + std::string(to_string(algorithm)) + " digest " + got +
-                      ", the manifest's " + want.digest + "; the load stopped",
-                  Error::kNoOffset, want.path);
-    }
-    ++*verified;
+  out.verified = expected->verified;
+  out.on_landed = [expected](const LoadedTensor& t) {
+    if (!expected->of_item[t.item]) return;
+    expected->judge(t.item, detail::digest_hex(expected->algorithm, t.bytes));
   };
+  auto running = std::make_shared<Running>(Running{expected, {}});
+  running->state.resize(plan.size());
+  out.on_piece = [running](const LoadedPiece& p) { running->piece(p); };
   return out;
 }
 

@@ -107,8 +107,9 @@ void DeviceSink::Stream::stage_request(const Request& request) {
       reader.read(request.begin, length, {slot(), static_cast<std::size_t>(s_.ring_.slot_bytes)});
   counts_.bytes_read += LoadLoop::bytes_read(reader, request.begin, length);
   for (const ReadPiece& piece : pieces_of(s_.plan_, request)) {
-    copy(piece.item, piece.item_offset, got.data() + (piece.offset - request.begin), piece.length,
-         true);
+    const std::byte* from = got.data() + (piece.offset - request.begin);
+    copy(piece.item, piece.item_offset, from, piece.length, true);
+    s_.pass(piece.item, piece.item_offset, {from, static_cast<std::size_t>(piece.length)});
   }
 }
 
@@ -127,6 +128,8 @@ void DeviceSink::Stream::register_request(const Request& request) {
     const Registration registration(s_.engine_, map + begin, stream_);
     for (const ReadPiece& piece : pieces_of(s_.plan_, request)) {
       copy(piece.item, piece.item_offset, map + piece.offset, piece.length, false);
+      s_.pass(piece.item, piece.item_offset,
+              {map + piece.offset, static_cast<std::size_t>(piece.length)});
     }
     s_.engine_.synchronize(stream_);
   }
@@ -137,6 +140,7 @@ void DeviceSink::Stream::register_request(const Request& request) {
 void DeviceSink::Stream::stage_item(std::size_t item) {
   std::optional<TensorData> decoded;
   const std::span<const std::byte> bytes = bytes_in_memory(s_.plan_.items[item], decoded);
+  s_.pass(item, 0, bytes);
   for (std::uint64_t at = 0; at < bytes.size(); at += s_.ring_.slot_bytes) {
     settle();
     const auto part = static_cast<std::size_t>(std::min(s_.ring_.slot_bytes, bytes.size() - at));
@@ -168,6 +172,25 @@ void DeviceSink::Stream::run(const LoadUnit& unit) {
   }
 }
 
+void DeviceSink::deliver_unstreamed(std::size_t item) {
+  if (on_piece_) on_piece_(LoadedPiece{item, 0, {}});
+}
+
+void DeviceSink::pass(std::size_t item, std::uint64_t at, std::span<const std::byte> bytes) {
+  if (!on_piece_) return;
+  {
+    // Workers take units in file order, so the earliest piece not yet passed is always held by
+    // a worker that waits for no other: these waits end.
+    std::unique_lock held(loop_.lock);
+    loop_.changed.wait(held, [&] { return passed_[item] == at || loop_.stopped(); });
+    if (loop_.stopped()) return;
+  }
+  on_piece_(LoadedPiece{item, at, bytes});
+  const std::lock_guard held(loop_.lock);
+  passed_[item] += bytes.size();
+  loop_.changed.notify_all();
+}
+
 // A device error that names no tensor yet names `item`'s; other errors pass unchanged.
 void DeviceSink::throw_naming(const Error& e, std::size_t item) const {
   if (e.kind() != ErrorKind::device || !e.field_path().empty()) throw e;
@@ -183,6 +206,8 @@ DeviceSink::DeviceSink(const LoadPlan& plan, const Ring& ring, DeviceTargets tar
       ring_(ring),
       paths_(request_paths(plan, {options.path, options.load.mode, engine.prefers_registration()})),
       targets_of_(plan.items.size(), nullptr),
+      on_piece_(options.on_piece),
+      passed_(plan.items.size(), 0),
       loop_(loop) {}
 
 DeviceLoadStats DeviceSink::load(const LoadPlan& plan, const Ring& ring, DeviceTargets targets,

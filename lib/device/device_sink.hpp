@@ -7,6 +7,7 @@
 // it, and bytes land (LoadLoop::land) when their copies are done.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -36,7 +37,7 @@ class DeviceSink final : public LoadSink {
                               const DeviceLoadOptions& options, CopyEngine& engine);
 
   [[nodiscard]] bool stages_unstreamed() const noexcept override { return true; }
-  void deliver_unstreamed(std::size_t /*item*/) override {}  // only items of no bytes come here
+  void deliver_unstreamed(std::size_t item) override;  // only items of no bytes come here
   [[nodiscard]] unsigned start(std::size_t units) override;
   void claim(const LoadUnit& unit) override;  // asks for the destinations
   [[nodiscard]] std::unique_ptr<Worker> worker(unsigned index) override;
@@ -48,6 +49,9 @@ class DeviceSink final : public LoadSink {
              const DeviceLoadOptions& options, CopyEngine& engine, LoadLoop& loop);
 
   void schedule(std::size_t item);  // under the loop's lock
+  // Hands [at, at + bytes.size()) of `item` to options.on_piece once the bytes before `at`
+  // have passed (DeviceLoadOptions::on_piece); nothing where the load has stopped meanwhile.
+  void pass(std::size_t item, std::uint64_t at, std::span<const std::byte> bytes);
   [[noreturn]] void throw_naming(const Error& e, std::size_t item) const;
 
   const LoadPlan& plan_;
@@ -56,6 +60,8 @@ class DeviceSink final : public LoadSink {
   Ring ring_;  // the workers and each one's slot (ring_for), as the plan was cut for
   std::vector<RequestPath> paths_;      // per request
   std::vector<std::byte*> targets_of_;  // per item, once scheduled (under the loop's lock)
+  const std::function<void(const LoadedPiece&)>& on_piece_;
+  std::vector<std::uint64_t> passed_;  // per item, bytes through on_piece (under the loop's lock)
   LoadLoop& loop_;
   DeviceLoadStats stats_;  // the device's own fields, under the loop's lock
 };

@@ -164,10 +164,12 @@ def test_hostile_manifests_are_clean_errors(onnxmap, model, text, says):
     assert done.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("device", [None, "host"])
 @pytest.mark.parametrize("mode", ["read", "map", "direct"])
-def test_load_verify_checks_each_tensor_as_it_lands(onnxmap, model, mode):
+def test_load_verify_checks_each_tensor_as_it_lands(onnxmap, model, mode, device):
     manifest, m = hashed(onnxmap, model)
-    done = onnxmap("load", model, "--verify", manifest, "--mode", mode, "--json", text=True)
+    where = ["--device", device] if device else []
+    done = onnxmap("load", model, "--verify", manifest, "--mode", mode, "--json", *where, text=True)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert (out["verified"], out["not_verified"]) == (len(m["tensors"]), 0)
@@ -176,7 +178,7 @@ def test_load_verify_checks_each_tensor_as_it_lands(onnxmap, model, mode):
     raw = bytearray(data.read_bytes())
     raw[t["offset"] + 7] ^= 0x80
     data.write_bytes(raw)
-    done = onnxmap("load", model, "--verify", manifest, "--mode", mode, text=True)
+    done = onnxmap("load", model, "--verify", manifest, "--mode", mode, *where, text=True)
     assert done.returncode == 1 and done.stdout == ""
     got = sha256(data, t["offset"], t["length"])
     assert (f"tensor 'model.layers.1.mlp.gate_proj.weight' in 'm.onnx.data': sha256 digest "

@@ -103,6 +103,20 @@ void print_retries(const nlohmann::json& out) {
             << waited.data() << " s of waiting";
 }
 
+// "4 threads", "1 thread".
+std::string threads_text(const nlohmann::json& out) {
+  const auto threads = out["threads"].get<unsigned>();
+  return std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
+
+// ", 12 verified (2 not: row slices or typed fields)" after a load with --verify.
+void print_verified(const nlohmann::json& out) {
+  if (!out.contains("verified")) return;
+  std::cout << ", " << out["verified"].get<std::uint64_t>() << " verified";
+  const auto left = out["not_verified"].get<std::uint64_t>();
+  if (left > 0) std::cout << " (" << left << " not: row slices or typed fields)";
+}
+
 // "3 tensors, 1.2 GiB in 0.812 s, 1.59 GB/s (mode read, 4 threads; CPU 0.02 s user, 0.91 s
 // system)", from the JSON alone.
 void print_load_text(const nlohmann::json& out) {
@@ -112,16 +126,12 @@ void print_load_text(const nlohmann::json& out) {
   const std::string mode = out["mode"].get<std::string>();
   std::cout << out["tensors"].get<std::uint64_t>() << " tensors, "
             << human_bytes(out["bytes"].get<std::uint64_t>()) << " in " << rate.data() << " (mode "
-            << mode << ", " << out["threads"].get<unsigned>() << " threads";
+            << mode << ", " << threads_text(out);
   if (mode == "direct") {
     std::cout << (out["direct"].get<bool>() ? ", O_DIRECT" : ", O_DIRECT refused: buffered");
   }
   print_retries(out);
-  if (out.contains("verified")) {
-    std::cout << ", " << out["verified"].get<std::uint64_t>() << " verified";
-    const auto left = out["not_verified"].get<std::uint64_t>();
-    if (left > 0) std::cout << " (" << left << " not: row slices or typed fields)";
-  }
+  print_verified(out);
   std::array<char, 64> cpu{};
   std::snprintf(cpu.data(), cpu.size(), "; CPU %.2f s user, %.2f s system",
                 out["cpu_user_seconds"].get<double>(), out["cpu_system_seconds"].get<double>());
@@ -130,7 +140,8 @@ void print_load_text(const nlohmann::json& out) {
 
 // Every tensor into device memory (one allocation of onnxmap's, each tensor 256-aligned in it):
 // tensors, bytes, seconds, GB/s, CPU seconds and the path the bytes took.
-nlohmann::json device_load_json(const LoadArgs& args, const std::vector<LoadItem>& plan) {
+nlohmann::json device_load_json(const LoadArgs& args, const std::vector<LoadItem>& plan,
+                                const LandedVerifier* verifier) {
   constexpr std::uint64_t kAlign = 256;
   std::vector<std::uint64_t> at;
   std::uint64_t total = 0;
@@ -149,6 +160,7 @@ nlohmann::json device_load_json(const LoadArgs& args, const std::vector<LoadItem
   options.load.threads = args.threads;
   ProgressBar bar("load");
   options.load.progress = [&](std::uint64_t done, std::uint64_t all) { bar.update(done, all); };
+  if (verifier != nullptr) options.on_piece = verifier->on_piece;
   const DeviceLoadStats s = load_to_device(plan, destinations, options);
   nlohmann::json out = stats_json(fields_of(s));
   out["gb_per_s"] = gb_per_s(s);
@@ -166,10 +178,19 @@ void print_device_text(const nlohmann::json& out) {
   std::cout << out["tensors"].get<std::uint64_t>() << " tensors, "
             << human_bytes(out["bytes"].get<std::uint64_t>()) << " in " << line.data() << " (path "
             << out["path"].get<std::string>() << ", mode " << out["mode"].get<std::string>() << ", "
-            << out["threads"].get<unsigned>() << " threads";
+            << threads_text(out);
   print_retries(out);
+  print_verified(out);
   std::snprintf(line.data(), line.size(), "; CPU %.2f s)\n", out["cpu_seconds"].get<double>());
   std::cout << line.data();
+}
+
+// What a load with --verify checked: "verified" (tensors) and "not_verified" (row slices,
+// typed fields).
+void add_verified(nlohmann::json& out, const std::optional<LandedVerifier>& verifier) {
+  if (!verifier) return;
+  out["verified"] = verifier->verified->load();
+  out["not_verified"] = verifier->not_verifiable;
 }
 
 int run_load(const LoadArgs& args) {
@@ -178,8 +199,14 @@ int run_load(const LoadArgs& args) {
   open_options.remote = args.remote;
   const Model model = Model::open(args.model, open_options);
   const std::vector<LoadItem> plan = plan_of(model, args);
+  std::optional<LandedVerifier> verifier;
+  if (!args.verify.empty()) {
+    verifier =
+        verify_as_loaded(parse_manifest(read_text(args.verify, "the manifest"), args.verify), plan);
+  }
   if (!args.device.empty()) {
-    const nlohmann::json out = device_load_json(args, plan);
+    nlohmann::json out = device_load_json(args, plan, verifier ? &*verifier : nullptr);
+    add_verified(out, verifier);
     if (args.json) {
       print_json(std::cout, out);
     } else {
@@ -197,12 +224,7 @@ int run_load(const LoadArgs& args) {
   options.progress = [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
   // Every page of every tensor is read once, so map-mode bytes are really in this process; a
   // file that shrank while open is then an error, not SIGBUS (touch_pages is guarded).
-  std::optional<LandedVerifier> verifier;
-  if (!args.verify.empty()) {
-    verifier =
-        verify_as_loaded(parse_manifest(read_text(args.verify, "the manifest"), args.verify), plan);
-    options.on_landed = verifier->on_landed;
-  }
+  if (verifier) options.on_landed = verifier->on_landed;
   std::byte sink{};
   const LoadStats stats = load(
       plan, [&](const LoadedTensor& t) { sink ^= tooling::touch_pages(t.bytes); }, options);
@@ -210,10 +232,7 @@ int run_load(const LoadArgs& args) {
   const CpuSeconds cpu_after = CpuSeconds::now();
   const CpuSeconds cpu{cpu_after.user - cpu_before.user, cpu_after.system - cpu_before.system};
   nlohmann::json out = load_json(into_memory, stats, cpu);
-  if (verifier) {
-    out["verified"] = verifier->verified->load();
-    out["not_verified"] = verifier->not_verifiable;
-  }
+  add_verified(out, verifier);
   if (args.json) {
     print_json(std::cout, out);
   } else {
@@ -248,8 +267,7 @@ void add_load_verb(CLI::App& app) {
                   "run time) and report GB/s, CPU seconds and the path taken");
   sub->add_option("--verify", args->verify,
                   "a manifest of onnxmap hash: each tensor's digest checked as it lands; a "
-                  "mismatch stops the load (exit 1)")
-      ->excludes("--device");
+                  "mismatch stops the load (exit 1)");
   sub->add_flag("--json", args->json, "an object with tensors, bytes, seconds, gb_per_s, ...");
   add_verb(sub, [args] { return run_load(*args); });
 }
