@@ -9,8 +9,8 @@
 """
 import collections.abc as _abc
 
-from ._onnxmap import (Error, Function, Graph, Model, ModelSummary, Node, SparseTensor, Tensor,
-                       TrainingInfo, ValueInfo, ViewSequence)
+from ._onnxmap import (Error, Function, Graph, Manifest, Model, ModelSummary, Node, SparseTensor,
+                       Tensor, TrainingInfo, ValueInfo, ViewSequence)
 from ._onnxmap import __version__
 from . import device as _device  # Model.load_to_torch
 from .files import Problem, check, convert, peek, save
@@ -22,7 +22,7 @@ from .safe_open import SafetensorError, TensorSlice, safe_open
 _abc.Sequence.register(ViewSequence)
 
 # open is left out: a star import would shadow the builtin. Call it as onnxmap.open.
-__all__ = ["Error", "Function", "Graph", "Model", "ModelSummary", "Node", "Problem",
+__all__ = ["Error", "Function", "Graph", "Manifest", "Model", "ModelSummary", "Node", "Problem",
            "SafetensorError", "SparseTensor", "Tensor", "TensorSlice", "TrainingInfo",
            "ValueInfo", "ViewSequence", "check", "convert", "peek", "safe_open", "save",
            "__version__"]

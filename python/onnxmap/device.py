@@ -48,7 +48,7 @@ def engine_device(torch, device):
 
 def load_to_torch(self, device="cuda:0", names=None, filter=None, rank=None, ranks=None, *,
                   stats=None, path=None, mode=None, threads=None, max_in_flight_bytes=None,
-                  progress=None):
+                  progress=None, verify=None):
     """A dict of name -> torch tensor on `device`, in plan order, for the tensors keys() names
     (or those matching the glob `filter`, or those in `names`); with rank and ranks, that
     rank's rows of each tensor as Model.load(shard=(rank, ranks)) cuts them, the others whole.
@@ -68,7 +68,13 @@ def load_to_torch(self, device="cuda:0", names=None, filter=None, rank=None, ran
     bytes_copied, direct, retries, retry_wait_ms), then the device's (bytes_staged,
     bytes_registered, pinned_bytes, registrations, registrations_refused, threads, path). Raises onnxmap.Error (kind "device" where no CUDA runtime or
     device is found, "invalid_argument" for a device name that is not cpu, cuda or cuda:N) and
-    TypeError naming a tensor whose type torch cannot hold."""
+    TypeError naming a tensor whose type torch cannot hold.
+
+    verify: a Manifest (Model.hash, Manifest.read) or a path to one: each whole tensor is
+    hashed from its bytes as they are read, before they reach the device, and one that differs
+    from its digest stops the load with an onnxmap.Error (kind bad_tensor) naming it, its file
+    and both digests; no tensor is returned. stats then also holds verified and not_verified
+    (a rank's row slices, which a manifest of whole tensors cannot judge)."""
     import torch
     if (rank is None) != (ranks is None):
         raise TypeError("rank and ranks go together")
@@ -90,7 +96,8 @@ def load_to_torch(self, device="cuda:0", names=None, filter=None, rank=None, ran
         # queued on torch's streams; onnxmap's streams do not wait for it.
         torch.cuda.synchronize(target)
     figures = plan.load(pointers, device=engine, path=path, mode=mode, threads=threads,
-                        max_in_flight_bytes=max_in_flight_bytes, progress=progress)
+                        max_in_flight_bytes=max_in_flight_bytes, progress=progress,
+                        verify=verify)
     if stats is not None:
         stats.update(figures)
     return tensors

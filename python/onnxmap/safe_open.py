@@ -139,9 +139,15 @@ class safe_open:
     framework="pt" with device="cuda:N": get_tensor loads the tensor with Model.load_to_torch
     (onnxmap's load_to_device into a tensor torch allocated there); slices, and UINT16 and
     UINT32 tensors (widened on the host), are read on the host and copied with .to(device).
-    For a whole checkpoint, Model.load_to_torch in one call overlaps every tensor's copies."""
+    For a whole checkpoint, Model.load_to_torch in one call overlaps every tensor's copies.
 
-    def __init__(self, path, framework="np", device="cpu", **options):
+    verify: a Manifest (Model.hash, Manifest.read) or a path to one: get_tensor hashes the
+    tensor's bytes as it reads them (the pages the array is over, or those copied to the
+    device) and raises onnxmap.Error (kind bad_tensor) naming it and both digests where they
+    differ from the manifest's. get_slice reads rows without verifying them: a manifest holds
+    whole tensors' digests."""
+
+    def __init__(self, path, framework="np", device="cpu", verify=None, **options):
         if framework not in _FRAMEWORKS:
             raise ValueError(f"framework must be \"np\" or \"pt\", not {framework!r}")
         self._framework = _FRAMEWORKS[framework]
@@ -149,6 +155,8 @@ class safe_open:
             raise ValueError("NumPy arrays live on the cpu")
         self._device = device
         self._model = open_model(path, **options)
+        self._manifest = verify if verify is None or isinstance(verify, _onnxmap.Manifest) \
+            else _onnxmap.Manifest.read(verify)
 
     def _block(self, tensor, rows):
         """The tensor's rows [low, high) (rows None: all of it) as NumPy: for torch, writable."""
@@ -189,7 +197,12 @@ class safe_open:
         tensor = self._tensor(name)
         if (self._framework == "pt" and str(self._device) != "cpu"
                 and tensor.data_type in _DEVICE_TYPES):
-            return self._model.load_to_torch(self._device, names=[name])[name]
+            return self._model.load_to_torch(self._device, names=[name],
+                                             verify=self._manifest)[name]
+        if self._manifest is not None:
+            # The pages read and hashed here are those the array is made over next.
+            self._model.load(lambda _name, _array: None, names=[name], mode="map",
+                             verify=self._manifest)
         return self._convert(tensor)
 
     def get_slice(self, name):

@@ -131,6 +131,14 @@ void bind_files(py::module_& m);      // peek, check, save, convert
 void bind_load(py::module_& m);       // Model.load and Model.prefetch (after bind_model)
 void bind_functions(py::module_& m);  // Function, TrainingInfo
 void bind_device(py::module_& m);     // Model._device_plan, _DevicePlan (after bind_model)
+void bind_verify(py::module_& m);     // Manifest, Model.hash, Model.verify (after bind_model)
+
+// The manifest `given` names: an onnxmap.Manifest, or a path to one (read and parsed).
+[[nodiscard]] Manifest manifest_of(const py::object& given);
+// The keyword argument "verify" (a Manifest or a path; None: none), removed from `kwargs`.
+[[nodiscard]] std::optional<Manifest> take_manifest(py::dict& kwargs);
+// Adds "verified" and "not_verified" (LandedVerifier's counts) to a load's statistics.
+void add_verified(py::dict& stats, const std::optional<LandedVerifier>& verifier);
 
 // Python objects for views, shared by the parts.
 [[nodiscard]] py::object wrap_tensor(const Owner& owner, const Tensor& tensor);

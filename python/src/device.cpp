@@ -60,7 +60,13 @@ py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwarg
   take_kwarg(args, "max_in_flight_bytes", options.load.max_in_flight_bytes);
   py::object progress = py::none();
   take_kwarg(args, "progress", progress);
+  const std::optional<Manifest> manifest = take_manifest(args);
   reject_unknown(args, "load_to_device");
+  std::optional<LandedVerifier> verifier;
+  if (manifest) {
+    verifier = verify_as_loaded(*manifest, items_);
+    options.on_piece = verifier->on_piece;
+  }
 
   std::vector<void*> destinations;
   destinations.reserve(pointers.size());
@@ -97,7 +103,9 @@ py::dict DevicePlan::load(const std::vector<std::uintptr_t>& pointers, py::kwarg
     if (failure) throw std::move(*failure);
     throw;
   }
-  return load_stats_dict(fields_of(stats));
+  py::dict out = load_stats_dict(fields_of(stats));
+  add_verified(out, verifier);
+  return out;
 }
 
 DevicePlan device_plan(const py::handle& self, py::kwargs kwargs) {
@@ -128,8 +136,9 @@ void bind_device(py::module_& m) {
                              "(name, ONNX type, shape, bytes) of each item, in plan order")
       .def("load", &DevicePlan::load, py::arg("pointers"),
            "load(pointers, *, device=\"cuda:0\", path=\"automatic\", mode=\"direct\", "
-           "threads=None, max_in_flight_bytes=None, progress=None): copies item i to the "
-           "address pointers[i] on `device` (\"host\": host memory) with the GIL released; "
+           "threads=None, max_in_flight_bytes=None, progress=None, verify=None): copies item i "
+           "to the address pointers[i] on `device` (\"host\": host memory) with the GIL "
+           "released, each tensor verified against the manifest `verify` as it is read; "
            "returns the stats as a dict");
   def_method(m.attr("Model"), "_device_plan", &device_plan,
              py::doc("_device_plan(*, filter=None, names=None, shard=None) -> _DevicePlan"));

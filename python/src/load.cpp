@@ -189,10 +189,16 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
   LoadOptions options = load_options(args);
   py::object progress = py::none();
   take_kwarg(args, "progress", progress);
+  const std::optional<Manifest> manifest = take_manifest(args);
   reject_unknown(args, "load");
   const ModelPtr model = model_of(self);
   const std::vector<LoadItem> plan =
       deliver_through_numpy(model, plan_of(*model, chosen), callback);
+  std::optional<LandedVerifier> verifier;
+  if (manifest) {
+    verifier = verify_as_loaded(*manifest, plan);
+    options.on_landed = verifier->on_landed;
+  }
 
   std::optional<py::error_already_set> failure;
   if (!progress.is_none()) {
@@ -235,7 +241,9 @@ py::dict load_tensors(const py::handle& self, const py::object& callback, py::kw
   } catch (const CallbackFailed&) {
     throw std::move(*failure);
   }
-  return load_stats_dict(fields_of(stats));
+  py::dict out = load_stats_dict(fields_of(stats));
+  add_verified(out, verifier);
+  return out;
 }
 
 void prefetch_tensors(const py::handle& self, const py::object& filter, py::kwargs kwargs) {
@@ -258,7 +266,7 @@ void prefetch_tensors(const py::handle& self, const py::object& filter, py::kwar
 constexpr const char* kLoadDoc =
     "load(callback, *, filter=None, names=None, shard=None, mode=\"read\", threads=None, "
     "progress=None, request_bytes=None, max_in_flight_bytes=None, max_gap_bytes=None, "
-    "release_after_callback=None); None keeps LoadOptions' default.\n\n"
+    "release_after_callback=None, verify=None); None keeps LoadOptions' default.\n\n"
     "Streams tensors from the disk with the library's loader: large reads in file order on "
     "`threads` threads, callback(name, array) on this thread as soon as a tensor is "
     "complete.\n\nWhich tensors: those keys() names, or only those matching the glob "
@@ -281,7 +289,11 @@ constexpr const char* kLoadDoc =
     "tensors, bytes, seconds and cpu_seconds (the load's wall and CPU time), bytes_read, "
     "requests, fresh_buffer_bytes (library buffers allocated, not reused), bytes_copied (copied "
     "after their read), direct (every file was read with O_DIRECT), and for a model opened by "
-    "URL retries and retry_wait_ms (its fetch's).";
+    "URL retries and retry_wait_ms (its fetch's).\n\nverify: a Manifest (Model.hash, "
+    "Manifest.read) or a path to one: each whole tensor's digest is computed as its bytes land, "
+    "on the reading threads, and a tensor that differs stops the load with an onnxmap.Error "
+    "(kind bad_tensor) naming it, its file and both digests, before its callback; the dict then "
+    "also holds verified and not_verified (row slices of a shard, typed fields).";
 
 constexpr const char* kPrefetchDoc =
     "prefetch(filter=None, *, names=None, shard=None, threads=None, request_bytes=None, "

@@ -49,5 +49,6 @@ PYBIND11_MODULE(_onnxmap, m) {
   bind_model(m);
   bind_load(m);
   bind_device(m);
+  bind_verify(m);
   bind_files(m);
 }
