@@ -144,9 +144,11 @@ void bind_verify(py::module_& m) {
       .def_property_readonly("signed_files_only",
                              [](const Manifest& x) { return x.signed_files_only; })
       .def("__repr__", [](const Manifest& x) {
+        const auto counted = [](std::size_t n, const char* what) {
+          return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+        };
         return "<onnxmap.Manifest " + std::string(to_string(x.algorithm)) + ", " +
-               std::to_string(x.files.size()) + " files, " + std::to_string(x.tensors.size()) +
-               " tensors>";
+               counted(x.files.size(), "file") + ", " + counted(x.tensors.size(), "tensor") + ">";
       });
   def_method(m.attr("Model"), "hash", &hash_of, py::arg("algorithm") = "sha256",
              py::arg("threads") = 0,
