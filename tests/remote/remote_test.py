@@ -500,3 +500,30 @@ def test_corpus_model_by_url(onnxmap, corpus, corpus_server, corpus_model, verb)
     b = onnxmap(verb[0], corpus_server.url("ok", str(corpus_model.relative_to(corpus))), *verb[1:])
     assert a.returncode == 0 and b.returncode == 0 and a.stdout == b.stdout \
         and not a.stderr and not b.stderr, (a.returncode, b.returncode, b.stderr[-200:])
+
+
+def test_load_verify_by_url_checks_each_tensor_as_it_streams(onnxmap, server, folder):
+    """load --verify of a URL hashes the tensors as their ranges arrive (each byte fetched once),
+    and a flipped bit in the served data file stops it naming the tensor."""
+    (folder / "verify").mkdir()
+    for name in ("synth-ext.onnx", "synth-ext.onnx.data"):
+        shutil.copy(folder / name, folder / "verify" / name)
+    manifest = folder / "verify.manifest.json"
+    assert onnxmap("hash", folder / "verify" / "synth-ext.onnx", "-o", manifest).returncode == 0
+    url = server.url("ok", "verify/synth-ext.onnx")
+    server.clear()
+    r = onnxmap("load", url, "--verify", manifest, "--json")
+    out = json.loads(r.stdout or "{}")
+    assert r.returncode == 0 and (out["verified"], out["not_verified"]) == (out["tensors"], 0), \
+        r.stderr[-300:]
+    assert sum(e["sent"] for e in server.log() if e["range"]) <= out["bytes"] + (8 << 20)
+    tensors = json.loads(manifest.read_text())["tensors"]
+    t = next(t for t in tensors if t["name"] == "model.layers.1.mlp.up_proj.weight")
+    data = folder / "verify" / "synth-ext.onnx.data"
+    raw = bytearray(data.read_bytes())
+    raw[t["offset"] + 3] ^= 0x01
+    data.write_bytes(raw)
+    r = onnxmap("load", url, "--verify", manifest)
+    assert r.returncode == 1 and r.stdout == b"", r.stdout
+    assert b"tensor 'model.layers.1.mlp.up_proj.weight' in 'synth-ext.onnx.data': sha256 " \
+        b"digest " in r.stderr and b"the load stopped" in r.stderr, r.stderr[-300:]
