@@ -105,6 +105,11 @@ struct SaveOptions {
   bool convert_attribute = false;
   // fsync every file before it is renamed into place (survives a power cut; slower).
   bool durable = false;
+  // Each external tensor of a data file this save writes gets ONNX's `checksum` key: the SHA-1
+  // of that whole file (onnx's definition; check --data verifies it), computed from the planned
+  // bytes before any file is written, so the payloads are read twice. Without it, a checksum the
+  // source carried is kept as it was.
+  bool checksum = false;
   // Initializers that point into existing safetensors files instead of being written (those of
   // at least size_threshold bytes); the rest go where the options above say (keep: external).
   WeightsFrom weights_from;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <utility>
 
 #include "common/location.hpp"
@@ -145,6 +146,7 @@ void DataLayout::append_data(Plan& plan, std::uint32_t tensor, const PayloadInfo
   }
   std::string_view location = location_;
   std::uint64_t offset = payload.offset;  // in place: where the bytes are in the model file
+  std::optional<std::size_t> file;        // of files_, where a data file of this save holds it
   if (safetensors()) {
     if (!safetensors_) {
       throw Error(ErrorKind::invalid_argument,
@@ -154,26 +156,47 @@ void DataLayout::append_data(Plan& plan, std::uint32_t tensor, const PayloadInfo
     files_[where.file].payloads.push_back({where.offset, payload});
     location = files_[where.file].location;
     offset = where.offset;
+    file = where.file;
   } else if (!in_place_) {
     const Placement where = place(info.name, payload.size);
-    DataFilePlan& file = files_[where.file];
-    file.payloads.push_back({where.offset, payload});
-    location = file.location;
+    files_[where.file].payloads.push_back({where.offset, payload});
+    location = files_[where.file].location;
     offset = where.offset;
+    file = where.file;
   }
-  append_shared(plan, tensor, location, offset, payload.size, kept);
+  append_entries(plan, tensor, {location, offset, payload.size}, kept,
+                 options_.checksum ? file : std::nullopt);
 }
 
 void DataLayout::append_shared(Plan& plan, std::uint32_t tensor, std::string_view location,
                                std::uint64_t offset, std::uint64_t length,
                                std::span<const KeptEntry> kept) {
+  append_entries(plan, tensor, {location, offset, length}, kept, std::nullopt);
+}
+
+void DataLayout::append_entries(Plan& plan, std::uint32_t tensor, const Place& place,
+                                std::span<const KeptEntry> kept,
+                                std::optional<std::size_t> checksum_of) {
   wire::Writer w;
-  append_entry(w, "location", location);
-  append_entry(w, "offset", std::to_string(offset));
-  append_entry(w, "length", std::to_string(length));
-  for (const KeptEntry& entry : kept) append_entry(w, entry.key, entry.value);
-  w.field_int32(TP::kDataLocation, static_cast<std::int32_t>(DataLocation::external));
+  append_entry(w, "location", place.location);
+  append_entry(w, "offset", std::to_string(place.offset));
+  append_entry(w, "length", std::to_string(place.length));
+  for (const KeptEntry& entry : kept) {
+    if (!checksum_of || entry.key != "checksum") append_entry(w, entry.key, entry.value);
+  }
   plan.add_bytes(tensor, w.bytes());
+  if (checksum_of) {
+    // A placeholder of the digest's length, filled once the file's bytes are hashed.
+    wire::Writer c;
+    append_entry(c, "checksum", std::string(Plan::kChecksumDigits, '0'));
+    const Chunk placed = plan.own_bytes(c.bytes());
+    plan.add_chunk(tensor, placed);
+    plan.checksum_slots.push_back(
+        {*checksum_of, placed.offset + placed.size - Plan::kChecksumDigits});
+  }
+  wire::Writer d;
+  d.field_int32(TP::kDataLocation, static_cast<std::int32_t>(DataLocation::external));
+  plan.add_bytes(tensor, d.bytes());
 }
 
 void DataLayout::finish(Plan& plan) {

@@ -82,6 +82,18 @@ class DataLayout {
   void finish(Plan& plan);
 
  private:
+  struct Place {
+    std::string_view location;
+    std::uint64_t offset;
+    std::uint64_t length;
+  };
+  // The external data entries of `place` and `kept`, and data_location; with `checksum_of` (an
+  // index of files_), a checksum entry for that file's SHA-1 (Plan::checksum_slots), in place
+  // of a kept one.
+  static void append_entries(Plan& plan, std::uint32_t tensor, const Place& place,
+                             std::span<const KeptEntry> kept,
+                             std::optional<std::size_t> checksum_of);
+
   struct Placement {
     std::size_t file;
     std::uint64_t offset;

@@ -1,8 +1,11 @@
 #include "write/plan.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 #include <vector>
 
+#include "io/digest.hpp"
 #include "wire/wire.hpp"
 
 namespace onnxmap::detail {
@@ -16,6 +19,35 @@ std::uint64_t header_size(std::uint32_t field_number, std::uint64_t length) {
 
 // Generated payloads are made and written this much at a time.
 constexpr std::uint64_t kGenerateChunk = std::uint64_t{1} << 20U;
+
+// An output that hashes what would be written (Plan::fill_checksums): the same calls as an
+// OutputFile, a hole hashed as the zeros it reads as.
+class DigestOutput {
+ public:
+  DigestOutput() : digest_(DigestAlgorithm::sha1) {}
+
+  void write(std::span<const std::byte> bytes) {
+    digest_.update(bytes);
+    position_ += bytes.size();
+  }
+  void copy(const SourceFile& source, std::uint64_t offset, std::uint64_t length) {
+    write(
+        source.bytes().subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(length)));
+  }
+  void skip_to(std::uint64_t position) {
+    static const std::vector<std::byte> zeros(kGenerateChunk);
+    while (position_ < position) {
+      write(std::span(zeros).first(
+          static_cast<std::size_t>(std::min<std::uint64_t>(zeros.size(), position - position_))));
+    }
+  }
+  [[nodiscard]] std::uint64_t position() const noexcept { return position_; }
+  [[nodiscard]] std::string finish_hex() { return digest_.finish_hex(); }
+
+ private:
+  Digest digest_;
+  std::uint64_t position_ = 0;
+};
 
 }  // namespace
 
@@ -119,7 +151,21 @@ void Plan::emit(std::uint32_t id, Output& out) const {
   }
 }
 
-void Plan::emit_data_file(const DataFilePlan& file, OutputFile& out) const {
+void Plan::fill_checksums() {
+  std::vector<std::string> digests(data_files.size());
+  for (const ChecksumSlot& slot : checksum_slots) {
+    std::string& digest = digests[slot.data_file];
+    if (digest.empty()) {
+      DigestOutput out;
+      emit_data_file(data_files[slot.data_file], out);
+      digest = out.finish_hex();
+    }
+    std::memcpy(arena_.data() + slot.at, digest.data(), kChecksumDigits);
+  }
+}
+
+template <class Output>
+void Plan::emit_data_file(const DataFilePlan& file, Output& out) const {
   for (const DataFilePlan::Payload& payload : file.payloads) {
     out.skip_to(payload.offset);
     write_chunk(payload.chunk, out);
@@ -128,6 +174,7 @@ void Plan::emit_data_file(const DataFilePlan& file, OutputFile& out) const {
 }
 
 template void Plan::emit(std::uint32_t id, OutputFile& out) const;
+template void Plan::emit_data_file(const DataFilePlan& file, OutputFile& out) const;
 template void Plan::emit(std::uint32_t id, MemoryOutput& out) const;
 
 }  // namespace onnxmap::detail

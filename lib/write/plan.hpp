@@ -70,6 +70,19 @@ class Plan {
 
   std::vector<DataFilePlan> data_files;
 
+  // ONNX's checksum values to fill (SaveOptions::checksum): kChecksumDigits bytes of the plan's
+  // own bytes at `at`, for the SHA-1 of data_files[data_file].
+  static constexpr std::size_t kChecksumDigits = 40;
+  struct ChecksumSlot {
+    std::size_t data_file;
+    std::uint64_t at;
+  };
+  std::vector<ChecksumSlot> checksum_slots;
+  // Hashes each data file a slot names from its planned bytes (as emit_data_file would write
+  // them) and writes the digest into its slots. Throws onnxmap::Error (io) for a source that
+  // cannot be read (a file that shrank).
+  void fill_checksums();
+
   // Sizes every message bottom-up; returns the root's size.
   std::uint64_t compute_sizes();
   [[nodiscard]] std::uint64_t data_bytes() const;
@@ -77,7 +90,8 @@ class Plan {
   // MemoryOutput (files.hpp).
   template <class Output>
   void emit(std::uint32_t id, Output& out) const;
-  void emit_data_file(const DataFilePlan& file, OutputFile& out) const;
+  template <class Output>
+  void emit_data_file(const DataFilePlan& file, Output& out) const;
 
   [[nodiscard]] std::size_t message_count() const noexcept { return messages_.size(); }
 

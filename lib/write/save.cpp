@@ -93,6 +93,7 @@ void fetch_whole_model(const detail::ModelIndex& index) {
 // only `with_model` (else the last data file, a weights file or its index, is put in place last).
 void write_files(Plan& plan, const fs::path& path, const fs::path& folder,
                  const SaveOptions& options, SaveResult& result, bool with_model) {
+  plan.fill_checksums();
   result.model_bytes = with_model ? plan.compute_sizes() : 0;
   result.data_bytes = plan.data_bytes();
   detail::Progress progress(result.model_bytes + result.data_bytes, options.progress);

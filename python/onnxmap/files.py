@@ -36,14 +36,14 @@ def check(path, *, read_data=False, **options):
 
 def _save_options(external_data, location, size_threshold, one_file_per_tensor,
                   max_external_file_size, align, convert_attribute, durable, progress,
-                  data_format=None, weights=None):
+                  data_format=None, weights=None, checksum=None):
     """The save options given; None leaves the library's default (SaveOptions). `weights`: the
     keyword arguments of weights_from (see convert())."""
     options = dict(external_data=external_data, data_format=data_format, location=location,
                    size_threshold=size_threshold, one_file_per_tensor=one_file_per_tensor,
                    max_external_file_size=max_external_file_size, align=align,
                    convert_attribute=convert_attribute, durable=durable, progress=progress,
-                   **(weights or {}))
+                   checksum=checksum, **(weights or {}))
     if options.get("weights_from") is not None:
         options["weights_from"] = os.fspath(options["weights_from"])
     return {key: value for key, value in options.items() if value is not None}
@@ -51,7 +51,7 @@ def _save_options(external_data, location, size_threshold, one_file_per_tensor,
 
 def save(model, path, *, external_data=None, location=None, size_threshold=None,
          one_file_per_tensor=None, max_external_file_size=None, align=None,
-         convert_attribute=None, durable=None, progress=None, data_format=None):
+         convert_attribute=None, durable=None, progress=None, data_format=None, checksum=None):
     """Saves an open onnxmap.Model to `path`, with the C++ SaveOptions under the same names and
     its defaults for those left out: inline (external_data False, the default) or with tensors
     of at least size_threshold bytes (1024) in external data files (location, one file per
@@ -60,22 +60,23 @@ def save(model, path, *, external_data=None, location=None, size_threshold=None,
     convert_attribute, fsync'd with durable. progress(done, total) is called now and then.
     data_format="safetensors" writes the data files as safetensors (location default
     model.safetensors; max_external_file_size: the shard size); a path ending in ".safetensors"
-    gets the tensors alone. Files appear complete or not at all. Returns a dict of what was
-    written."""
+    gets the tensors alone. checksum=True gives each external tensor ONNX's checksum key, the
+    SHA-1 of its whole data file (hashed before the files are written: the payloads are read
+    twice). Files appear complete or not at all. Returns a dict of what was written."""
     return _onnxmap._save(model, os.fspath(path), **_save_options(
         external_data, location, size_threshold, one_file_per_tensor, max_external_file_size,
-        align, convert_attribute, durable, progress, data_format))
+        align, convert_attribute, durable, progress, data_format, checksum=checksum))
 
 
 def convert(src, dst, *, external_data=None, location=None, size_threshold=None,
             one_file_per_tensor=None, max_external_file_size=None, align=None,
             convert_attribute=None, durable=None, progress=None, data_format=None,
             weights_from=None, weights_names=None, compare_all_bytes=None, match_content=None,
-            share_transposed=None, **options):
+            share_transposed=None, checksum=None, **options):
     """Opens `src` and saves it as `dst` (as `onnxmap convert`). external_data=None keeps the
     data where the source keeps it; True or False moves it out or inline. Save options as in
-    save() (data_format="safetensors", or a dst ending in ".safetensors" for the tensors alone),
-    open options as in open().
+    save() (data_format="safetensors", or a dst ending in ".safetensors" for the tensors alone;
+    checksum), open options as in open().
 
     weights_from (a .safetensors file, an index or a folder, in dst's folder or below) points
     each initializer found there into those files, writing none of its bytes (SaveOptions::
@@ -90,5 +91,5 @@ def convert(src, dst, *, external_data=None, location=None, size_threshold=None,
                    share_transposed=share_transposed)
     return _onnxmap._convert(os.fspath(src), os.fspath(dst), **_save_options(
         external_data, location, size_threshold, one_file_per_tensor, max_external_file_size,
-        align, convert_attribute, durable, progress, data_format, weights),
+        align, convert_attribute, durable, progress, data_format, weights, checksum),
         **open_options(**options))

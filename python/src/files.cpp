@@ -65,6 +65,7 @@ SaveOptions take_save_options(py::dict& kwargs) {
   take_kwarg(kwargs, "align", options.align);
   take_kwarg(kwargs, "convert_attribute", options.convert_attribute);
   take_kwarg(kwargs, "durable", options.durable);
+  take_kwarg(kwargs, "checksum", options.checksum);
   if (kwargs.contains("progress")) {
     options.progress = progress_callback(kwargs["progress"]);
     PyDict_DelItemString(kwargs.ptr(), "progress");

@@ -43,7 +43,7 @@ def write_model(path):
 def views(model):
     """The objects of the binding a model leads to, taken while its file is whole."""
     graph = model.graph
-    found = [model, graph, model._device_plan(), onnxmap.peek(model.path)]
+    found = [model, graph, model._device_plan(), onnxmap.peek(model.path), model.hash()]
     for sequence in (graph.nodes, graph.inputs, graph.outputs, graph.value_infos,
                      graph.initializers, graph.sparse_initializers, model.functions,
                      model.training_info):

@@ -132,3 +132,16 @@ def test_safe_open_verifies_what_get_tensor_gives(model):
             says_mismatch(caught.value, t, got)
             # A slice is read without verifying: the manifest holds whole tensors' digests.
             assert f.get_slice(FLIPPED)[0:2].shape == (2, 64)
+
+
+def test_convert_with_checksum_gives_each_tensor_its_files_sha1(model, tmp_path):
+    import onnx
+    out = tmp_path / "sums" / "m.onnx"
+    out.parent.mkdir()
+    onnxmap.convert(model, out, external_data=True, checksum=True)
+    digest = hashlib.sha1((out.parent / "m.onnx.data").read_bytes()).hexdigest()
+    proto = onnx.load(str(out), load_external_data=False)
+    sums = [{e.key: e.value for e in t.external_data}.get("checksum")
+            for t in proto.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
+    assert sums and set(sums) == {digest}
+    assert onnxmap.check(out, read_data=True) == []

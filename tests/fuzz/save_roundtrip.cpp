@@ -54,6 +54,7 @@ SaveOptions save_options_from(std::size_t choice) {
   options.one_file_per_tensor = (choice & 8U) != 0;
   options.max_external_file_size = (choice & 16U) != 0 ? 64 : 0;
   options.convert_attribute = (choice & 32U) != 0;
+  options.checksum = (choice & 64U) != 0;
   return options;
 }
 

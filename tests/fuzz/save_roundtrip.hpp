@@ -13,7 +13,7 @@ namespace onnxmap::fuzz {
 
 // `choice` picks the save options and the index threads (the fuzzer passes the input's size, so
 // its seeds stay whole models); choices 0..kSaveChoices-1 cover every combination of options.
-inline constexpr std::size_t kSaveChoices = 64;
+inline constexpr std::size_t kSaveChoices = 128;
 
 struct SaveRoundTrip {
   bool saved = false;    // the input opened as a model and save wrote it

@@ -72,7 +72,7 @@ class VerifyLoad : public test::TempFolder {
   }
 };
 
-constexpr LoadMode kModes[] = {LoadMode::map, LoadMode::read, LoadMode::direct};
+constexpr LoadMode kLoadModes[] = {LoadMode::map, LoadMode::read, LoadMode::direct};
 
 TEST_F(VerifyLoad, TheModelsManifestVerifiesEveryTensorOnEveryPath) {
   const Model m = Model::open(model());
@@ -81,7 +81,7 @@ TEST_F(VerifyLoad, TheModelsManifestVerifiesEveryTensorOnEveryPath) {
     HashOptions hash;
     hash.algorithm = algorithm;
     const Manifest manifest = hash_model(m, hash);
-    for (const LoadMode mode : kModes) {
+    for (const LoadMode mode : kLoadModes) {
       for (const DevicePath path : {DevicePath::registered, DevicePath::pinned}) {
         EXPECT_EQ(device_load(m, manifest, path, mode), tensors) << to_string(mode);
       }
@@ -103,7 +103,7 @@ TEST_F(VerifyLoad, AFlippedByteStopsTheLoadNamingTheTensor) {
   const Manifest manifest = hash_model(Model::open(path));
   flip_byte_of(path, name);
   const Model m = Model::open(path);
-  for (const LoadMode mode : kModes) {
+  for (const LoadMode mode : kLoadModes) {
     for (const DevicePath path_taken : {DevicePath::registered, DevicePath::pinned}) {
       try {
         (void)device_load(m, manifest, path_taken, mode);

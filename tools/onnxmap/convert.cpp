@@ -237,6 +237,9 @@ void add_convert_verb(CLI::App& app) {
   sub->add_flag("--convert-attributes", args->options.convert_attribute,
                 "tensors held in attributes (Constant nodes) go external too");
   sub->add_flag("--durable", args->options.durable, "fsync every file before renaming it");
+  sub->add_flag("--checksum", args->options.checksum,
+                "give each external tensor ONNX's checksum key: the SHA-1 of its data file (the "
+                "payloads are read twice)");
   add_verb(sub, [args] { return run_convert(*args); });
 }
 
