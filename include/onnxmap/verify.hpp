@@ -47,6 +47,14 @@ struct TensorDigest {
   std::uint64_t offset = 0;  // of its stored bytes in `file`
   std::uint64_t length = 0;
   std::string digest;
+  // Digests of row slices [row_begin, row_end) along axis 0, as the ranks of a tensor-parallel
+  // load read them (HashOptions::ranks), in increasing order of row_begin; each slice once.
+  struct Rows {
+    std::uint64_t row_begin = 0;
+    std::uint64_t row_end = 0;
+    std::string digest;
+  };
+  std::vector<Rows> rows;
 };
 
 struct Manifest {
@@ -64,6 +72,10 @@ struct HashOptions {
   DigestAlgorithm algorithm = DigestAlgorithm::sha256;
   // Threads hashing at once, the caller's among them; 0: one a core.
   unsigned threads = 0;
+  // Tensor-parallel degrees: for each R, the digest of the rows each of R ranks reads of each
+  // tensor that plan() cuts for R ranks (TensorDigest::rows), so that a rank's load verifies
+  // its own rows (verify_as_loaded). Hashed from the same reads; empty: none.
+  std::vector<unsigned> ranks;
   // Called once, when every digest is done, with the bytes hashed as both arguments.
   ProgressCallback progress;
 };
@@ -106,9 +118,11 @@ struct VerifyReport {
 // manifest's algorithm, on the loader's threads, and throws onnxmap::Error (bad_tensor) naming
 // the tensor, its file and both digests when it differs from the manifest's entry (found by the
 // tensor's path): the load stops, and that tensor is never handed to the callback (a device
-// load returns nothing as loaded). Each verifier serves one load of `plan`. A row slice (a tensor-parallel rank's part) and
-// a tensor the manifest has no entry for (typed fields: no stored bytes) are not verified;
-// `verified` counts the items that were. Throws onnxmap::Error (invalid_argument) when the
+// load returns nothing as loaded). Each verifier serves one load of `plan`. A row slice (a
+// tensor-parallel rank's part) is judged by the entry's digest of those rows (TensorDigest::
+// rows, hash_model with HashOptions::ranks); a slice the manifest has no digest of, and a
+// tensor it has no entry for (typed fields: no stored bytes), are not verified; `verified`
+// counts the items that were. Throws onnxmap::Error (invalid_argument) when the
 // manifest holds no tensors (a signing tool's payload: use verify_model).
 struct LandedVerifier {
   LoadCallback on_landed;  // for LoadOptions::on_landed (a load into memory)

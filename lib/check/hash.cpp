@@ -36,9 +36,23 @@ std::string digest_of(DigestAlgorithm algorithm, std::span<const std::byte> byte
   return digest.finish_hex();
 }
 
+// The row slices plan() gives each of R ranks of `tensor`, for each R of `ranks` (each slice
+// once, by row_begin), digests empty; none where plan() does not cut it.
+std::vector<TensorDigest::Rows> rank_rows(const Tensor& tensor, std::span<const unsigned> ranks) {
+  std::map<std::pair<std::uint64_t, std::uint64_t>, bool> slices;
+  const std::uint64_t rows = tensor.row_count();
+  for (const unsigned r : ranks) {
+    if (r < 2 || !tensor.can_slice_rows() || rows < r) continue;
+    for (unsigned rank = 0; rank < r; ++rank) slices[{rows * rank / r, rows * (rank + 1) / r}];
+  }
+  std::vector<TensorDigest::Rows> out;
+  for (const auto& [range, unused] : slices) out.push_back({range.first, range.second, ""});
+  return out;
+}
+
 // The files and tensors of `model` (digests empty), and the mapped file of each entry of files.
 std::vector<const MappedFile*> list(const Model& model, const detail::ModelIndex& index,
-                                    Manifest& manifest) {
+                                    std::span<const unsigned> ranks, Manifest& manifest) {
   std::vector<const MappedFile*> mapped{&index.file};
   manifest.files.push_back({index.file.path().filename().string(), index.file.size(), ""});
   for (const detail::DataFile& data : index.data_files) {
@@ -51,7 +65,8 @@ std::vector<const MappedFile*> list(const Model& model, const detail::ModelIndex
     const std::size_t file = r.storage == TensorStorage::external ? r.data_file + 1 : 0;
     const Tensor tensor = model.tensor_at(t);
     manifest.tensors.push_back({std::string(tensor.lookup_name()), tensor.path(),
-                                manifest.files[file].file, r.payload_offset, r.payload_length, ""});
+                                manifest.files[file].file, r.payload_offset, r.payload_length, "",
+                                rank_rows(tensor, ranks)});
   }
   return mapped;
 }
@@ -79,7 +94,18 @@ std::vector<std::function<void()>> tasks_for(std::span<const MappedFile* const> 
     tasks.emplace_back([&manifest, &done, group = std::move(group), algorithm] {
       for (const auto& [i, file] : group) {
         TensorDigest& d = manifest.tensors[i];
-        d.digest = digest_of(algorithm, file->bytes().subspan(d.offset, d.length), done);
+        const std::span<const std::byte> bytes = file->bytes().subspan(d.offset, d.length);
+        d.digest = digest_of(algorithm, bytes, done);
+        if (d.rows.empty()) continue;
+        // A sliced tensor's rows are whole bytes, so a row is length / rows bytes; slices are
+        // hashed from the pages just read, and not counted as bytes read again.
+        const std::uint64_t row_bytes = d.length / d.rows.back().row_end;
+        std::atomic<std::uint64_t> again{0};
+        for (TensorDigest::Rows& s : d.rows) {
+          s.digest = digest_of(
+              algorithm,
+              bytes.subspan(s.row_begin * row_bytes, (s.row_end - s.row_begin) * row_bytes), again);
+        }
       }
     });
     group = {};
@@ -129,7 +155,7 @@ Manifest hash_model(const Model& model, const HashOptions& options) {
   const detail::ModelIndex& index = *detail::ViewAccess::index(model);
   Manifest manifest;
   manifest.algorithm = options.algorithm;
-  const std::vector<const MappedFile*> mapped = list(model, index, manifest);
+  const std::vector<const MappedFile*> mapped = list(model, index, options.ranks, manifest);
   if (index.fetcher) {  // a URL's files, fetched whole into the mirror first
     index.fetcher->fetch("", 0, index.file.size());
     for (const detail::DataFile& data : index.data_files) {

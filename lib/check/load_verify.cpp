@@ -12,19 +12,41 @@ namespace onnxmap {
 
 namespace {
 
-// What the two ways of verifying share: each item's manifest entry, or none.
+// What an item's bytes must hash to: a whole tensor's digest, or that of its rows.
+struct Want {
+  std::string name, path, file;
+  std::string rows;  // "" for the whole tensor, else " rows BEGIN..END"
+  std::string digest;
+};
+
+// The manifest's digest of `item`'s bytes, where it has one.
+std::optional<Want> want_of(const TensorDigest& entry, const LoadItem& item) {
+  if (item.row_begin == 0 && item.row_end == kAllRows) {
+    return Want{entry.name, entry.path, entry.file, "", entry.digest};
+  }
+  for (const TensorDigest::Rows& s : entry.rows) {
+    if (s.row_begin == item.row_begin && s.row_end == item.row_end) {
+      return Want{entry.name, entry.path, entry.file,
+                  " rows " + std::to_string(s.row_begin) + ".." + std::to_string(s.row_end),
+                  s.digest};
+    }
+  }
+  return std::nullopt;
+}
+
+// What the two ways of verifying share: each item's digest to match, or none.
 struct Expected {
   DigestAlgorithm algorithm;
-  std::vector<std::optional<TensorDigest>> of_item;  // per plan item; none: not verified
-  std::vector<std::uint64_t> byte_size;              // per plan item
+  std::vector<std::optional<Want>> of_item;  // per plan item; none: not verified
+  std::vector<std::uint64_t> byte_size;      // per plan item
   std::shared_ptr<std::atomic<std::uint64_t>> verified;
 
   // Counts the item's digest `got`, or throws the mismatch.
   void judge(std::size_t item, const std::string& got) const {
-    const TensorDigest& want = *of_item[item];
+    const Want& want = *of_item[item];
     if (got != want.digest) {
       throw Error(ErrorKind::bad_tensor,
-                  "tensor '" + want.name + "' in '" + want.file +
+                  "tensor '" + want.name + "'" + want.rows + " in '" + want.file +
                       "': " + std::string(to_string(algorithm)) + " digest " + got +
                       ", the manifest's " + want.digest + "; the load stopped",
                   Error::kNoOffset, want.path);
@@ -67,12 +89,11 @@ LandedVerifier verify_as_loaded(const Manifest& manifest, std::span<const LoadIt
   expected->verified = std::make_shared<std::atomic<std::uint64_t>>(0);
   LandedVerifier out;
   for (const LoadItem& item : plan) {
-    const bool whole = item.row_begin == 0 && item.row_end == kAllRows;
-    const auto found = whole ? by_path.find(item.tensor.path()) : by_path.end();
-    expected->of_item.push_back(
-        found == by_path.end() ? std::nullopt : std::optional<TensorDigest>(*found->second));
+    const auto found = by_path.find(item.tensor.path());
+    expected->of_item.push_back(found == by_path.end() ? std::nullopt
+                                                       : want_of(*found->second, item));
     expected->byte_size.push_back(item.byte_size());
-    if (found == by_path.end()) ++out.not_verifiable;
+    if (!expected->of_item.back()) ++out.not_verifiable;
   }
   out.verified = expected->verified;
   out.on_landed = [expected](const LoadedTensor& t) {

@@ -34,6 +34,27 @@ std::uint64_t number_of(const Json& object, const char* key, const std::string& 
   return it->get<std::uint64_t>();
 }
 
+// A tensor's "slices" (TensorDigest::rows), where it has some: [{"rows": [BEGIN, END],
+// "digest"}], BEGIN < END.
+std::vector<TensorDigest::Rows> slices_of(const Json& tensor, const std::string& name) {
+  std::vector<TensorDigest::Rows> out;
+  const auto slices = tensor.find("slices");
+  if (slices == tensor.end()) return out;
+  if (!slices->is_array()) fail(name, "\"slices\" that is not an array");
+  for (const Json& s : *slices) {
+    if (!s.is_object()) fail(name, "a slice that is not an object");
+    const auto rows = s.find("rows");
+    if (rows == s.end() || !rows->is_array() || rows->size() != 2 ||
+        !(*rows)[0].is_number_unsigned() || !(*rows)[1].is_number_unsigned() ||
+        (*rows)[0].get<std::uint64_t>() >= (*rows)[1].get<std::uint64_t>()) {
+      fail(name, "a slice whose \"rows\" are not [BEGIN, END] with BEGIN < END");
+    }
+    out.push_back({(*rows)[0].get<std::uint64_t>(), (*rows)[1].get<std::uint64_t>(),
+                   text_of(s, "digest", name)});
+  }
+  return out;
+}
+
 Manifest from_onnxmap(const Json& json, const std::string& name) {
   Manifest manifest;
   const auto algorithm = parse_digest_algorithm(text_of(json, "algorithm", name));
@@ -54,7 +75,8 @@ Manifest from_onnxmap(const Json& json, const std::string& name) {
     if (!t.is_object()) fail(name, "a tensor that is not an object");
     manifest.tensors.push_back({text_of(t, "name", name), text_of(t, "path", name),
                                 text_of(t, "file", name), number_of(t, "offset", name),
-                                number_of(t, "length", name), text_of(t, "digest", name)});
+                                number_of(t, "length", name), text_of(t, "digest", name),
+                                slices_of(t, name)});
   }
   return manifest;
 }
@@ -165,12 +187,16 @@ std::string to_json(const Manifest& manifest) {
     files.push_back({{"file", f.file}, {"size", f.size}, {"digest", f.digest}});
   }
   for (const TensorDigest& t : manifest.tensors) {
-    tensors.push_back({{"name", t.name},
-                       {"path", t.path},
-                       {"file", t.file},
-                       {"offset", t.offset},
-                       {"length", t.length},
-                       {"digest", t.digest}});
+    Ordered entry = {{"name", t.name},     {"path", t.path},     {"file", t.file},
+                     {"offset", t.offset}, {"length", t.length}, {"digest", t.digest}};
+    if (!t.rows.empty()) {
+      Ordered slices = Ordered::array();
+      for (const TensorDigest::Rows& s : t.rows) {
+        slices.push_back({{"rows", {s.row_begin, s.row_end}}, {"digest", s.digest}});
+      }
+      entry["slices"] = slices;
+    }
+    tensors.push_back(entry);
   }
   const Ordered out = {{"format", kFormat},
                        {"algorithm", to_string(manifest.algorithm)},

@@ -74,7 +74,7 @@ def load_to_torch(self, device="cuda:0", names=None, filter=None, rank=None, ran
     hashed from its bytes as they are read, before they reach the device, and one that differs
     from its digest stops the load with an onnxmap.Error (kind bad_tensor) naming it, its file
     and both digests; no tensor is returned. stats then also holds verified and not_verified
-    (a rank's row slices, which a manifest of whole tensors cannot judge)."""
+    (a rank's row slices, verified where the manifest has their digests: Model.hash(ranks=))."""
     import torch
     if (rank is None) != (ranks is None):
         raise TypeError("rank and ranks go together")

@@ -293,7 +293,8 @@ constexpr const char* kLoadDoc =
     "Manifest.read) or a path to one: each whole tensor's digest is computed as its bytes land, "
     "on the reading threads, and a tensor that differs stops the load with an onnxmap.Error "
     "(kind bad_tensor) naming it, its file and both digests, before its callback; the dict then "
-    "also holds verified and not_verified (row slices of a shard, typed fields).";
+    "also holds verified and not_verified (typed fields, and the row slices of a shard whose "
+    "digests the manifest lacks: Model.hash(ranks=) gives them).";
 
 constexpr const char* kPrefetchDoc =
     "prefetch(filter=None, *, names=None, shard=None, threads=None, request_bytes=None, "

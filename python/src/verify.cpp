@@ -42,12 +42,23 @@ py::list tensors_list(const Manifest& m) {
     d["offset"] = t.offset;
     d["length"] = t.length;
     d["digest"] = t.digest;
+    if (!t.rows.empty()) {
+      py::list slices;
+      for (const TensorDigest::Rows& s : t.rows) {
+        py::dict slice;
+        slice["rows"] = py::make_tuple(s.row_begin, s.row_end);
+        slice["digest"] = s.digest;
+        slices.append(slice);
+      }
+      d["slices"] = slices;
+    }
     out.append(d);
   }
   return out;
 }
 
-HashOptions hash_options(const std::string& algorithm, unsigned threads) {
+HashOptions hash_options(const std::string& algorithm, unsigned threads,
+                         const std::vector<unsigned>& ranks) {
   HashOptions options;
   const auto parsed = parse_digest_algorithm(algorithm);
   if (!parsed || *parsed == DigestAlgorithm::sha1) {
@@ -55,12 +66,14 @@ HashOptions hash_options(const std::string& algorithm, unsigned threads) {
   }
   options.algorithm = *parsed;
   options.threads = threads;
+  options.ranks = ranks;
   return options;
 }
 
-Manifest hash_of(const py::handle& self, const std::string& algorithm, unsigned threads) {
+Manifest hash_of(const py::handle& self, const std::string& algorithm, unsigned threads,
+                 const std::vector<unsigned>& ranks) {
   const ModelPtr model = model_of(self);
-  const HashOptions options = hash_options(algorithm, threads);
+  const HashOptions options = hash_options(algorithm, threads, ranks);
   const py::gil_scoped_release unlocked;
   return hash_model(*model, options);
 }
@@ -140,7 +153,8 @@ void bind_verify(py::module_& m) {
       .def_property_readonly("files", &files_list,
                              "Each file's {file, size, digest} (size None in a signed payload)")
       .def_property_readonly("tensors", &tensors_list,
-                             "Each stored tensor's {name, path, file, offset, length, digest}")
+                             "Each stored tensor's {name, path, file, offset, length, digest}, "
+                             "and slices: [{rows: (begin, end), digest}] where hash had ranks")
       .def_property_readonly("signed_files_only",
                              [](const Manifest& x) { return x.signed_files_only; })
       .def("__repr__", [](const Manifest& x) {
@@ -151,10 +165,12 @@ void bind_verify(py::module_& m) {
                counted(x.files.size(), "file") + ", " + counted(x.tensors.size(), "tensor") + ">";
       });
   def_method(m.attr("Model"), "hash", &hash_of, py::arg("algorithm") = "sha256",
-             py::arg("threads") = 0,
-             py::doc("hash(algorithm=\"sha256\", threads=0) -> Manifest: every file's and "
-                     "every stored tensor's digest (\"sha256\" or \"xxh3-128\"), each byte read "
-                     "once on `threads` threads (0: one a core), the GIL released"));
+             py::arg("threads") = 0, py::arg("ranks") = std::vector<unsigned>{},
+             py::doc("hash(algorithm=\"sha256\", threads=0, ranks=()) -> Manifest: every "
+                     "file's and every stored tensor's digest (\"sha256\" or \"xxh3-128\"), "
+                     "each byte read once on `threads` threads (0: one a core), the GIL "
+                     "released; for each R of `ranks`, also the digests of the rows each of R "
+                     "ranks reads (shard=(rank, R)), so that a rank's load verifies its rows"));
   def_method(m.attr("Model"), "verify", &verify_of, py::arg("manifest"), py::arg("threads") = 0,
              py::doc("verify(manifest, threads=0) -> dict: the model hashed with the manifest's "
                      "algorithm (a Manifest or a path to one) and compared: {ok, files, tensors, "

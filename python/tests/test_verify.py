@@ -145,3 +145,18 @@ def test_convert_with_checksum_gives_each_tensor_its_files_sha1(model, tmp_path)
             for t in proto.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
     assert sums and set(sums) == {digest}
     assert onnxmap.check(out, read_data=True) == []
+
+
+def test_a_rank_verifies_its_rows_with_a_manifest_of_ranks(model):
+    with onnxmap.open(model) as m:
+        manifest = m.hash(ranks=[2, 4])
+        entry = next(t for t in manifest.tensors if t["name"] == FLIPPED)
+        assert [s["rows"] for s in entry["slices"]] == \
+            [(0, 64), (0, 128), (64, 128), (128, 192), (128, 256), (192, 256)]
+        for rank in range(4):
+            stats = m.load(lambda n, a: None, shard=(rank, 4), verify=manifest)
+            assert (stats["verified"], stats["not_verified"]) == (21, 0), rank
+        figures = {}
+        m.load_to_torch("cpu", rank=1, ranks=2, verify=manifest, stats=figures)
+        assert (figures["verified"], figures["not_verified"]) == (21, 0)
+        assert onnxmap.Manifest.from_json(manifest.to_json()).tensors == manifest.tensors

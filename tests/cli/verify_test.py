@@ -153,6 +153,9 @@ def test_a_signing_tools_payload_verifies_its_files(onnxmap, model):
      "the algorithm is sha256 or xxh3-128"),
     ('{"format": "onnxmap-manifest/1", "algorithm": "sha256", "files": [{"file": 1}], '
      '"tensors": []}', 'no string "file"'),
+    ('{"format": "onnxmap-manifest/1", "algorithm": "sha256", "files": [], "tensors": [{"name": '
+     '"w", "path": "p", "file": "f", "offset": 0, "length": 8, "digest": "00", "slices": [{"rows": '
+     '[4, 4], "digest": "00"}]}]}', 'a slice whose "rows" are not [BEGIN, END] with BEGIN < END'),
     ('{"payload": "!!!"}', "the envelope's payload is not base64"),
     ('{"predicate": {"resources": [{"algorithm": "sha256-sharded-8", "name": "m.onnx:0:8", '
      '"digest": "00"}]}}', "resource 'm.onnx:0:8' is hashed with sha256-sharded-8"),
@@ -224,3 +227,30 @@ def test_convert_checksum_writes_each_data_files_sha1(onnxmap, model, tmp_path):
     assert done.returncode == 1
     kinds = {p["kind"] for p in json.loads(done.stdout)["problems"]}
     assert "checksum" in kinds, kinds
+
+
+@pytest.mark.parametrize("device", [None, "host"])
+def test_a_rank_verifies_the_rows_it_reads(onnxmap, model, device):
+    """hash --ranks 2 gives each sliced tensor the digests of both ranks' rows (hashlib's of
+    those bytes); a flipped bit in rank 1's rows stops rank 1's load, naming the rows, and rank
+    0's load verifies every tensor it reads."""
+    manifest, m = hashed(onnxmap, model, "--ranks", "2")
+    data = model.parent / "m.onnx.data"
+    t = next(t for t in m["tensors"] if t["name"] == "model.layers.0.mlp.down_proj.weight")
+    low, high = [s["rows"] for s in t["slices"]]
+    row_bytes = t["length"] // high[1]
+    for rows in (low, high):
+        offset = t["offset"] + rows[0] * row_bytes
+        digest = sha256(data, offset, (rows[1] - rows[0]) * row_bytes)
+        assert {"rows": rows, "digest": digest} in t["slices"]
+    raw = bytearray(data.read_bytes())
+    raw[t["offset"] + high[0] * row_bytes + 1] ^= 0x02
+    data.write_bytes(raw)
+    where = ["--device", device] if device else []
+    out = json.loads(onnxmap("load", model, "--verify", manifest, "--shard", "0/2", "--json",
+                             *where, text=True).stdout)
+    assert (out["verified"], out["not_verified"]) == (out["tensors"], 0)
+    done = onnxmap("load", model, "--verify", manifest, "--shard", "1/2", *where, text=True)
+    assert done.returncode == 1 and (
+        f"tensor 'model.layers.0.mlp.down_proj.weight' rows {high[0]}..{high[1]} in "
+        f"'m.onnx.data': sha256 digest ") in done.stderr, done.stderr

@@ -22,6 +22,7 @@ struct HashArgs {
   std::string model, manifest, out, algorithm = "sha256";
   bool json = false;
   unsigned threads = 0;
+  std::vector<unsigned> ranks;
   LoadModeOption load;
   RemoteOptions remote;
 };
@@ -39,6 +40,7 @@ int run_hash(const HashArgs& args) {
   HashOptions options;
   options.algorithm = *parse_digest_algorithm(args.algorithm);
   options.threads = args.threads;
+  options.ranks = args.ranks;
   const std::string manifest = to_json(hash_model(open_model(args, false), options));
   if (args.out.empty()) {
     std::cout << manifest;
@@ -105,6 +107,11 @@ void add_hash_verb(CLI::App& app) {
   sub->add_option("-o,--output", args->out, "write the manifest (JSON) here, not to stdout");
   sub->add_option("--algorithm", args->algorithm, "sha256 (default) or xxh3-128")
       ->check(CLI::IsMember({"sha256", "xxh3-128"}));
+  sub->add_option("--ranks", args->ranks,
+                  "R,...: also the digest of the rows each of R ranks reads (load --shard RANK/R), "
+                  "so a tensor-parallel rank verifies its own rows")
+      ->delimiter(',')
+      ->check(CLI::Range(2U, 4096U));
   add_verb(sub, [args] { return run_hash(*args); });
 }
 

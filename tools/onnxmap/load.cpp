@@ -109,12 +109,12 @@ std::string threads_text(const nlohmann::json& out) {
   return std::to_string(threads) + (threads == 1 ? " thread" : " threads");
 }
 
-// ", 12 verified (2 not: row slices or typed fields)" after a load with --verify.
+// ", 12 verified (2 not: slices without digests, or typed fields)" after a load with --verify.
 void print_verified(const nlohmann::json& out) {
   if (!out.contains("verified")) return;
   std::cout << ", " << out["verified"].get<std::uint64_t>() << " verified";
   const auto left = out["not_verified"].get<std::uint64_t>();
-  if (left > 0) std::cout << " (" << left << " not: row slices or typed fields)";
+  if (left > 0) std::cout << " (" << left << " not: slices without digests, or typed fields)";
 }
 
 // "3 tensors, 1.2 GiB in 0.812 s, 1.59 GB/s (mode read, 4 threads; CPU 0.02 s user, 0.91 s
