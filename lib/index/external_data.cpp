@@ -72,12 +72,12 @@ std::uint32_t open_data_file(ModelIndex& index, std::string_view location) {
     throw unsafe_location(location, "is not a regular file");
   }
   if (strict) {
-    // Symlinks anywhere on the way must still land inside the folder.
+    // Symlinks anywhere on the way must still land inside the folder (or a Hub snapshot's
+    // repository).
     const auto folder = std::filesystem::canonical(index.folder.empty() ? std::filesystem::path(".")
                                                                         : index.folder);
     const auto target = std::filesystem::canonical(full);
-    const auto rel = target.lexically_relative(folder);
-    if (rel.empty() || *rel.begin() == "..") {
+    if (!belongs_to_folder(folder, target)) {
       throw unsafe_location(location, "leads outside the model's folder (through a symlink)");
     }
     // A second hard link may live anywhere: its content is not known to belong to this model.

@@ -74,13 +74,19 @@ std::vector<fs::path> files_of(const fs::path& source) {
   return files;
 }
 
-// `file` relative to `folder`, refused when it lies outside.
+// `file` relative to `folder` as the reader will find it: by the names given (a Hub snapshot's
+// file is a symlink whose name is the location), else by where symlinks lead; refused when it
+// lies outside, or when a symlink leads where the reader would refuse to follow it.
 std::string location_in(const fs::path& file, const fs::path& folder) {
   std::error_code ec;
-  const fs::path relative =
-      fs::weakly_canonical(file, ec).lexically_relative(fs::weakly_canonical(folder, ec));
+  fs::path relative = fs::absolute(file, ec).lexically_normal().lexically_relative(
+      fs::absolute(folder, ec).lexically_normal());
+  if (relative.empty() || location_text_problem(relative.generic_string()) != nullptr) {
+    relative = fs::weakly_canonical(file, ec).lexically_relative(fs::weakly_canonical(folder, ec));
+  }
   const std::string location = relative.generic_string();
-  if (ec || relative.empty() || location_text_problem(location) != nullptr) {
+  if (ec || relative.empty() || location_text_problem(location) != nullptr ||
+      !belongs_to_folder(fs::weakly_canonical(folder, ec), fs::weakly_canonical(file, ec))) {
     throw Error(ErrorKind::unsafe_path,
                 "lies outside the folder of the model being written (" + folder.string() +
                     "); external data cannot point out of it: write the model beside the "

@@ -148,5 +148,44 @@ TEST_F(ExternalHostile, EscapesThroughLinksAndDotDot) {
   EXPECT_EQ(inside.tensor("w").bytes().size(), 16U);
 }
 
+// A Hugging Face Hub cache: each file of a snapshot is a symlink into the repository's blobs/.
+// Those links are followed; one leading elsewhere, or a snapshots/ folder outside a models--
+// repository, is still refused.
+TEST_F(ExternalHostile, HubCacheSnapshotsLinkIntoTheirBlobs) {
+  const fs::path repo = root_ / "hub" / "models--org--name";
+  const fs::path snapshot = repo / "snapshots" / "0123abcd";
+  fs::create_directories(repo / "blobs");
+  fs::create_directories(snapshot / "onnx");
+  write(repo / "blobs" / "9f86d081", 16);
+  fs::create_symlink("../../blobs/9f86d081", snapshot / "w.bin");
+  fs::create_symlink("../../../blobs/9f86d081", snapshot / "onnx" / "w.bin");
+  fs::create_symlink(root_ / "outside.bin", snapshot / "out.bin");
+  const auto open = [](const fs::path& folder, const std::string& location) {
+    return Model::from_bytes(model_bytes({{"w", location, "", ""}}), {},
+                             schema::MessageKind::ModelProto, folder);
+  };
+  const Model top = open(snapshot, "w.bin");
+  EXPECT_EQ(top.tensor("w").bytes().size(), 16U);
+  const Model below = open(snapshot / "onnx", "w.bin");
+  EXPECT_EQ(below.tensor("w").bytes().size(), 16U);
+  try {
+    (void)open(snapshot, "out.bin");
+    ADD_FAILURE() << "followed a snapshot's link out of its repository";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::unsafe_path) << e.what();
+  }
+  const fs::path fake = root_ / "plain" / "snapshots" / "rev";  // no models-- repository
+  fs::create_directories(fake);
+  fs::create_directories(root_ / "plain" / "blobs");
+  write(root_ / "plain" / "blobs" / "b", 16);
+  fs::create_symlink("../../blobs/b", fake / "w.bin");
+  try {
+    (void)open(fake, "w.bin");
+    ADD_FAILURE() << "followed a link out of a folder that is no Hub snapshot";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::unsafe_path) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace onnxmap

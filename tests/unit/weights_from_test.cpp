@@ -242,5 +242,26 @@ TEST_F(WeightsFrom, ANameMappingFindsTensorsByTheCheckpointsName) {
   EXPECT_EQ(out.tensor("w0").data_file(), "ckpt.safetensors");
 }
 
+// A checkpoint in a Hugging Face Hub cache snapshot, a symlink into the repository's blobs/: the
+// graph written beside it points at the snapshot's name for it, which the reader follows.
+TEST_F(WeightsFrom, AHubSnapshotsCheckpointIsFoundByItsName) {
+  namespace fs = std::filesystem;
+  const fs::path repo = at("hub/models--org--tiny");
+  const fs::path snapshot = repo / "snapshots" / "c0ffee";
+  fs::create_directories(repo / "blobs");
+  fs::create_directories(snapshot);
+  fs::rename(at("ckpt.safetensors"), repo / "blobs" / "5e1f");
+  fs::create_symlink("../../blobs/5e1f", snapshot / "model.safetensors");
+  save(graph(), at("g.onnx"));
+  SaveOptions options = keep();
+  options.weights_from.source = snapshot / "model.safetensors";
+  const SaveResult r = save(Model::open(at("g.onnx")), snapshot / "model.onnx", options);
+  EXPECT_EQ(r.shared.by_name.tensors + r.shared.by_content.tensors, 2U);
+  const Model out = Model::open(snapshot / "model.onnx");
+  EXPECT_EQ(out.tensor("up").data_file(), "model.safetensors");
+  EXPECT_TRUE(checked(out));
+}
+
+
 }  // namespace
 }  // namespace onnxmap::test
