@@ -11,8 +11,10 @@ xxh3-128` and `verify` against the SHA-256 manifest, each a fresh process, media
 unless told), the files in the page cache (read once before). Prints a markdown table: time,
 throughput over the files' bytes, and sha256sum's time over each row's. Then `load` of the inline
 model without and with `--verify` (XXH3-128, SHA-256), warm in the read mode and cold in the
-direct mode (the model's pages evicted with posix_fadvise before each run): the load's seconds,
-and the throughput against the load without verification.
+direct mode (the model's pages evicted with posix_fadvise before each run), and the same to the
+host "device" (the device pipeline into host memory: each piece hashed as it is read, a tensor's
+pieces in order), warm in the map mode (registered) and cold in the direct mode: the load's
+seconds, and the throughput against the load without verification.
 """
 import json
 import os
@@ -53,7 +55,9 @@ def load_rows(onnxmap, name, model, work, runs):
         subprocess.run([onnxmap, "hash", model, "--algorithm", algorithm, "-o",
                         manifests[algorithm]], check=True)
     rows = []
-    for cache, mode in (("warm", "read"), ("cold", "direct")):
+    for cache, mode, device in (("warm", "read", []), ("cold", "direct", []),
+                                ("warm", "map", ["--device", "host"]),
+                                ("cold", "direct", ["--device", "host"])):
         variants = {"load": [], "load --verify (xxh3-128)": ["--verify", manifests["xxh3-128"]],
                     "load --verify (sha256)": ["--verify", manifests["sha256"]]}
         times = {label: [] for label in variants}
@@ -61,14 +65,15 @@ def load_rows(onnxmap, name, model, work, runs):
             for label, extra in variants.items():
                 if cache == "cold":
                     evict(files_of(model))
-                done = subprocess.run([onnxmap, "load", model, "--mode", mode, "--json", *extra],
-                                      check=True, capture_output=True, text=True)
+                done = subprocess.run([onnxmap, "load", model, "--mode", mode, "--json", *device,
+                                       *extra], check=True, capture_output=True, text=True)
                 times[label].append(json.loads(done.stdout)["seconds"])
         base = statistics.median(times["load"])
         size = sum(f.stat().st_size for f in files_of(model))
         for label, measured in times.items():
             t = statistics.median(measured)
-            rows.append(f"| {name} | {cache}, mode {mode} | {label} | {t * 1000:.0f} | "
+            where = f"{cache}, mode {mode}" + (", --device host" if device else "")
+            rows.append(f"| {name} | {where} | {label} | {t * 1000:.0f} | "
                         f"{size / 2**20 / t:.0f} | {base / t:.2f}x |")
     return rows
 

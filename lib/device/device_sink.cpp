@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "onnxmap/bytes.hpp"
 #include "onnxmap/error.hpp"
@@ -106,11 +107,13 @@ void DeviceSink::Stream::stage_request(const Request& request) {
   const std::span<const std::byte> got =
       reader.read(request.begin, length, {slot(), static_cast<std::size_t>(s_.ring_.slot_bytes)});
   counts_.bytes_read += LoadLoop::bytes_read(reader, request.begin, length);
+  std::vector<PieceBytes> passing;
   for (const ReadPiece& piece : pieces_of(s_.plan_, request)) {
     const std::byte* from = got.data() + (piece.offset - request.begin);
     copy(piece.item, piece.item_offset, from, piece.length, true);
-    s_.pass(piece.item, piece.item_offset, {from, static_cast<std::size_t>(piece.length)});
+    passing.push_back({piece.item, piece.item_offset, {from, piece.length}});
   }
+  s_.pass(passing);
 }
 
 // The pages under the request registered, copied from, and unregistered once copied.
@@ -126,11 +129,12 @@ void DeviceSink::Stream::register_request(const Request& request) {
   ++own_.registrations;
   {
     const Registration registration(s_.engine_, map + begin, stream_);
+    std::vector<PieceBytes> passing;
     for (const ReadPiece& piece : pieces_of(s_.plan_, request)) {
       copy(piece.item, piece.item_offset, map + piece.offset, piece.length, false);
-      s_.pass(piece.item, piece.item_offset,
-              {map + piece.offset, static_cast<std::size_t>(piece.length)});
+      passing.push_back({piece.item, piece.item_offset, {map + piece.offset, piece.length}});
     }
+    s_.pass(passing);
     s_.engine_.synchronize(stream_);
   }
   land();
@@ -140,7 +144,8 @@ void DeviceSink::Stream::register_request(const Request& request) {
 void DeviceSink::Stream::stage_item(std::size_t item) {
   std::optional<TensorData> decoded;
   const std::span<const std::byte> bytes = bytes_in_memory(s_.plan_.items[item], decoded);
-  s_.pass(item, 0, bytes);
+  const PieceBytes whole{item, 0, bytes};
+  s_.pass({&whole, 1});
   for (std::uint64_t at = 0; at < bytes.size(); at += s_.ring_.slot_bytes) {
     settle();
     const auto part = static_cast<std::size_t>(std::min(s_.ring_.slot_bytes, bytes.size() - at));
@@ -176,19 +181,30 @@ void DeviceSink::deliver_unstreamed(std::size_t item) {
   if (on_piece_) on_piece_(LoadedPiece{item, 0, {}});
 }
 
-void DeviceSink::pass(std::size_t item, std::uint64_t at, std::span<const std::byte> bytes) {
+void DeviceSink::pass(std::span<const PieceBytes> pieces) {
   if (!on_piece_) return;
+  std::vector<const PieceBytes*> waiting;
+  for (const PieceBytes& piece : pieces) {
+    if (!pass_if_due(piece, false)) waiting.push_back(&piece);
+  }
+  for (const PieceBytes* piece : waiting) (void)pass_if_due(*piece, true);
+}
+
+bool DeviceSink::pass_if_due(const PieceBytes& piece, bool wait) {
   {
     // Workers take units in file order, so the earliest piece not yet passed is always held by
     // a worker that waits for no other: these waits end.
     std::unique_lock held(loop_.lock);
-    loop_.changed.wait(held, [&] { return passed_[item] == at || loop_.stopped(); });
-    if (loop_.stopped()) return;
+    const auto due = [&] { return passed_[piece.item] == piece.at || loop_.stopped(); };
+    if (wait) loop_.changed.wait(held, due);
+    if (loop_.stopped()) return true;
+    if (!due()) return false;
   }
-  on_piece_(LoadedPiece{item, at, bytes});
+  on_piece_(LoadedPiece{piece.item, piece.at, piece.bytes});
   const std::lock_guard held(loop_.lock);
-  passed_[item] += bytes.size();
+  passed_[piece.item] += piece.bytes.size();
   loop_.changed.notify_all();
+  return true;
 }
 
 // A device error that names no tensor yet names `item`'s; other errors pass unchanged.

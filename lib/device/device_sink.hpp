@@ -49,9 +49,19 @@ class DeviceSink final : public LoadSink {
              const DeviceLoadOptions& options, CopyEngine& engine, LoadLoop& loop);
 
   void schedule(std::size_t item);  // under the loop's lock
-  // Hands [at, at + bytes.size()) of `item` to options.on_piece once the bytes before `at`
-  // have passed (DeviceLoadOptions::on_piece); nothing where the load has stopped meanwhile.
-  void pass(std::size_t item, std::uint64_t at, std::span<const std::byte> bytes);
+  // Hands each of one unit's `pieces` to options.on_piece once the bytes of its item before it
+  // have passed (DeviceLoadOptions::on_piece): first those whose turn has come, then, waiting,
+  // those whose item's earlier bytes another worker still holds (so that one tensor straddling
+  // two requests does not hold up the hashing of the rest of the later one). Nothing where the
+  // load has stopped meanwhile.
+  struct PieceBytes {
+    std::size_t item;
+    std::uint64_t at;
+    std::span<const std::byte> bytes;
+  };
+  void pass(std::span<const PieceBytes> pieces);
+  // Passes `piece` if its turn has come (after waiting for it, with `wait`); false if not.
+  bool pass_if_due(const PieceBytes& piece, bool wait);
   [[noreturn]] void throw_naming(const Error& e, std::size_t item) const;
 
   const LoadPlan& plan_;
