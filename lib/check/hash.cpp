@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "index/model_index.hpp"
@@ -39,14 +40,15 @@ std::string digest_of(DigestAlgorithm algorithm, std::span<const std::byte> byte
 // The row slices plan() gives each of R ranks of `tensor`, for each R of `ranks` (each slice
 // once, by row_begin), digests empty; none where plan() does not cut it.
 std::vector<TensorDigest::Rows> rank_rows(const Tensor& tensor, std::span<const unsigned> ranks) {
-  std::map<std::pair<std::uint64_t, std::uint64_t>, bool> slices;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> slices;
   const std::uint64_t rows = tensor.row_count();
   for (const unsigned r : ranks) {
     if (r < 2 || !tensor.can_slice_rows() || rows < r) continue;
-    for (unsigned rank = 0; rank < r; ++rank) slices[{rows * rank / r, rows * (rank + 1) / r}];
+    for (unsigned rank = 0; rank < r; ++rank)
+      slices.emplace(rows * rank / r, rows * (rank + 1) / r);
   }
   std::vector<TensorDigest::Rows> out;
-  for (const auto& [range, unused] : slices) out.push_back({range.first, range.second, ""});
+  for (const auto& [begin, end] : slices) out.push_back({begin, end, ""});
   return out;
 }
 

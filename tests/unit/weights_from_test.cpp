@@ -262,6 +262,5 @@ TEST_F(WeightsFrom, AHubSnapshotsCheckpointIsFoundByItsName) {
   EXPECT_TRUE(checked(out));
 }
 
-
 }  // namespace
 }  // namespace onnxmap::test
